@@ -1,0 +1,9 @@
+//! `spsa`: tune chess engine parameters by SPSA over game pairs.
+//!
+//! Configuration flows in at the top ([`config`], [`vars`]), the pure optimizer ([`spsa`]) decides
+//! what to try, a [`source::MatchSource`] (the [`simulate`] model or real engines) turns each trial
+//! into a result, and the [`tuner`] feeds results back and writes logs and checkpoints.
+
+pub mod engine;
+pub mod game;
+pub mod source;
