@@ -34,6 +34,9 @@ pub struct PairTask {
     pub minus: Vec<f64>,
     /// Which opening to play: an index into the source's book order (the tuner knows no chess).
     pub opening: u64,
+    /// A random number the tuner drew for this task. Sources use it for their own randomness
+    /// (simulated games, stochastic rounding) so that a seeded run is reproducible.
+    pub seed: u64,
 }
 
 /// What a game pair produced.

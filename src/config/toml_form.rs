@@ -1,0 +1,287 @@
+//! The TOML config: the classic settings under modern names, plus the settings the INI cannot
+//! express. The schema is documented in the README; unknown keys are errors.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{
+    AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, check,
+    default_checkpoint, default_log, resolve, resolve_command, resolve_input,
+};
+use crate::spsa::Schedule;
+use crate::spsa::rounding::RoundingMode;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    simulate: bool,
+    variables: String,
+    log: Option<String>,
+    checkpoint: Option<String>,
+    game_log: Option<String>,
+    iterations: u64,
+    #[serde(rename = "A", alias = "a")]
+    a: f64,
+    gamma: f64,
+    alpha: f64,
+    #[serde(default = "one")]
+    concurrency: u64,
+    seed: Option<u64>,
+    #[serde(default = "five")]
+    checkpoint_seconds: f64,
+    #[serde(default)]
+    simulation: Simulation,
+    engine1: Option<Engine>,
+    engine2: Option<Engine>,
+    #[serde(default)]
+    games: Games,
+    #[serde(default)]
+    adjudication: Adjudication,
+}
+
+fn one() -> u64 {
+    1
+}
+fn five() -> f64 {
+    5.0
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Simulation {
+    #[serde(default)]
+    draw_rate: f64,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct Engine {
+    command: String,
+    #[serde(default)]
+    args: Vec<String>,
+    workdir: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Games {
+    book: Option<String>,
+    #[serde(default = "random")]
+    book_order: String,
+    book_plies: Option<u32>,
+    base_time_ms: Option<u64>,
+    inc_time_ms: Option<u64>,
+    nodes: Option<u64>,
+    depth: Option<u32>,
+    movetime_ms: Option<u64>,
+    time_margin_ms: Option<u64>,
+    stall_timeout_ms: Option<u64>,
+    max_plies: Option<u32>,
+    pgn: Option<String>,
+    #[serde(default)]
+    rounding: RoundingMode,
+}
+
+fn random() -> String {
+    "random".into()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Adjudication {
+    #[serde(default)]
+    draw_score_limit: i32,
+    #[serde(default)]
+    draw_move_limit: u32,
+    #[serde(default)]
+    draw_min_move: u32,
+    #[serde(default)]
+    win_score_limit: i32,
+    #[serde(default)]
+    win_move_limit: u32,
+    #[serde(default)]
+    both_agree: bool,
+}
+
+pub(super) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let in_file = |message: String| ConfigError::InFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file: File = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let message = e.message().trim().to_string();
+        match line {
+            Some(line) => ConfigError::AtLine {
+                path: path.to_path_buf(),
+                line,
+                message,
+            },
+            None => in_file(message),
+        }
+    })?;
+    let schedule = Schedule {
+        iterations: checked(path, "iterations", check::iterations(file.iterations))?,
+        a: checked(path, "A", check::non_negative(file.a))?,
+        gamma: checked(path, "gamma", check::non_negative(file.gamma))?,
+        alpha: checked(path, "alpha", check::non_negative(file.alpha))?,
+    };
+    let concurrency = checked(path, "concurrency", check::concurrency(file.concurrency))?;
+    let draw_rate = checked(
+        path,
+        "simulation.draw_rate",
+        check::probability(file.simulation.draw_rate),
+    )?;
+    let checkpoint_seconds = checked(
+        path,
+        "checkpoint_seconds",
+        check::non_negative(file.checkpoint_seconds),
+    )?;
+    let log = file
+        .log
+        .as_deref()
+        .map(|l| resolve(path, l))
+        .unwrap_or_else(|| default_log(path));
+    let games = match (&file.engine1, file.simulate) {
+        (None, true) => None,
+        (None, false) => {
+            return Err(in_file(
+                "missing table [engine1] (needed when simulate = false)".into(),
+            ));
+        }
+        (Some(e1), _) => Some(games(&file, e1, path)?),
+    };
+    Ok(Config {
+        path: path.to_path_buf(),
+        simulate: file.simulate,
+        variables: resolve_input(path, &file.variables),
+        checkpoint: file
+            .checkpoint
+            .as_deref()
+            .map(|c| resolve(path, c))
+            .unwrap_or_else(|| default_checkpoint(&log)),
+        log,
+        game_log: file.game_log.as_deref().map(|g| resolve(path, g)),
+        schedule,
+        concurrency,
+        seed: file.seed,
+        checkpoint_interval: Duration::from_secs_f64(checkpoint_seconds),
+        draw_rate,
+        games,
+    })
+}
+
+/// Attach the file and key to a value check's message.
+fn checked<T>(path: &Path, name: &str, r: Result<T, String>) -> Result<T, ConfigError> {
+    r.map_err(|message| ConfigError::InFile {
+        path: path.to_path_buf(),
+        message: format!("key `{name}`: {message}"),
+    })
+}
+
+fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, ConfigError> {
+    let in_file = |message: String| ConfigError::InFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let engine = |e: &Engine, table: &str| -> Result<EngineConfig, ConfigError> {
+        let options = e
+            .options
+            .iter()
+            .map(|(name, value)| {
+                let text = match value {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    toml::Value::Boolean(b) => b.to_string(),
+                    other => {
+                        return Err(in_file(format!(
+                            "key `{table}.options.{name}`: expected a string, number or boolean, found {}",
+                            other.type_str()
+                        )));
+                    }
+                };
+                Ok((name.clone(), text))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(EngineConfig {
+            command: resolve_command(path, &e.command),
+            args: e.args.clone(),
+            workdir: e.workdir.as_deref().map(|w| resolve(path, w)),
+            options,
+        })
+    };
+    let g = &file.games;
+    let book_random = match g.book_order.as_str() {
+        "random" => true,
+        "sequential" => false,
+        other => {
+            return Err(in_file(format!(
+                "key `games.book_order`: expected \"random\" or \"sequential\", found \"{other}\""
+            )));
+        }
+    };
+    let limits = LimitsConfig {
+        base_time_ms: g.base_time_ms,
+        inc_time_ms: g.inc_time_ms,
+        nodes: g.nodes,
+        depth: g.depth,
+        movetime_ms: g.movetime_ms,
+        time_margin_ms: g.time_margin_ms.unwrap_or(50),
+        stall_timeout_ms: g.stall_timeout_ms.unwrap_or(10_000),
+    };
+    let chosen = [
+        limits.base_time_ms.is_some(),
+        limits.nodes.is_some(),
+        limits.depth.is_some(),
+        limits.movetime_ms.is_some(),
+    ];
+    if !chosen.iter().any(|c| *c) {
+        return Err(in_file(
+            "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),
+        ));
+    }
+    if limits.inc_time_ms.is_some() && limits.base_time_ms.is_none() {
+        return Err(in_file(
+            "key `games.inc_time_ms`: needs `games.base_time_ms` too".into(),
+        ));
+    }
+    let adj = &file.adjudication;
+    for (name, v) in [
+        ("draw_score_limit", adj.draw_score_limit),
+        ("win_score_limit", adj.win_score_limit),
+    ] {
+        if v < 0 {
+            return Err(in_file(format!(
+                "key `adjudication.{name}`: must be >= 0, not {v}"
+            )));
+        }
+    }
+    Ok(GamesConfig {
+        engine1: engine(engine1, "engine1")?,
+        engine2: engine(file.engine2.as_ref().unwrap_or(engine1), "engine2")?,
+        book: g.book.as_deref().map(|b| resolve_input(path, b)),
+        book_random,
+        book_plies: g.book_plies,
+        limits,
+        adjudication: AdjudicationConfig {
+            draw_score_limit: adj.draw_score_limit,
+            draw_move_limit: adj.draw_move_limit,
+            draw_min_move: adj.draw_min_move,
+            win_score_limit: adj.win_score_limit,
+            win_move_limit: adj.win_move_limit,
+            both_agree: adj.both_agree,
+        },
+        max_plies: g.max_plies,
+        pgn: g.pgn.as_deref().map(|p| resolve(path, p)),
+        rounding: g.rounding,
+    })
+}

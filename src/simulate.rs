@@ -1,0 +1,147 @@
+//! The quadratic Elo model as a [`MatchSource`]: games without engines, so users can choose
+//! c_end and R_end (and tests can check the tuner) in milliseconds.
+//!
+//! A variable at distance x from its optimum (0) costs 0.0001·simul_elo·x² Elo. The θ+ side wins
+//! each game with probability 1/(1+10^(−ΔElo/400)), where ΔElo is its Elo minus the θ− side's.
+//! With a draw rate d, each game is drawn with probability d and otherwise decided as above.
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::source::{GameScore, MatchSource, PairOutcome, PairTask};
+use crate::vars::Variable;
+
+/// The simulated opponent pair.
+#[derive(Clone, Debug)]
+pub struct Simulator {
+    /// 0.0001·simul_elo per variable: Elo lost per unit² of distance from the optimum.
+    weights: Vec<f64>,
+    draw_rate: f64,
+}
+
+impl Simulator {
+    pub fn new(vars: &[Variable], draw_rate: f64) -> Self {
+        Simulator {
+            weights: vars.iter().map(|v| 0.0001 * v.simul_elo).collect(),
+            draw_rate,
+        }
+    }
+
+    /// The model's Elo of a parameter vector, relative to the optimum (always ≤ 0).
+    pub fn elo(&self, theta: &[f64]) -> f64 {
+        -self
+            .weights
+            .iter()
+            .zip(theta)
+            .map(|(w, x)| w * x * x)
+            .sum::<f64>()
+    }
+
+    /// Expected score of a player `delta_elo` stronger than its opponent, in a decisive game.
+    pub fn win_probability(delta_elo: f64) -> f64 {
+        1.0 / (1.0 + 10f64.powf(-delta_elo / 400.0))
+    }
+
+    /// Play the pair synchronously (the async seam just wraps this).
+    pub fn play_pair(&self, task: &PairTask) -> PairOutcome {
+        let p = Self::win_probability(self.elo(&task.plus) - self.elo(&task.minus));
+        let mut rng = SmallRng::seed_from_u64(task.seed);
+        let mut game = || {
+            if self.draw_rate > 0.0 && rng.random::<f64>() < self.draw_rate {
+                GameScore::Draw
+            } else if rng.random::<f64>() < p {
+                GameScore::Win
+            } else {
+                GameScore::Loss
+            }
+        };
+        PairOutcome {
+            games: [game(), game()],
+            faults: Vec::new(),
+        }
+    }
+}
+
+impl MatchSource for Simulator {
+    async fn play(&self, task: PairTask) -> anyhow::Result<PairOutcome> {
+        Ok(self.play_pair(&task))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(elos: &[f64]) -> Vec<Variable> {
+        elos.iter()
+            .enumerate()
+            .map(|(i, &e)| Variable {
+                name: format!("v{i}"),
+                start: 0.0,
+                min: -1000.0,
+                max: 1000.0,
+                c_end: 1.0,
+                r_end: 0.0,
+                simul_elo: e,
+            })
+            .collect()
+    }
+
+    fn task(plus: Vec<f64>, minus: Vec<f64>, seed: u64) -> PairTask {
+        PairTask {
+            iteration: 1,
+            slot: 0,
+            plus,
+            minus,
+            opening: 0,
+            seed,
+        }
+    }
+
+    #[test]
+    fn elo_is_quadratic_around_zero() {
+        let sim = Simulator::new(&vars(&[1.0, 4.0]), 0.0);
+        assert_eq!(sim.elo(&[0.0, 0.0]), 0.0);
+        // simul_elo is the loss at ±100.
+        assert!((sim.elo(&[100.0, 0.0]) + 1.0).abs() < 1e-12);
+        assert!((sim.elo(&[-100.0, 50.0]) + 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn win_rate_matches_the_logistic_model() {
+        // ΔElo = elo(0) − elo(1000) = 100 with simul_elo 1 → p = 0.6401.
+        let sim = Simulator::new(&vars(&[1.0]), 0.0);
+        let p = Simulator::win_probability(100.0);
+        assert!((p - 0.640_065).abs() < 1e-5);
+        let n = 20_000u64;
+        let mut wins = 0;
+        for seed in 0..n {
+            let o = sim.play_pair(&task(vec![0.0], vec![1000.0], seed));
+            wins += o.games.iter().filter(|g| **g == GameScore::Win).count();
+        }
+        let rate = wins as f64 / (2 * n) as f64;
+        // 4 standard errors of a binomial proportion over 40 000 games.
+        let se = (p * (1.0 - p) / (2 * n) as f64).sqrt();
+        assert!((rate - p).abs() < 4.0 * se, "rate {rate}, p {p}");
+    }
+
+    #[test]
+    fn draw_rate_is_honoured_and_seed_reproducible() {
+        let sim = Simulator::new(&vars(&[1.0]), 0.3);
+        let n = 10_000u64;
+        let draws: usize = (0..n)
+            .map(|s| {
+                sim.play_pair(&task(vec![0.0], vec![0.0], s))
+                    .games
+                    .iter()
+                    .filter(|g| **g == GameScore::Draw)
+                    .count()
+            })
+            .sum();
+        let rate = draws as f64 / (2 * n) as f64;
+        assert!((rate - 0.3).abs() < 0.015, "draw rate {rate}");
+        let a = sim.play_pair(&task(vec![1.0], vec![2.0], 99));
+        let b = sim.play_pair(&task(vec![1.0], vec![2.0], 99));
+        assert_eq!(a, b);
+    }
+}

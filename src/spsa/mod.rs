@@ -1,0 +1,264 @@
+//! The SPSA schedule, perturbation and update, as pure code: no I/O, no clocks, no async.
+//! Randomness comes in through the caller's RNG, so a seed fixes the whole trajectory.
+//!
+//! Per variable i, with N iterations:
+//! c_i = c_end·N^γ, a_end = R_end·c_end², a_i = a_end·(A+N)^α;
+//! at iteration k: c_k = c_i/k^γ, a_k = a_i/(A+k)^α, R_k = a_k/c_k².
+//! The update is θ_i += R_k·c_k·match/δ_i, with match ∈ [−2, 2] the pair result from the θ+ side.
+
+pub mod rounding;
+
+use rand::Rng;
+
+use crate::vars::Variable;
+
+/// The global schedule constants from the config.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Schedule {
+    /// N: the planned number of iterations.
+    pub iterations: u64,
+    /// The stability constant A.
+    pub a: f64,
+    pub alpha: f64,
+    pub gamma: f64,
+}
+
+/// The gains of one iteration for one variable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gains {
+    pub c_k: f64,
+    pub a_k: f64,
+}
+
+impl Gains {
+    /// R_k = a_k / c_k².
+    pub fn r_k(&self) -> f64 {
+        self.a_k / (self.c_k * self.c_k)
+    }
+}
+
+/// The optimizer: per-variable constants, bounds, and the rules that use them.
+#[derive(Clone, Debug)]
+pub struct Spsa {
+    schedule: Schedule,
+    /// c_i = c_end·N^γ.
+    c: Vec<f64>,
+    /// a_i = R_end·c_end²·(A+N)^α.
+    a: Vec<f64>,
+    min: Vec<f64>,
+    max: Vec<f64>,
+}
+
+/// One iteration's trial: the sign vector and the two clipped points to play.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Perturbation {
+    /// The iteration k (1-based).
+    pub iteration: u64,
+    /// δ: +1.0 or −1.0 per variable.
+    pub delta: Vec<f64>,
+    pub plus: Vec<f64>,
+    pub minus: Vec<f64>,
+}
+
+impl Spsa {
+    pub fn new(vars: &[Variable], schedule: Schedule) -> Self {
+        let n = schedule.iterations as f64;
+        let c = vars
+            .iter()
+            .map(|v| v.c_end * n.powf(schedule.gamma))
+            .collect();
+        let a = vars
+            .iter()
+            .map(|v| v.r_end * v.c_end * v.c_end * (schedule.a + n).powf(schedule.alpha))
+            .collect();
+        Spsa {
+            schedule,
+            c,
+            a,
+            min: vars.iter().map(|v| v.min).collect(),
+            max: vars.iter().map(|v| v.max).collect(),
+        }
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn len(&self) -> usize {
+        self.c.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.c.is_empty()
+    }
+
+    /// The factors k^−γ and (A+k)^−α shared by all variables at iteration k.
+    fn factors(&self, k: u64) -> (f64, f64) {
+        let k = k as f64;
+        (
+            k.powf(-self.schedule.gamma),
+            (self.schedule.a + k).powf(-self.schedule.alpha),
+        )
+    }
+
+    /// The gains of variable `index` at iteration k.
+    pub fn gains(&self, index: usize, k: u64) -> Gains {
+        let (cf, af) = self.factors(k);
+        Gains {
+            c_k: self.c[index] * cf,
+            a_k: self.a[index] * af,
+        }
+    }
+
+    /// Clip one variable's value to its bounds.
+    pub fn clip(&self, index: usize, value: f64) -> f64 {
+        value.clamp(self.min[index], self.max[index])
+    }
+
+    /// Draw δ for iteration k and the clipped points θ ± c_k·δ.
+    pub fn perturb<R: Rng + ?Sized>(&self, theta: &[f64], k: u64, rng: &mut R) -> Perturbation {
+        let n = self.len();
+        let (cf, _) = self.factors(k);
+        let mut delta = Vec::with_capacity(n);
+        let mut bits = 0u64;
+        for i in 0..n {
+            if i % 64 == 0 {
+                bits = rng.next_u64();
+            }
+            delta.push(if bits & 1 == 1 { 1.0 } else { -1.0 });
+            bits >>= 1;
+        }
+        let mut plus = Vec::with_capacity(n);
+        let mut minus = Vec::with_capacity(n);
+        for i in 0..n {
+            let step = self.c[i] * cf * delta[i];
+            plus.push(self.clip(i, theta[i] + step));
+            minus.push(self.clip(i, theta[i] - step));
+        }
+        Perturbation {
+            iteration: k,
+            delta,
+            plus,
+            minus,
+        }
+    }
+
+    /// Apply θ += R_k·c_k·match/δ for the perturbation's iteration, then clip θ.
+    pub fn apply(&self, theta: &mut [f64], perturbation: &Perturbation, match_result: f64) {
+        let (cf, af) = self.factors(perturbation.iteration);
+        for (i, t) in theta.iter_mut().enumerate() {
+            // R_k·c_k = a_k/c_k, and 1/δ = δ for δ = ±1.
+            let step = (self.a[i] * af) / (self.c[i] * cf) * match_result * perturbation.delta[i];
+            *t = self.clip(i, *t + step);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn var(start: f64, min: f64, max: f64, c_end: f64, r_end: f64) -> Variable {
+        Variable {
+            name: "v".into(),
+            start,
+            min,
+            max,
+            c_end,
+            r_end,
+            simul_elo: 1.0,
+        }
+    }
+
+    fn classic() -> Schedule {
+        Schedule {
+            iterations: 50_000,
+            a: 5000.0,
+            alpha: 0.602,
+            gamma: 0.101,
+        }
+    }
+
+    #[test]
+    fn schedule_ends_at_c_end_and_r_end() {
+        let vars = [var(100.0, -1000.0, 1000.0, 100.0, 0.002)];
+        let s = Spsa::new(&vars, classic());
+        let g = s.gains(0, 50_000);
+        assert!((g.c_k - 100.0).abs() < 1e-9, "c_N = {}", g.c_k);
+        assert!((g.r_k() - 0.002).abs() < 1e-12, "R_N = {}", g.r_k());
+        // Early iterations use bigger perturbations and bigger steps.
+        let g1 = s.gains(0, 1);
+        let c = 100.0 * 50_000f64.powf(0.101);
+        assert!((g1.c_k - c).abs() < 1e-9);
+        let a = 0.002 * 100.0 * 100.0 * 55_000f64.powf(0.602);
+        assert!((g1.a_k - a / 5001f64.powf(0.602)).abs() < 1e-9);
+        assert!(g1.c_k > g.c_k && g1.a_k > g.a_k);
+    }
+
+    #[test]
+    fn perturbation_is_symmetric_and_clipped() {
+        let vars = [
+            var(0.0, -1000.0, 1000.0, 10.0, 0.002),
+            var(995.0, -1000.0, 1000.0, 10.0, 0.002),
+        ];
+        let s = Spsa::new(&vars, classic());
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut seen = [0usize; 2];
+        for k in 1..200 {
+            let theta = [0.0, 995.0];
+            let p = s.perturb(&theta, k, &mut rng);
+            let c_k = s.gains(0, k).c_k;
+            assert!(c_k > 10.0);
+            assert_eq!(p.delta[0].abs(), 1.0);
+            assert!((p.plus[0] - c_k * p.delta[0]).abs() < 1e-12);
+            assert!((p.minus[0] + c_k * p.delta[0]).abs() < 1e-12);
+            // Variable 1 sits 5 from its max, closer than c_k: one side is clipped to 1000.
+            assert!(p.plus[1].max(p.minus[1]) == 1000.0);
+            seen[(p.delta[0] > 0.0) as usize] += 1;
+        }
+        assert!(seen[0] > 60 && seen[1] > 60, "signs balanced: {seen:?}");
+    }
+
+    #[test]
+    fn update_follows_the_formula_and_clips() {
+        let vars = [var(0.0, -1000.0, 1000.0, 100.0, 0.002)];
+        let s = Spsa::new(&vars, classic());
+        let p = Perturbation {
+            iteration: 10,
+            delta: vec![-1.0],
+            plus: vec![0.0],
+            minus: vec![0.0],
+        };
+        let mut theta = [5.0];
+        s.apply(&mut theta, &p, 2.0);
+        let g = s.gains(0, 10);
+        let want = 5.0 + g.r_k() * g.c_k * 2.0 / -1.0;
+        assert!((theta[0] - want).abs() < 1e-9);
+        let mut theta = [999.9];
+        let p = Perturbation {
+            delta: vec![1.0],
+            ..p
+        };
+        s.apply(&mut theta, &p, 2.0);
+        assert_eq!(theta[0], 1000.0);
+        s.apply(&mut theta, &p, 0.0);
+        assert_eq!(theta[0], 1000.0, "a drawn pair does not move θ");
+    }
+
+    #[test]
+    fn many_variables_draw_independent_signs() {
+        let vars: Vec<_> = (0..130).map(|_| var(0.0, -10.0, 10.0, 1.0, 0.0)).collect();
+        let s = Spsa::new(&vars, classic());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let p = s.perturb(&vec![0.0; 130], 1, &mut rng);
+        let plus = p.delta.iter().filter(|d| **d > 0.0).count();
+        assert!((40..90).contains(&plus), "{plus} of 130 positive");
+        assert_ne!(
+            p.delta[..64],
+            p.delta[64..128],
+            "each block of 64 gets fresh bits"
+        );
+    }
+}

@@ -1,0 +1,260 @@
+//! The seven-column variables CSV: `name, start, min, max, c_end, R_end, simul_elo`.
+//!
+//! Every row is validated where it is read, so a bad file is reported with its path, line and
+//! field before anything else happens. The same format is written back (with the current θ in the
+//! `start` column) so that a finished or checkpointed run can be fed in again as a plain input.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One tuned parameter as the user declared it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    /// Any text without a comma; engine option names may hold spaces and brackets.
+    pub name: String,
+    pub start: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The perturbation size at the last iteration.
+    pub c_end: f64,
+    /// The ratio a_end / c_end² at the last iteration.
+    pub r_end: f64,
+    /// Simulated Elo loss at ±100 from the optimum (only the simulator reads it).
+    pub simul_elo: f64,
+}
+
+/// A variables-file problem, always naming the file and line.
+#[derive(Debug, thiserror::Error)]
+pub enum VarsError {
+    #[error("{path}: cannot read variables file: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: no variables (every line is empty or a # comment)")]
+    Empty { path: PathBuf },
+}
+
+/// The column names, in file order; used for messages and for the header we write.
+pub const COLUMNS: [&str; 7] = ["name", "start", "min", "max", "c_end", "R_end", "simul_elo"];
+
+/// Read and validate a variables file.
+pub fn load(path: &Path) -> Result<Vec<Variable>, VarsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| VarsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Parse variables from text; `path` is only used in messages.
+pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
+    let invalid = |line: usize, message: String| VarsError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut vars: Vec<Variable> = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != COLUMNS.len() {
+            return Err(invalid(
+                line_no,
+                format!(
+                    "expected 7 comma-separated fields ({}), found {}",
+                    COLUMNS.join(", "),
+                    fields.len()
+                ),
+            ));
+        }
+        if is_header(&fields) {
+            continue;
+        }
+        let name = fields[0].to_string();
+        if name.is_empty() {
+            return Err(invalid(line_no, "field `name` is empty".into()));
+        }
+        let mut numbers = [0.0f64; 6];
+        for (slot, (field, column)) in numbers
+            .iter_mut()
+            .zip(fields[1..].iter().zip(&COLUMNS[1..]))
+        {
+            *slot = field
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    invalid(
+                        line_no,
+                        format!("field `{column}` of `{name}`: `{field}` is not a finite number"),
+                    )
+                })?;
+        }
+        let [start, min, max, c_end, r_end, simul_elo] = numbers;
+        let var = Variable {
+            name,
+            start,
+            min,
+            max,
+            c_end,
+            r_end,
+            simul_elo,
+        };
+        var.check().map_err(|m| invalid(line_no, m))?;
+        if vars.iter().any(|v| v.name == var.name) {
+            return Err(invalid(
+                line_no,
+                format!("duplicate variable name `{}`", var.name),
+            ));
+        }
+        vars.push(var);
+    }
+    if vars.is_empty() {
+        return Err(VarsError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(vars)
+}
+
+/// A header row is tolerated when every numeric column fails to parse and the first field is
+/// literally `name` (our own output starts with one).
+fn is_header(fields: &[&str]) -> bool {
+    fields[0].eq_ignore_ascii_case("name") && fields[1..].iter().all(|f| f.parse::<f64>().is_err())
+}
+
+impl Variable {
+    /// The range and gain checks, as a message naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        let name = &self.name;
+        if self.min > self.max {
+            return Err(format!(
+                "`{name}`: min ({}) is greater than max ({})",
+                self.min, self.max
+            ));
+        }
+        if self.start < self.min || self.start > self.max {
+            return Err(format!(
+                "`{name}`: start ({}) is outside [min, max] = [{}, {}]",
+                self.start, self.min, self.max
+            ));
+        }
+        if self.c_end <= 0.0 {
+            return Err(format!("`{name}`: c_end ({}) must be > 0", self.c_end));
+        }
+        if self.r_end < 0.0 {
+            return Err(format!("`{name}`: R_end ({}) must be >= 0", self.r_end));
+        }
+        Ok(())
+    }
+}
+
+/// Format a value the way users read it: at most `decimals` places, trailing zeros dropped.
+pub fn format_value(value: f64, decimals: usize) -> String {
+    let mut s = format!("{value:.decimals$}");
+    if s.contains('.') {
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+    }
+    if s == "-0" { "0".into() } else { s }
+}
+
+/// Write the variables CSV with `theta` in the start column (a header row first).
+/// Values are written with enough precision to load back to the same file when re-written.
+pub fn to_csv(vars: &[Variable], theta: &[f64]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", COLUMNS.join(","));
+    for (v, &t) in vars.iter().zip(theta) {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{}",
+            v.name,
+            format_value(t, 4),
+            v.min,
+            v.max,
+            v.c_end,
+            v.r_end,
+            v.simul_elo
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Vec<Variable>, VarsError> {
+        parse(text, Path::new("t.var"))
+    }
+
+    #[test]
+    fn parses_rows_comments_and_names_with_spaces() {
+        let vars = p("# comment\n\nPawn Structure (Endgame),100,0,200,10,0.002,1\nvar[1] ,1.5, -3 ,3,0.5,0,0\n").unwrap();
+        assert_eq!(vars.len(), 2);
+        assert_eq!(vars[0].name, "Pawn Structure (Endgame)");
+        assert_eq!(vars[1].name, "var[1]");
+        assert_eq!(vars[1].start, 1.5);
+        assert_eq!(vars[1].min, -3.0);
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let cases = [
+            ("a,1,0,2,1,0\n", "t.var:1: expected 7"),
+            ("\n\na,x,0,2,1,0,1\n", "t.var:3: field `start` of `a`: `x`"),
+            (
+                "a,1,3,2,1,0,1\n",
+                "t.var:1: `a`: min (3) is greater than max (2)",
+            ),
+            ("a,5,0,2,1,0,1\n", "t.var:1: `a`: start (5) is outside"),
+            ("a,1,0,2,0,0,1\n", "t.var:1: `a`: c_end (0) must be > 0"),
+            ("a,1,0,2,1,-1,1\n", "t.var:1: `a`: R_end (-1) must be >= 0"),
+            (
+                "a,1,0,2,1,0,1\na,1,0,2,1,0,1\n",
+                "t.var:2: duplicate variable name `a`",
+            ),
+            ("a,nan,0,2,1,0,1\n", "t.var:1: field `start`"),
+            ("# only\n", "t.var: no variables"),
+        ];
+        for (text, want) in cases {
+            let err = p(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(want),
+                "{text:?}: got {err:?}, want {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn written_csv_loads_back() {
+        let vars = p("k v,100,-1000,1000,100,0.002,1\nb,2,0,5,0.5,0.01,3\n").unwrap();
+        let csv = to_csv(&vars, &[12.3456789, 2.0]);
+        let back = p(&csv).unwrap();
+        assert_eq!(back[0].start, 12.3457);
+        assert_eq!(back[1], vars[1]);
+        assert_eq!(back[0].name, "k v");
+    }
+
+    #[test]
+    fn format_value_trims() {
+        assert_eq!(format_value(1.50001, 2), "1.5");
+        assert_eq!(format_value(-0.0001, 2), "0");
+        assert_eq!(format_value(100.0, 4), "100");
+    }
+}
