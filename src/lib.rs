@@ -4,10 +4,13 @@
 //! what to try, a [`source::MatchSource`] (the [`simulate`] model or real engines) turns each trial
 //! into a result, and the [`tuner`] feeds results back and writes logs and checkpoints.
 
+pub mod app;
 pub mod config;
 pub mod engine;
 pub mod game;
+pub mod report;
 pub mod simulate;
 pub mod source;
 pub mod spsa;
+pub mod tuner;
 pub mod vars;

@@ -162,16 +162,39 @@ impl Variable {
 
 /// Format a value the way users read it: at most `decimals` places, trailing zeros dropped.
 pub fn format_value(value: f64, decimals: usize) -> String {
-    let mut s = format!("{value:.decimals$}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.pop();
-        }
+    let mut s = String::new();
+    push_value(&mut s, value, decimals);
+    s
+}
+
+/// Append a value with at most `decimals` (≤ 9) places, trailing zeros dropped. This is the hot
+/// path of the θ log, so it formats through integers instead of the float formatter.
+pub fn push_value(out: &mut String, value: f64, decimals: usize) {
+    let decimals = decimals.min(9);
+    let scale = 10u64.pow(decimals as u32);
+    let scaled = (value.abs() * scale as f64).round();
+    if !value.is_finite() || scaled >= 9.0e15 {
+        let _ = write!(out, "{value}");
+        return;
     }
-    if s == "-0" { "0".into() } else { s }
+    let scaled = scaled as u64;
+    if scaled == 0 {
+        out.push('0');
+        return;
+    }
+    if value < 0.0 {
+        out.push('-');
+    }
+    let _ = write!(out, "{}", scaled / scale);
+    let mut frac = scaled % scale;
+    if frac != 0 {
+        let mut width = decimals;
+        while frac.is_multiple_of(10) {
+            frac /= 10;
+            width -= 1;
+        }
+        let _ = write!(out, ".{frac:0width$}");
+    }
 }
 
 /// Write the variables CSV with `theta` in the start column (a header row first).
@@ -180,16 +203,15 @@ pub fn to_csv(vars: &[Variable], theta: &[f64]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", COLUMNS.join(","));
     for (v, &t) in vars.iter().zip(theta) {
+        // Rounding must not push θ outside bounds that carry more decimals than we write.
+        let mut shown = format_value(t, 4);
+        if shown.parse::<f64>().is_ok_and(|s| s < v.min || s > v.max) {
+            shown = t.to_string();
+        }
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{}",
-            v.name,
-            format_value(t, 4),
-            v.min,
-            v.max,
-            v.c_end,
-            v.r_end,
-            v.simul_elo
+            v.name, shown, v.min, v.max, v.c_end, v.r_end, v.simul_elo
         );
     }
     out
@@ -256,5 +278,15 @@ mod tests {
         assert_eq!(format_value(1.50001, 2), "1.5");
         assert_eq!(format_value(-0.0001, 2), "0");
         assert_eq!(format_value(100.0, 4), "100");
+        assert_eq!(format_value(-12.05, 4), "-12.05");
+        assert_eq!(format_value(0.00012, 4), "0.0001");
+        assert_eq!(format_value(-0.5, 0), "-1");
+        assert_eq!(format_value(1e300, 2).parse::<f64>().unwrap(), 1e300);
+        for v in [0.1, 123.456, -7.0625, 99.99995] {
+            assert_eq!(
+                format_value(v, 4).parse::<f64>().unwrap(),
+                (v * 1e4_f64).round() / 1e4
+            );
+        }
     }
 }

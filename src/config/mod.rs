@@ -5,7 +5,7 @@
 mod ini;
 mod toml_form;
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use crate::spsa::Schedule;
@@ -152,14 +152,26 @@ pub fn default_log(config: &Path) -> PathBuf {
     config.with_extension("log")
 }
 
-/// Resolve a path from the config against the config file's folder.
+/// Resolve a path from the config against the config file's folder (`conf/../logs/x.log`
+/// becomes `logs/x.log`, so messages show the path people expect).
 pub(crate) fn resolve(config: &Path, value: &str) -> PathBuf {
     let p = Path::new(value);
     if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        config.parent().unwrap_or(Path::new("")).join(p)
+        return p.to_path_buf();
     }
+    let mut out = config.parent().unwrap_or(Path::new("")).to_path_buf();
+    for part in p.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Resolve an input file. Classic configs were written with paths relative to the directory the

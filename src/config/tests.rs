@@ -16,17 +16,14 @@ const SIM_TOML: &str = "simulate = true\nvariables = \"../vars/x.var\"\nlog = \"
 fn classic_simulation_ini_loads() {
     let c = ini(SIM_INI).unwrap();
     assert!(c.simulate);
-    assert_eq!(c.variables, Path::new("conf/../vars/x.var"));
-    assert_eq!(c.log, Path::new("conf/../logs/x.log"));
-    assert_eq!(c.checkpoint, Path::new("conf/../logs/x.checkpoint.var"));
+    assert_eq!(c.variables, Path::new("vars/x.var"));
+    assert_eq!(c.log, Path::new("logs/x.log"));
+    assert_eq!(c.checkpoint, Path::new("logs/x.checkpoint.var"));
     assert_eq!(c.schedule.iterations, 50000);
     assert_eq!(c.schedule.a, 5000.0);
     assert_eq!(c.concurrency, 1);
     assert!(c.games.is_none());
-    assert_eq!(
-        c.game_log_for(3).unwrap(),
-        Path::new("conf/../logs/g_3.log")
-    );
+    assert_eq!(c.game_log_for(3).unwrap(), Path::new("logs/g_3.log"));
 }
 
 #[test]
@@ -47,7 +44,7 @@ fn classic_engine_ini_loads_with_comments_and_any_case() {
     let text = "[Main]\nSimulate = 0\nVariables = v.var\nIterations = 10\nA = 1\nGamma = 0.1\nAlpha = 0.6\n\n; engines\n[engine]\nEngine1 = ./e1 ; plus side\nEngine2 = stockfish\nEPDBook = b.epd\nBaseTime = 1000\nIncTime = 10\nConcurrency = 2\ndrawscorelimit = 10\nDrawMoveLimit = 10\nWinScoreLimit = 600\nWinMoveLimit = 5\n";
     let c = ini(text).unwrap();
     let g = c.games.unwrap();
-    assert_eq!(g.engine1.command, Path::new("conf/./e1"));
+    assert_eq!(g.engine1.command, Path::new("conf/e1"));
     assert_eq!(g.engine2.command, Path::new("stockfish"));
     assert_eq!(g.limits.base_time_ms, Some(1000));
     assert_eq!(g.limits.inc_time_ms, Some(10));

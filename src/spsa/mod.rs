@@ -143,12 +143,12 @@ impl Spsa {
         }
     }
 
-    /// Apply θ += R_k·c_k·match/δ for the perturbation's iteration, then clip θ.
-    pub fn apply(&self, theta: &mut [f64], perturbation: &Perturbation, match_result: f64) {
-        let (cf, af) = self.factors(perturbation.iteration);
+    /// Apply θ += R_k·c_k·match/δ for iteration k with sign vector δ, then clip θ.
+    pub fn apply(&self, theta: &mut [f64], k: u64, delta: &[f64], match_result: f64) {
+        let (cf, af) = self.factors(k);
         for (i, t) in theta.iter_mut().enumerate() {
             // R_k·c_k = a_k/c_k, and 1/δ = δ for δ = ±1.
-            let step = (self.a[i] * af) / (self.c[i] * cf) * match_result * perturbation.delta[i];
+            let step = (self.a[i] * af) / (self.c[i] * cf) * match_result * delta[i];
             *t = self.clip(i, *t + step);
         }
     }
@@ -225,25 +225,15 @@ mod tests {
     fn update_follows_the_formula_and_clips() {
         let vars = [var(0.0, -1000.0, 1000.0, 100.0, 0.002)];
         let s = Spsa::new(&vars, classic());
-        let p = Perturbation {
-            iteration: 10,
-            delta: vec![-1.0],
-            plus: vec![0.0],
-            minus: vec![0.0],
-        };
         let mut theta = [5.0];
-        s.apply(&mut theta, &p, 2.0);
+        s.apply(&mut theta, 10, &[-1.0], 2.0);
         let g = s.gains(0, 10);
         let want = 5.0 + g.r_k() * g.c_k * 2.0 / -1.0;
         assert!((theta[0] - want).abs() < 1e-9);
         let mut theta = [999.9];
-        let p = Perturbation {
-            delta: vec![1.0],
-            ..p
-        };
-        s.apply(&mut theta, &p, 2.0);
+        s.apply(&mut theta, 10, &[1.0], 2.0);
         assert_eq!(theta[0], 1000.0);
-        s.apply(&mut theta, &p, 0.0);
+        s.apply(&mut theta, 10, &[1.0], 0.0);
         assert_eq!(theta[0], 1000.0, "a drawn pair does not move θ");
     }
 

@@ -1,0 +1,64 @@
+//! The end-of-run table: each variable's start, final value and bounds.
+
+use std::fmt::Write as _;
+
+use crate::vars::{Variable, format_value};
+
+/// Render the final table. `decimals` is how values are shown: 0 for engine runs (spin options
+/// take integers), more for simulations.
+pub fn final_table(vars: &[Variable], start: &[f64], theta: &[f64], decimals: usize) -> String {
+    let header = ["variable", "start", "final", "min", "max"];
+    let rows: Vec<[String; 5]> = vars
+        .iter()
+        .zip(start.iter().zip(theta))
+        .map(|(v, (&s, &t))| {
+            [
+                v.name.clone(),
+                format_value(s, decimals),
+                format_value(t, decimals),
+                format_value(v.min, decimals.max(4)),
+                format_value(v.max, decimals.max(4)),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: [&str; 5]| {
+        let _ = write!(out, "{:<w$}", cells[0], w = widths[0]);
+        for (cell, w) in cells[1..].iter().zip(&widths[1..]) {
+            let _ = write!(out, "  {cell:>w$}");
+        }
+        out.push('\n');
+    };
+    line(header);
+    for row in &rows {
+        line([&row[0], &row[1], &row[2], &row[3], &row[4]]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_table_with_rounded_values() {
+        let vars = crate::vars::parse(
+            "Knight Value,150,0,1000,20,0.002,0\nx,0.5,-1.25,1,0.1,0.01,1\n",
+            std::path::Path::new("v"),
+        )
+        .unwrap();
+        let t = final_table(&vars, &[150.0, 0.5], &[301.6, -0.123456], 2);
+        assert_eq!(
+            t,
+            "variable      start  final    min   max\n\
+             Knight Value    150  301.6      0  1000\n\
+             x               0.5  -0.12  -1.25     1\n"
+        );
+    }
+}

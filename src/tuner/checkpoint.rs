@@ -1,0 +1,238 @@
+//! Checkpoints: everything needed to continue a run, written atomically (temp file, fsync,
+//! rename). The file is itself a variables CSV whose start column holds the current θ, so it can
+//! be fed back as a plain variables file; the run state rides in `#:` comment lines, which the
+//! variables reader skips.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::spsa::Schedule;
+use crate::vars::{self, Variable};
+
+const STATE_PREFIX: &str = "#: ";
+pub const VERSION: u32 = 1;
+
+/// Game and pair counts since the run began.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    pub pairs: u64,
+    /// Games from the θ+ side's point of view.
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// Pairs by θ+ points in half-points: [0, 0.5, 1, 1.5, 2] → index 0..=4.
+    pub pentanomial: [u64; 5],
+    /// Engine faults by kind.
+    pub faults: BTreeMap<String, u64>,
+}
+
+/// The state of a run between two updates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub version: u32,
+    /// The run's seed (decimal text: TOML integers stop at 2^63).
+    pub seed: String,
+    /// How many updates have been applied (the log holds exactly this many rows).
+    pub applied: u64,
+    /// Whether all planned iterations are done.
+    pub finished: bool,
+    /// Exact θ (the CSV rows below carry it rounded for people).
+    pub theta: Vec<f64>,
+    /// θ at the start of the run, for summaries.
+    pub start: Vec<f64>,
+    /// The tuner RNG's position in its stream (decimal u128).
+    pub rng_word_pos: String,
+    /// The log's length in bytes when this state was written.
+    pub log_bytes: u64,
+    pub iterations: u64,
+    #[serde(rename = "A")]
+    pub a: f64,
+    pub alpha: f64,
+    pub gamma: f64,
+    pub counts: Counts,
+}
+
+impl RunState {
+    /// The seed as a number.
+    pub fn seed(&self) -> Result<u64> {
+        self.seed
+            .parse()
+            .with_context(|| format!("bad seed `{}` in checkpoint", self.seed))
+    }
+
+    pub fn rng_word_pos(&self) -> Result<u128> {
+        self.rng_word_pos
+            .parse()
+            .with_context(|| format!("bad rng_word_pos `{}` in checkpoint", self.rng_word_pos))
+    }
+
+    pub fn schedule(&self) -> Schedule {
+        Schedule {
+            iterations: self.iterations,
+            a: self.a,
+            alpha: self.alpha,
+            gamma: self.gamma,
+        }
+    }
+}
+
+/// A checkpoint as read back: the state plus the variable definitions it was written with.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub path: PathBuf,
+    pub state: RunState,
+    pub vars: Vec<Variable>,
+}
+
+/// Render a checkpoint file.
+pub fn render(state: &RunState, vars: &[Variable]) -> Result<String> {
+    let mut out = String::from(
+        "# spsa checkpoint: a variables file whose start column is θ as of the state below.\n\
+         # Continue the run with `spsa run CONFIG --resume`; the `#:` lines are its state.\n",
+    );
+    let body = toml::to_string(state).context("cannot serialize checkpoint state")?;
+    for line in body.lines() {
+        out.push_str(STATE_PREFIX);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&vars::to_csv(vars, &state.theta));
+    Ok(out)
+}
+
+/// Write a checkpoint atomically: a crash leaves either the old file or the new one.
+pub fn write(path: &Path, state: &RunState, vars: &[Variable]) -> Result<()> {
+    let text = render(state, vars)?;
+    write_atomically(path, text.as_bytes())
+}
+
+/// Write a file by temp file, fsync and rename, then fsync the folder.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("{}: cannot write checkpoint", path.display()))
+}
+
+/// Read a checkpoint file.
+pub fn read(path: &Path) -> Result<Checkpoint> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read checkpoint", path.display()))?;
+    let state_text: String = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(STATE_PREFIX).or(l.strip_prefix("#:")))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    if state_text.is_empty() {
+        bail!("{}: not a checkpoint (no `#:` state lines)", path.display());
+    }
+    let state: RunState = toml::from_str(&state_text)
+        .with_context(|| format!("{}: damaged checkpoint state", path.display()))?;
+    if state.version != VERSION {
+        bail!(
+            "{}: checkpoint version {} is not supported (expected {VERSION})",
+            path.display(),
+            state.version
+        );
+    }
+    let vars = vars::parse(&text, path)?;
+    if vars.len() != state.theta.len() || vars.len() != state.start.len() {
+        bail!(
+            "{}: damaged checkpoint: {} variables but {} θ values",
+            path.display(),
+            vars.len(),
+            state.theta.len()
+        );
+    }
+    Ok(Checkpoint {
+        path: path.to_path_buf(),
+        state,
+        vars,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> RunState {
+        RunState {
+            version: VERSION,
+            seed: u64::MAX.to_string(),
+            applied: 12,
+            finished: false,
+            theta: vec![0.1 + 0.2, -1e-7, 999.999_999_999_9],
+            start: vec![100.0, 0.0, 5.0],
+            rng_word_pos: (u128::MAX - 5).to_string(),
+            log_bytes: 345,
+            iterations: 50_000,
+            a: 5000.0,
+            alpha: 0.602,
+            gamma: 0.101,
+            counts: Counts {
+                pairs: 12,
+                wins: 10,
+                draws: 4,
+                losses: 10,
+                pentanomial: [1, 2, 6, 2, 1],
+                faults: [("crash".to_string(), 2)].into(),
+            },
+        }
+    }
+
+    #[test]
+    fn round_trips_exactly_and_is_a_variables_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.checkpoint.var");
+        let vars = vars::parse(
+            "Pawn Value,100,0,1000,10,0.002,1\nb,0,-1,1,0.1,0.1,0\nc,5,0,1000,1,0,0\n",
+            Path::new("v"),
+        )
+        .unwrap();
+        write(&path, &state(), &vars).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.state, state(), "θ and counters survive exactly");
+        assert_eq!(back.state.seed().unwrap(), u64::MAX);
+        assert_eq!(back.state.rng_word_pos().unwrap(), u128::MAX - 5);
+        // As a plain variables file: θ rounded in the start column, definitions kept.
+        let plain = vars::load(&path).unwrap();
+        assert_eq!(plain[0].name, "Pawn Value");
+        assert_eq!(plain[0].start, 0.3);
+        assert_eq!(plain[2].start, 1000.0);
+        assert_eq!(plain[1].c_end, 0.1);
+        assert!(!dir.path().join("x.checkpoint.var.tmp").exists());
+    }
+
+    #[test]
+    fn rejects_files_that_are_not_checkpoints() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plain.var");
+        std::fs::write(&path, "a,1,0,2,1,0,0\n").unwrap();
+        assert!(
+            read(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("not a checkpoint")
+        );
+    }
+}
