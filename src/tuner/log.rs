@@ -90,8 +90,7 @@ impl ThetaLog {
 
     /// Append one row; flushes if the last flush was long enough ago.
     pub fn append(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
-        use std::fmt::Write as _;
-        let _ = write!(self.row, "{iteration}");
+        push_value(&mut self.row, iteration as f64, 0);
         for &t in theta {
             self.row.push(',');
             push_value(&mut self.row, t, LOG_DECIMALS);
