@@ -7,6 +7,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+pub mod options;
+pub mod parse;
+mod process;
+
+pub use options::{OptionError, OptionKind, OptionValue, UciOption};
+pub use process::{EngineError, EngineSpec, UciEngine};
+
 /// A search score as the engine reports it, from the side to move's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Score {
