@@ -22,6 +22,7 @@
 //!   --spin NAME=DEF:MIN:MAX  declare a spin option (repeatable; NAME may contain spaces)
 //!   --info-flood N       print N info lines (depth 1..N, score cp = depth) before each bestmove
 //!   --think MS           think MS milliseconds before answering (`stop` ends it early)
+//!   --ignore-quit        `quit` does nothing (the process lives until killed or stdin closes)
 //!   --id NAME            `id name NAME` (default "uci-standin")
 //!
 //! `go infinite` thinks until `stop`. EOF on stdin always ends the process.
@@ -53,6 +54,7 @@ struct Flags {
     spins: Vec<(String, i64, i64, i64)>,
     info_flood: u64,
     think: u64,
+    ignore_quit: bool,
     id: String,
 }
 
@@ -109,6 +111,7 @@ fn parse_flags() -> Flags {
             }
             "--info-flood" => f.info_flood = num(val(&a)),
             "--think" => f.think = num(val(&a)),
+            "--ignore-quit" => f.ignore_quit = true,
             "--id" => f.id = val(&a),
             other => usage(&format!("unknown flag {other}")),
         }
@@ -383,7 +386,7 @@ impl Standin {
             "ucinewgame" => self.pos = Chess::default(),
             "position" => self.set_position(rest),
             "go" => return self.go(rest),
-            "quit" => return false,
+            "quit" => return self.f.ignore_quit,
             _ => {}
         }
         self.flush();
