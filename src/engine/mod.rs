@@ -64,8 +64,9 @@ pub enum EngineFault {
     /// The process exited or closed its output.
     #[error("engine disconnected: {0}")]
     Disconnected(String),
-    /// No `bestmove` before the deadline. `answered_stop` tells whether it obeyed `stop` afterwards.
-    #[error("engine stalled (no bestmove after {waited:?}, answered stop: {answered_stop})")]
+    /// No `bestmove` before the deadline (or no `readyok` in time, then with `answered_stop:
+    /// false`). `answered_stop` tells whether it obeyed `stop` afterwards.
+    #[error("engine stalled (no answer after {waited:?}, answered stop: {answered_stop})")]
     Stalled {
         waited: Duration,
         answered_stop: bool,

@@ -166,9 +166,12 @@ fn parse_i32(tok: &str) -> Option<i32> {
 /// Take the next token as a number if it is one; leave it in place otherwise.
 #[inline]
 fn num<T>(t: &mut Tokens<'_>, f: fn(&str) -> Option<T>) -> Option<T> {
-    let v = f(t.peek()?)?;
-    t.next();
-    Some(v)
+    let saved = t.pos;
+    let v = t.next().and_then(f);
+    if v.is_none() {
+        t.pos = saved;
+    }
+    v
 }
 
 /// Classify and parse one line of engine output. Never panics; unknown or malformed parts are
@@ -304,18 +307,20 @@ fn parse_score(t: &mut Tokens<'_>, info: &mut Info<'_>) {
 
 /// Split `a b c string d e` into (`a b c`, Some(`d e`)). `string` must be a whole token.
 fn split_at_string(s: &str) -> (&str, Option<&str>) {
-    let mut t = Tokens::new(s);
-    loop {
-        let before = t.pos;
-        match t.next() {
-            None => return (s.trim_end(), None),
-            Some("string") => {
-                let pv = s[..before].trim_end();
-                return (pv, t.rest());
-            }
-            Some(_) => {}
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = s[from..].find("string") {
+        let at = from + i;
+        let end = at + "string".len();
+        let starts = at == 0 || is_ws(b[at - 1]);
+        let ends = end == b.len() || is_ws(b[end]);
+        if starts && ends {
+            let mut t = Tokens { s, pos: end };
+            return (s[..at].trim_end(), t.rest());
         }
+        from = end;
     }
+    (s.trim_end(), None)
 }
 
 #[cfg(test)]
@@ -403,6 +408,16 @@ mod tests {
         assert_eq!(i.depth, Some(u32::MAX));
         assert_eq!(i.nodes, Some(u64::MAX));
         assert_eq!(i.score, Some(Score::Cp(i32::MIN)));
+    }
+
+    #[test]
+    fn string_must_be_a_whole_token() {
+        let i = info("info pv e2e4 stringy xstring string  a b ");
+        assert_eq!(i.pv, Some("e2e4 stringy xstring"));
+        assert_eq!(i.string, Some("a b"));
+        let i = info("info pv e2e4 string");
+        assert_eq!(i.pv, Some("e2e4"));
+        assert_eq!(i.string, None);
     }
 
     #[test]

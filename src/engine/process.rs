@@ -25,7 +25,8 @@ pub struct EngineSpec {
     pub working_dir: Option<PathBuf>,
     /// `uci` → `uciok`.
     pub handshake_timeout: Duration,
-    /// `isready` → `readyok` (after the handshake, after options, at every new game).
+    /// `isready` → `readyok` (after the handshake, after options, at every new game); also the
+    /// limit for writing one command.
     pub ready_timeout: Duration,
     /// `quit` → process exit, before we kill it.
     pub quit_timeout: Duration,
@@ -61,8 +62,8 @@ const MAX_LINE: usize = 1 << 20;
 
 /// Reads lines from the engine's stdout into one reused buffer. Cancel-safe: if a read is
 /// abandoned at a deadline, the partial line stays buffered and the next read continues it.
-struct LineReader {
-    inner: BufReader<ChildStdout>,
+struct LineReader<R = ChildStdout> {
+    inner: BufReader<R>,
     line: Vec<u8>,
     complete: bool,
 }
@@ -73,7 +74,15 @@ enum Read {
     Timeout,
 }
 
-impl LineReader {
+impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+    fn new(inner: R) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, inner),
+            line: Vec::with_capacity(1024),
+            complete: false,
+        }
+    }
+
     async fn next_line(&mut self) -> std::io::Result<bool> {
         if self.complete {
             self.line.clear();
@@ -199,11 +208,7 @@ impl UciEngine {
         self.proc = Some(Proc {
             child,
             stdin,
-            out: LineReader {
-                inner: BufReader::with_capacity(64 * 1024, stdout),
-                line: Vec::with_capacity(1024),
-                complete: false,
-            },
+            out: LineReader::new(stdout),
         });
 
         self.send("uci")
@@ -250,7 +255,11 @@ impl UciEngine {
         self.id_name = id_name;
         self.id_author = id_author;
         self.options = opts;
-        self.is_ready().await.map_err(|e| startup(format!("{e}")))?;
+        let ready = self.spec.ready_timeout;
+        self.is_ready().await.map_err(|e| match e {
+            EngineFault::Stalled { .. } => startup(format!("no `readyok` within {ready:?}")),
+            e => startup(format!("{e}")),
+        })?;
         debug!(engine = %self.spec.name, id = ?self.id_name, options = self.options.len(), "engine ready");
         Ok(())
     }
@@ -264,15 +273,16 @@ impl UciEngine {
         })
     }
 
-    /// Write one command line and flush it.
+    /// Write one command line and flush it (within `ready_timeout`: an engine that stops reading
+    /// its input must not block us).
     async fn send(&mut self, cmd: &str) -> Result<(), EngineFault> {
         debug!(engine = %self.spec.name, ">> {cmd}");
         let limit = self.spec.ready_timeout;
         let name = self.spec.name.clone();
         let p = self.proc_mut()?;
+        let line = format!("{cmd}\n");
         let write = async {
-            p.stdin.write_all(cmd.as_bytes()).await?;
-            p.stdin.write_all(b"\n").await?;
+            p.stdin.write_all(line.as_bytes()).await?;
             p.stdin.flush().await
         };
         match timeout(limit, write).await {
@@ -330,14 +340,13 @@ impl UciEngine {
         if self.send("quit").await.is_err() {
             return;
         }
-        if let Some(mut p) = self.proc.take() {
-            if timeout(self.spec.quit_timeout, p.child.wait())
+        if let Some(mut p) = self.proc.take()
+            && timeout(self.spec.quit_timeout, p.child.wait())
                 .await
                 .is_err()
-            {
-                debug!(engine = %self.spec.name, "did not quit; killing");
-                let _ = timeout(Duration::from_secs(2), p.child.kill()).await;
-            }
+        {
+            debug!(engine = %self.spec.name, "did not quit; killing");
+            let _ = timeout(Duration::from_secs(2), p.child.kill()).await;
         }
     }
 
@@ -601,6 +610,34 @@ pub fn push_go(buf: &mut String, go: &GoCommand) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn partial_line_survives_a_deadline() {
+        let (mut w, r) = tokio::io::duplex(1 << 16);
+        let mut rd = LineReader::new(r);
+        w.write_all(b"info dep").await.unwrap();
+        let soon = Instant::now() + Duration::from_millis(30);
+        assert!(matches!(rd.read(soon).await, Read::Timeout));
+        w.write_all(b"th 5\r\nbestmove e2e4\n").await.unwrap();
+        let later = Instant::now() + Duration::from_secs(1);
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "info depth 5\r");
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "bestmove e2e4");
+        // An overlong line is truncated, and the next line is intact.
+        let long = vec![b'x'; MAX_LINE + 10];
+        let writer = tokio::spawn(async move {
+            w.write_all(&long).await.unwrap();
+            w.write_all(b"\nreadyok\n").await.unwrap();
+            w
+        });
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.line.len(), MAX_LINE);
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "readyok");
+        drop(writer.await.unwrap());
+        assert!(matches!(rd.read(later).await, Read::Eof));
+    }
 
     #[test]
     fn commands_are_composed_exactly() {
