@@ -3,7 +3,8 @@
 //!
 //! Why not vampirc-uci here: on engine output it panics on `info depth 300`, returns `Unknown` for
 //! `bestmove (none)` / `bestmove 0000`, swallows everything after `wdl`, wraps `score mate 200` to
-//! a negative number, and is about two orders of magnitude slower (see `benches/uci_parse.rs`).
+//! a negative number, and is about 50x slower: 3.1-3.6 M vs 57-73 k lines/s on a realistic
+//! Stockfish-style mix, measured side by side by `benches/uci_parse.rs` on a shared 2-core box.
 //! This file never panics on any input, never allocates, and saturates numbers that overflow.
 
 use super::Score;
