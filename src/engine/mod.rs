@@ -7,6 +7,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+pub mod options;
+pub mod parse;
+mod process;
+
+pub use options::{OptionError, OptionKind, OptionValue, UciOption};
+pub use process::{EngineError, EngineSpec, UciEngine};
+
 /// A search score as the engine reports it, from the side to move's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Score {
@@ -57,8 +64,9 @@ pub enum EngineFault {
     /// The process exited or closed its output.
     #[error("engine disconnected: {0}")]
     Disconnected(String),
-    /// No `bestmove` before the deadline. `answered_stop` tells whether it obeyed `stop` afterwards.
-    #[error("engine stalled (no bestmove after {waited:?}, answered stop: {answered_stop})")]
+    /// No `bestmove` before the deadline (or no `readyok` in time, then with `answered_stop:
+    /// false`). `answered_stop` tells whether it obeyed `stop` afterwards.
+    #[error("engine stalled (no answer after {waited:?}, answered stop: {answered_stop})")]
     Stalled {
         waited: Duration,
         answered_stop: bool,

@@ -1,0 +1,679 @@
+//! [`UciEngine`]: one engine process driven over UCI, with a deadline on every wait.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::time::{Instant, timeout, timeout_at};
+use tracing::{debug, trace, warn};
+
+use super::options::{self, OptionError, OptionValue, UciOption};
+use super::parse::{EngineLine, parse_line};
+use super::{BestMove, EngineFault, GoCommand, Player, Score, SearchReply};
+
+/// How to start an engine, and how long to wait for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineSpec {
+    /// Name for logs, errors and PGN tags (not necessarily the engine's `id name`).
+    pub name: String,
+    pub command: PathBuf,
+    pub args: Vec<String>,
+    /// Working directory of the process; the caller's when `None`.
+    pub working_dir: Option<PathBuf>,
+    /// `uci` → `uciok`.
+    pub handshake_timeout: Duration,
+    /// `isready` → `readyok` (after the handshake, after options, at every new game); also the
+    /// limit for writing one command.
+    pub ready_timeout: Duration,
+    /// `quit` → process exit, before we kill it.
+    pub quit_timeout: Duration,
+}
+
+impl EngineSpec {
+    /// A spec with default timeouts: 10 s handshake, 10 s ready, 500 ms quit.
+    pub fn new(name: impl Into<String>, command: impl Into<PathBuf>) -> Self {
+        EngineSpec {
+            name: name.into(),
+            command: command.into(),
+            args: Vec::new(),
+            working_dir: None,
+            handshake_timeout: Duration::from_secs(10),
+            ready_timeout: Duration::from_secs(10),
+            quit_timeout: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Errors of [`UciEngine::set_option`] and [`UciEngine::configure`]: a bad wish, or a broken engine.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    #[error(transparent)]
+    Fault(#[from] EngineFault),
+}
+
+/// Lines longer than this are truncated (the rest is read and dropped), so a runaway engine
+/// cannot make us buffer without bound.
+const MAX_LINE: usize = 1 << 20;
+
+/// Reads lines from the engine's stdout into one reused buffer. Cancel-safe: if a read is
+/// abandoned at a deadline, the partial line stays buffered and the next read continues it.
+struct LineReader<R = ChildStdout> {
+    inner: BufReader<R>,
+    line: Vec<u8>,
+    complete: bool,
+}
+
+enum Read {
+    Line,
+    Eof,
+    Timeout,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+    fn new(inner: R) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, inner),
+            line: Vec::with_capacity(1024),
+            complete: false,
+        }
+    }
+
+    async fn next_line(&mut self) -> std::io::Result<bool> {
+        if self.complete {
+            self.line.clear();
+            self.complete = false;
+        }
+        loop {
+            let avail = self.inner.fill_buf().await?;
+            if avail.is_empty() {
+                return Ok(false);
+            }
+            let (take, used, done) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, i + 1, true),
+                None => (avail.len(), avail.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&avail[..take.min(room)]);
+            self.inner.consume(used);
+            if done {
+                self.complete = true;
+                return Ok(true);
+            }
+        }
+    }
+
+    async fn read(&mut self, deadline: Instant) -> Read {
+        match timeout_at(deadline, self.next_line()).await {
+            Ok(Ok(true)) => Read::Line,
+            Ok(Ok(false)) | Ok(Err(_)) => Read::Eof,
+            Err(_) => Read::Timeout,
+        }
+    }
+
+    fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.line)
+    }
+}
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    out: LineReader,
+}
+
+/// One UCI engine process. Killed when dropped, so no process outlives its owner.
+pub struct UciEngine {
+    spec: EngineSpec,
+    proc: Option<Proc>,
+    id_name: Option<String>,
+    id_author: Option<String>,
+    options: Vec<UciOption>,
+    /// Options sent so far (engine spelling, wire value), re-sent after a restart.
+    applied: Vec<(String, Option<String>)>,
+    buf: String,
+}
+
+impl std::fmt::Debug for UciEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UciEngine")
+            .field("name", &self.spec.name)
+            .field("running", &self.proc.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl UciEngine {
+    /// Spawn the engine, do the `uci` handshake (collecting `id` and every `option`) and an
+    /// `isready`, each within the spec's deadline. Every failure is [`EngineFault::Startup`].
+    pub async fn start(spec: EngineSpec) -> Result<Self, EngineFault> {
+        let mut engine = UciEngine {
+            spec,
+            proc: None,
+            id_name: None,
+            id_author: None,
+            options: Vec::new(),
+            applied: Vec::new(),
+            buf: String::with_capacity(256),
+        };
+        engine.launch().await?;
+        Ok(engine)
+    }
+
+    pub fn spec(&self) -> &EngineSpec {
+        &self.spec
+    }
+    /// The engine's `id name`, if it sent one.
+    pub fn id_name(&self) -> Option<&str> {
+        self.id_name.as_deref()
+    }
+    pub fn id_author(&self) -> Option<&str> {
+        self.id_author.as_deref()
+    }
+    /// Every option the engine declared during the handshake, in its order.
+    pub fn options(&self) -> &[UciOption] {
+        &self.options
+    }
+    /// Whether the process is running (false after a fatal fault until [`UciEngine::restart`]).
+    pub fn is_running(&self) -> bool {
+        self.proc.is_some()
+    }
+    /// The OS process id, while running.
+    pub fn pid(&self) -> Option<u32> {
+        self.proc.as_ref().and_then(|p| p.child.id())
+    }
+
+    async fn launch(&mut self) -> Result<(), EngineFault> {
+        let name = self.spec.name.clone();
+        let startup = |msg: String| EngineFault::Startup(format!("engine `{name}`: {msg}"));
+        let mut cmd = Command::new(&self.spec.command);
+        cmd.args(&self.spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        if let Some(dir) = &self.spec.working_dir {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| startup(format!("cannot run `{}`: {e}", self.spec.command.display())))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(startup("no pipes to the process".into()));
+        };
+        self.proc = Some(Proc {
+            child,
+            stdin,
+            out: LineReader::new(stdout),
+        });
+
+        self.send("uci")
+            .await
+            .map_err(|e| startup(format!("{e}")))?;
+        let deadline = Instant::now() + self.spec.handshake_timeout;
+        let (mut id_name, mut id_author, mut opts) = (None, None, Vec::new());
+        loop {
+            let read = self.proc_mut()?.out.read(deadline).await;
+            match read {
+                Read::Line => {
+                    let p = self.proc.as_ref().expect("running");
+                    let text = p.out.text();
+                    trace!(engine = %self.spec.name, "<< {text}");
+                    match parse_line(&text) {
+                        EngineLine::UciOk => break,
+                        EngineLine::Id { key: "name", value } => id_name = Some(value.to_string()),
+                        EngineLine::Id {
+                            key: "author",
+                            value,
+                        } => id_author = Some(value.to_string()),
+                        EngineLine::Option(line) => match options::parse_option_line(line) {
+                            Some(o) => opts.push(o),
+                            None => {
+                                warn!(engine = %self.spec.name, "unreadable option line: {line}")
+                            }
+                        },
+                        _ => {}
+                    }
+                }
+                Read::Eof => {
+                    let status = self.reap().await;
+                    return Err(startup(format!("exited before `uciok` ({status})")));
+                }
+                Read::Timeout => {
+                    self.kill().await;
+                    return Err(startup(format!(
+                        "no `uciok` within {:?}",
+                        self.spec.handshake_timeout
+                    )));
+                }
+            }
+        }
+        self.id_name = id_name;
+        self.id_author = id_author;
+        self.options = opts;
+        let ready = self.spec.ready_timeout;
+        self.is_ready().await.map_err(|e| match e {
+            EngineFault::Stalled { .. } => startup(format!("no `readyok` within {ready:?}")),
+            e => startup(format!("{e}")),
+        })?;
+        debug!(engine = %self.spec.name, id = ?self.id_name, options = self.options.len(), "engine ready");
+        Ok(())
+    }
+
+    fn proc_mut(&mut self) -> Result<&mut Proc, EngineFault> {
+        self.proc.as_mut().ok_or_else(|| {
+            EngineFault::Disconnected(format!(
+                "engine `{}` is not running (restart it)",
+                self.spec.name
+            ))
+        })
+    }
+
+    /// Write one command line and flush it (within `ready_timeout`: an engine that stops reading
+    /// its input must not block us).
+    async fn send(&mut self, cmd: &str) -> Result<(), EngineFault> {
+        debug!(engine = %self.spec.name, ">> {cmd}");
+        let limit = self.spec.ready_timeout;
+        let name = self.spec.name.clone();
+        let p = self.proc_mut()?;
+        let line = format!("{cmd}\n");
+        let write = async {
+            p.stdin.write_all(line.as_bytes()).await?;
+            p.stdin.flush().await
+        };
+        match timeout(limit, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                let status = self.reap().await;
+                Err(EngineFault::Disconnected(format!(
+                    "engine `{name}`: cannot write `{cmd}`: {e} ({status})"
+                )))
+            }
+            Err(_) => {
+                self.kill().await;
+                Err(EngineFault::Disconnected(format!(
+                    "engine `{name}`: writing `{cmd}` blocked for {limit:?}; killed"
+                )))
+            }
+        }
+    }
+
+    /// Send the command in `self.buf`.
+    async fn send_buf(&mut self) -> Result<(), EngineFault> {
+        let cmd = std::mem::take(&mut self.buf);
+        let r = self.send(&cmd).await;
+        self.buf = cmd;
+        r
+    }
+
+    /// After EOF or a write error: collect the exit status (briefly), drop the process.
+    async fn reap(&mut self) -> String {
+        let Some(mut p) = self.proc.take() else {
+            return "not running".into();
+        };
+        match timeout(Duration::from_millis(200), p.child.wait()).await {
+            Ok(Ok(status)) => format!("process {status}"),
+            _ => {
+                let _ = timeout(Duration::from_secs(1), p.child.kill()).await;
+                "closed its output; killed".into()
+            }
+        }
+    }
+
+    /// Kill the process (if running) and wait for it.
+    pub async fn kill(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            debug!(engine = %self.spec.name, "killing");
+            let _ = timeout(Duration::from_secs(2), p.child.kill()).await;
+        }
+    }
+
+    /// `quit`, then kill if it is still running after the spec's `quit_timeout`.
+    pub async fn quit(&mut self) {
+        if self.proc.is_none() {
+            return;
+        }
+        if self.send("quit").await.is_err() {
+            return;
+        }
+        if let Some(mut p) = self.proc.take()
+            && timeout(self.spec.quit_timeout, p.child.wait())
+                .await
+                .is_err()
+        {
+            debug!(engine = %self.spec.name, "did not quit; killing");
+            let _ = timeout(Duration::from_secs(2), p.child.kill()).await;
+        }
+    }
+
+    /// Kill whatever is left of the process, start it again, repeat the handshake and re-send
+    /// every option set so far. Use after any fault whose `needs_restart()` is true.
+    pub async fn restart(&mut self) -> Result<(), EngineFault> {
+        self.kill().await;
+        self.launch().await?;
+        let applied = std::mem::take(&mut self.applied);
+        for (name, value) in &applied {
+            self.buf.clear();
+            push_setoption(&mut self.buf, name, value.as_deref());
+            self.send_buf().await?;
+        }
+        self.applied = applied;
+        self.is_ready().await
+    }
+
+    /// `isready` and wait for `readyok` within the spec's `ready_timeout`, discarding anything
+    /// else (a late `bestmove`, stray `info`). No answer: the process is killed and the result is
+    /// `Stalled { answered_stop: false }`.
+    pub async fn is_ready(&mut self) -> Result<(), EngineFault> {
+        self.send("isready").await?;
+        let start = Instant::now();
+        let deadline = start + self.spec.ready_timeout;
+        loop {
+            let read = self.proc_mut()?.out.read(deadline).await;
+            match read {
+                Read::Line => {
+                    if parse_line(&self.proc_mut()?.out.text()) == EngineLine::ReadyOk {
+                        return Ok(());
+                    }
+                }
+                Read::Eof => return Err(self.disconnected("waiting for `readyok`").await),
+                Read::Timeout => {
+                    self.kill().await;
+                    warn!(engine = %self.spec.name, "no readyok within {:?}; killed", self.spec.ready_timeout);
+                    return Err(EngineFault::Stalled {
+                        waited: start.elapsed(),
+                        answered_stop: false,
+                    });
+                }
+            }
+        }
+    }
+
+    async fn disconnected(&mut self, doing: &str) -> EngineFault {
+        let status = self.reap().await;
+        EngineFault::Disconnected(format!(
+            "engine `{}` closed its output while {doing} ({status})",
+            self.spec.name
+        ))
+    }
+
+    /// Check a configuration's wishes against the declared options without sending anything.
+    pub fn validate_options<'a>(
+        &self,
+        wanted: impl IntoIterator<Item = (&'a str, &'a OptionValue)>,
+    ) -> Result<(), OptionError> {
+        options::validate(&self.spec.name, &self.options, wanted)
+    }
+
+    /// Validate and send one `setoption` (spin values rounded, names in the engine's spelling).
+    /// Does not wait for the engine; follow with [`UciEngine::is_ready`] (or use `configure`).
+    pub async fn set_option(
+        &mut self,
+        name: &str,
+        value: impl Into<OptionValue>,
+    ) -> Result<(), EngineError> {
+        let (name, value) = options::resolve(&self.spec.name, &self.options, name, &value.into())?;
+        self.buf.clear();
+        push_setoption(&mut self.buf, &name, value.as_deref());
+        self.send_buf().await?;
+        match self.applied.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.applied.push((name, value)),
+        }
+        Ok(())
+    }
+
+    /// Validate every wish first (nothing is sent if one is bad), then set them all and wait for
+    /// `readyok`.
+    pub async fn configure<'a>(
+        &mut self,
+        wanted: impl IntoIterator<Item = (&'a str, &'a OptionValue)> + Clone,
+    ) -> Result<(), EngineError> {
+        self.validate_options(wanted.clone())?;
+        for (name, value) in wanted {
+            self.set_option(name, value.clone()).await?;
+        }
+        Ok(self.is_ready().await?)
+    }
+
+    async fn run_search(
+        &mut self,
+        start_fen: &str,
+        moves: &[String],
+        go: &GoCommand,
+        deadline: Duration,
+    ) -> Result<SearchReply, EngineFault> {
+        self.proc_mut()?;
+        self.buf.clear();
+        push_position(&mut self.buf, start_fen, moves);
+        self.send_buf().await?;
+        self.buf.clear();
+        push_go(&mut self.buf, go);
+        self.send_buf().await?;
+        let start = Instant::now();
+        let give_up = start + deadline;
+
+        let mut score: Option<Score> = None;
+        let mut depth: Option<u32> = None;
+        let mut nodes: Option<u64> = None;
+        loop {
+            let p = self.proc_mut()?;
+            match p.out.read(give_up).await {
+                Read::Line => {
+                    let text = p.out.text();
+                    match parse_line(&text) {
+                        EngineLine::Info(info) => {
+                            if info.multipv.is_none_or(|m| m <= 1) {
+                                score = info.score.or(score);
+                                depth = info.depth.or(depth);
+                            }
+                            nodes = info.nodes.or(nodes);
+                        }
+                        EngineLine::BestMove { best, .. } => {
+                            let elapsed = start.elapsed();
+                            let best = match best {
+                                Some(m) => BestMove::Move(m.to_string()),
+                                None => BestMove::NoMove,
+                            };
+                            return Ok(SearchReply {
+                                best,
+                                score,
+                                depth,
+                                nodes,
+                                elapsed,
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+                Read::Eof => return Err(self.disconnected("searching").await),
+                Read::Timeout => break,
+            }
+        }
+
+        // No bestmove in time: ask it to stop, give it a short grace to answer.
+        let waited = start.elapsed();
+        debug!(engine = %self.spec.name, ?waited, "deadline passed; sending stop");
+        self.send("stop").await?;
+        let grace = (deadline / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
+        let grace_end = Instant::now() + grace;
+        loop {
+            let p = self.proc_mut()?;
+            match p.out.read(grace_end).await {
+                Read::Line => {
+                    if matches!(parse_line(&p.out.text()), EngineLine::BestMove { .. }) {
+                        return Err(EngineFault::Stalled {
+                            waited,
+                            answered_stop: true,
+                        });
+                    }
+                }
+                Read::Eof => return Err(self.disconnected("stopping").await),
+                Read::Timeout => {
+                    warn!(engine = %self.spec.name, ?waited, "ignored stop; killed");
+                    self.kill().await;
+                    return Err(EngineFault::Stalled {
+                        waited,
+                        answered_stop: false,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl Drop for UciEngine {
+    fn drop(&mut self) {
+        if let Some(p) = self.proc.as_mut() {
+            // kill_on_drop would do it too; being explicit keeps the promise visible.
+            let _ = p.child.start_kill();
+        }
+    }
+}
+
+impl Player for UciEngine {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    async fn new_game(&mut self) -> Result<(), EngineFault> {
+        self.send("ucinewgame").await?;
+        self.is_ready().await
+    }
+
+    /// See [`Player::search`]. After `Stalled { answered_stop: false }`, a `Disconnected`, or a
+    /// `readyok` timeout, the process has been killed: call [`UciEngine::restart`].
+    async fn search(
+        &mut self,
+        start_fen: &str,
+        moves: &[String],
+        go: &GoCommand,
+        deadline: Duration,
+    ) -> Result<SearchReply, EngineFault> {
+        self.run_search(start_fen, moves, go, deadline).await
+    }
+}
+
+/// `setoption name <name> [value <value>]`.
+pub fn push_setoption(buf: &mut String, name: &str, value: Option<&str>) {
+    buf.push_str("setoption name ");
+    buf.push_str(name);
+    if let Some(v) = value {
+        buf.push_str(" value ");
+        buf.push_str(v);
+    }
+}
+
+/// `position startpos|fen <fen> [moves ...]`; `start_fen` may be `startpos`.
+pub fn push_position(buf: &mut String, start_fen: &str, moves: &[String]) {
+    let fen = start_fen.trim();
+    if fen == "startpos" {
+        buf.push_str("position startpos");
+    } else {
+        buf.push_str("position fen ");
+        buf.push_str(fen);
+    }
+    if !moves.is_empty() {
+        buf.push_str(" moves");
+        for m in moves {
+            buf.push(' ');
+            buf.push_str(m);
+        }
+    }
+}
+
+/// `go` with the limits that are set, in the order UCI lists them.
+pub fn push_go(buf: &mut String, go: &GoCommand) {
+    use std::fmt::Write;
+    buf.push_str("go");
+    let fields: [(&str, Option<u64>); 8] = [
+        ("wtime", go.wtime_ms),
+        ("btime", go.btime_ms),
+        ("winc", go.winc_ms),
+        ("binc", go.binc_ms),
+        ("movestogo", go.movestogo.map(u64::from)),
+        ("depth", go.depth.map(u64::from)),
+        ("nodes", go.nodes),
+        ("movetime", go.movetime_ms),
+    ];
+    for (key, value) in fields {
+        if let Some(v) = value {
+            let _ = write!(buf, " {key} {v}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn partial_line_survives_a_deadline() {
+        let (mut w, r) = tokio::io::duplex(1 << 16);
+        let mut rd = LineReader::new(r);
+        w.write_all(b"info dep").await.unwrap();
+        let soon = Instant::now() + Duration::from_millis(30);
+        assert!(matches!(rd.read(soon).await, Read::Timeout));
+        w.write_all(b"th 5\r\nbestmove e2e4\n").await.unwrap();
+        let later = Instant::now() + Duration::from_secs(1);
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "info depth 5\r");
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "bestmove e2e4");
+        // An overlong line is truncated, and the next line is intact.
+        let long = vec![b'x'; MAX_LINE + 10];
+        let writer = tokio::spawn(async move {
+            w.write_all(&long).await.unwrap();
+            w.write_all(b"\nreadyok\n").await.unwrap();
+            w
+        });
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.line.len(), MAX_LINE);
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "readyok");
+        drop(writer.await.unwrap());
+        assert!(matches!(rd.read(later).await, Read::Eof));
+    }
+
+    #[test]
+    fn commands_are_composed_exactly() {
+        let mut b = String::new();
+        push_position(&mut b, "startpos", &[]);
+        assert_eq!(b, "position startpos");
+        b.clear();
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        push_position(&mut b, fen, &["e2e4".into(), "e7e5".into()]);
+        assert_eq!(b, format!("position fen {fen} moves e2e4 e7e5"));
+        b.clear();
+        push_go(
+            &mut b,
+            &GoCommand {
+                wtime_ms: Some(1000),
+                btime_ms: Some(900),
+                winc_ms: Some(10),
+                binc_ms: Some(10),
+                movestogo: Some(40),
+                depth: Some(300),
+                nodes: Some(5000),
+                movetime_ms: None,
+            },
+        );
+        assert_eq!(
+            b,
+            "go wtime 1000 btime 900 winc 10 binc 10 movestogo 40 depth 300 nodes 5000"
+        );
+        b.clear();
+        push_go(&mut b, &GoCommand::default());
+        assert_eq!(b, "go");
+        b.clear();
+        push_setoption(&mut b, "Pawn Structure (Endgame)", Some("120"));
+        assert_eq!(b, "setoption name Pawn Structure (Endgame) value 120");
+        b.clear();
+        push_setoption(&mut b, "Clear Hash", None);
+        assert_eq!(b, "setoption name Clear Hash");
+    }
+}
