@@ -155,7 +155,10 @@ fn main() {
         .first()
         .cloned()
         .unwrap_or_else(|| "/usr/games/stockfish".to_string());
-    let out_dir = args.get(1).cloned().unwrap_or_else(|| "openings".to_string());
+    let out_dir = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "openings".to_string());
     let count: usize = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(300);
 
     let engine_id = engine_name(&stockfish);

@@ -222,3 +222,7 @@ impl Game {
         self.finish(end)
     }
 }
+
+#[cfg(test)]
+#[path = "arbiter_tests.rs"]
+mod tests;

@@ -51,7 +51,11 @@ impl Opening {
     /// (UCI) legal in turn, and the final position must not be over (mate, stalemate,
     /// insufficient material, 50-move rule or threefold repetition). The error is a message
     /// without location; [`Book::load`] adds file and line.
-    pub fn new(fen: &str, moves_uci: &[&str], source: impl Into<String>) -> Result<Opening, String> {
+    pub fn new(
+        fen: &str,
+        moves_uci: &[&str],
+        source: impl Into<String>,
+    ) -> Result<Opening, String> {
         let start = parse_position(fen)?;
         let mut moves = Vec::new();
         let mut pos = start.clone();

@@ -53,7 +53,9 @@ impl fmt::Display for GameResult {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EndReason {
     /// The side to move is checkmated; `winner` delivered mate.
-    Checkmate { winner: Color },
+    Checkmate {
+        winner: Color,
+    },
     Stalemate,
     /// The same position (placement, side to move, castling, legal en passant) occurred a third
     /// time, counting the opening's book moves from its start.
@@ -62,25 +64,45 @@ pub enum EndReason {
     FiftyMoveRule,
     InsufficientMaterial,
     /// A well-formed UCI move that is not legal in the position: loss for `by`.
-    IllegalMove { by: Color, token: String },
+    IllegalMove {
+        by: Color,
+        token: String,
+    },
     /// A `bestmove` token that is not UCI move syntax at all: loss for `by`.
-    UnparsableMove { by: Color, token: String },
+    UnparsableMove {
+        by: Color,
+        token: String,
+    },
     /// `bestmove (none)`/`0000` while legal moves exist: loss for `by`.
-    NoMoveWithLegalMoves { by: Color },
+    NoMoveWithLegalMoves {
+        by: Color,
+    },
     /// The clock fell below −margin (or a movetime search overran by more than the margin).
-    TimeForfeit { by: Color },
+    TimeForfeit {
+        by: Color,
+    },
     /// The engine process went away (or failed `ucinewgame`): loss for `by`.
-    Disconnected { by: Color },
+    Disconnected {
+        by: Color,
+    },
     /// No `bestmove` before the stall deadline: loss for `by`.
-    Stalled { by: Color },
+    Stalled {
+        by: Color,
+    },
     /// The engine could not be (re)started: loss for `by`.
-    StartupFailed { by: Color },
+    StartupFailed {
+        by: Color,
+    },
     /// The game reached the configured maximum number of plies: draw.
-    MaxLength { plies: u32 },
+    MaxLength {
+        plies: u32,
+    },
     /// Draw adjudication by score.
     DrawAdjudication,
     /// Win/resign adjudication by score.
-    WinAdjudication { winner: Color },
+    WinAdjudication {
+        winner: Color,
+    },
 }
 
 fn name(c: Color) -> &'static str {

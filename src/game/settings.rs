@@ -297,7 +297,10 @@ mod tests {
         assert_eq!(go.btime_ms, Some(1000));
         assert_eq!(go.winc_ms, Some(100));
         // 51 ms over: forfeit.
-        assert_eq!(c.charge(0, Duration::from_millis(151)), ClockVerdict::Forfeit);
+        assert_eq!(
+            c.charge(0, Duration::from_millis(151)),
+            ClockVerdict::Forfeit
+        );
         // Deadline for black: remaining + margin + slack.
         assert_eq!(
             c.deadline(1, Duration::from_millis(500), Duration::from_secs(9)),
@@ -320,7 +323,10 @@ mod tests {
         assert_eq!(c.go_command().movetime_ms, Some(200));
         assert_eq!(c.deadline(0, slack, stall), Duration::from_millis(750));
         assert_eq!(c.charge(0, Duration::from_millis(250)), ClockVerdict::Ok);
-        assert_eq!(c.charge(0, Duration::from_millis(251)), ClockVerdict::Forfeit);
+        assert_eq!(
+            c.charge(0, Duration::from_millis(251)),
+            ClockVerdict::Forfeit
+        );
         let mut c = Clocks::new(TimeControl::Nodes(1), Duration::ZERO);
         assert_eq!(c.charge(0, Duration::from_secs(100)), ClockVerdict::Ok);
     }
