@@ -512,3 +512,249 @@ fn parse_pgn(
     }
     Ok(openings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn write(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        (dir, path)
+    }
+
+    fn load(name: &str, text: &str, options: &BookOptions) -> Result<Book, BookError> {
+        let (_dir, path) = write(name, text);
+        Book::load(&path, options)
+    }
+
+    fn sequential() -> BookOptions {
+        BookOptions {
+            order: BookOrder::Sequential,
+            ..BookOptions::default()
+        }
+    }
+
+    const EPD: &str = "# a comment header\n\
+        \n\
+        rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - ;\n\
+        rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - bm Nf3; id \"open; game\";\n\
+        r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3\n\
+        rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - hmvc 7; fmvn 12;\n\
+        \t  \n";
+
+    #[test]
+    fn epd_and_fen_lines() {
+        let book = load("b.epd", EPD, &sequential()).expect("loads");
+        assert_eq!(book.len(), 4);
+        let fens: Vec<&str> = book.openings().iter().map(|o| o.start_fen()).collect();
+        assert_eq!(
+            fens,
+            [
+                "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+                "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 1",
+                "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 7 12",
+            ]
+        );
+        assert_eq!(book.openings()[1].id(), Some("open; game"));
+        assert!(book.openings()[0].source().ends_with("b.epd:3"));
+        assert!(book.openings()[3].source().ends_with("b.epd:6"));
+        assert!(book.openings()[0].moves_uci().is_empty());
+    }
+
+    fn error_of(name: &str, text: &str, options: &BookOptions) -> String {
+        match load(name, text, options) {
+            Ok(_) => panic!("{name} should not load"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn bad_epd_lines_name_file_and_line() {
+        let good = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\n";
+        let cases = [
+            (
+                "# c\n".to_string() + good + "rnbqkbnr/pppppppp/8/8 w KQkq -\n",
+                3,
+                "bad FEN",
+            ),
+            (
+                good.to_string() + "\n" + "rnbqkbnr/pppppppp w\n",
+                3,
+                "expected 4 EPD fields",
+            ),
+            // Black to move while White is in check: illegal.
+            (
+                "4k3/8/8/8/8/8/8/R3K2r b - -\n".into(),
+                1,
+                "illegal position",
+            ),
+            // Fool's mate: White is mated.
+            (
+                "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -\n".into(),
+                1,
+                "already over",
+            ),
+            // Stalemate.
+            ("7k/8/6Q1/8/8/8/8/K7 b - -\n".into(), 1, "already over"),
+            // Insufficient material.
+            ("7k/8/8/8/8/8/8/K7 w - -\n".into(), 1, "already over"),
+            (
+                good.to_string() + "4k3/8/8/8/8/8/4P3/4K3 w - - hmvc x;\n",
+                2,
+                "hmvc",
+            ),
+        ];
+        for (text, line, what) in cases {
+            let msg = error_of("bad.epd", &text, &sequential());
+            assert!(msg.contains(&format!("bad.epd:{line}:")), "{msg}");
+            assert!(msg.contains(what), "{msg} lacks {what}");
+        }
+    }
+
+    #[test]
+    fn empty_and_missing_books_are_errors() {
+        let msg = error_of("e.epd", "# only comments\n\n", &sequential());
+        assert!(
+            msg.contains("no openings") && msg.contains("e.epd"),
+            "{msg}"
+        );
+        let msg = error_of("e.pgn", "\n", &sequential());
+        assert!(msg.contains("no openings"), "{msg}");
+        let err = Book::load("/nonexistent/book.epd", &sequential()).unwrap_err();
+        assert!(matches!(err, BookError::Io { .. }));
+        assert!(err.to_string().contains("/nonexistent/book.epd"));
+    }
+
+    const PGN: &str = "[Event \"one\"]\n\
+        [Result \"*\"]\n\
+        \n\
+        1. e4 e5 2. Nf3 {a comment} Nc6 (2... d6 3. d4) 3. Bb5 a6 *\n\
+        \n\
+        [Event \"two\"]\n\
+        [SetUp \"1\"]\n\
+        [FEN \"rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\"]\n\
+        \n\
+        1... d5 2. c4 *\n\
+        \n\
+        [Event \"three\"]\n\
+        \n\
+        *\n";
+
+    #[test]
+    fn pgn_games_from_start_and_fen() {
+        let book = load("b.pgn", PGN, &sequential()).expect("loads");
+        assert_eq!(book.len(), 3);
+        let o = &book.openings()[0];
+        assert_eq!(o.start_fen(), START_FEN);
+        assert_eq!(
+            o.moves_uci(),
+            ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"]
+        );
+        assert!(o.source().ends_with("b.pgn:1"), "{}", o.source());
+        let o = &book.openings()[1];
+        assert_eq!(
+            o.start_fen(),
+            "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"
+        );
+        assert_eq!(o.moves_uci(), ["d7d5", "c2c4"]);
+        assert_eq!(
+            o.fen(),
+            "rnbqkbnr/ppp1pppp/8/3p4/2PP4/8/PP2PPPP/RNBQKBNR b KQkq - 0 2"
+        );
+        assert!(o.source().ends_with("b.pgn:6"), "{}", o.source());
+        assert!(book.openings()[2].moves_uci().is_empty());
+    }
+
+    #[test]
+    fn pgn_ply_limit() {
+        let options = BookOptions {
+            max_plies: Some(3),
+            ..sequential()
+        };
+        let book = load("b.pgn", PGN, &options).expect("loads");
+        assert_eq!(book.openings()[0].moves_uci(), ["e2e4", "e7e5", "g1f3"]);
+        assert_eq!(book.openings()[1].moves_uci(), ["d7d5", "c2c4"]);
+    }
+
+    #[test]
+    fn bad_pgn_games_name_the_game_line() {
+        let illegal = "[Event \"ok\"]\n\n1. d4 *\n\n[Event \"bad\"]\n\n1. e4 e5 2. Ke3 *\n";
+        let msg = error_of("x.pgn", illegal, &sequential());
+        assert!(msg.contains("x.pgn:5:") && msg.contains("Ke3"), "{msg}");
+        let bad_fen = "1. e4 *\n\n[FEN \"not a fen\"]\n\n1. e4 *\n";
+        let msg = error_of("x.pgn", bad_fen, &sequential());
+        assert!(msg.contains("x.pgn:3:") && msg.contains("bad FEN"), "{msg}");
+        let over = "[Event \"mate\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
+        let msg = error_of("x.pgn", over, &sequential());
+        assert!(
+            msg.contains("x.pgn:1:") && msg.contains("already over"),
+            "{msg}"
+        );
+        // The same game cut before the mate is a fine opening.
+        let options = BookOptions {
+            max_plies: Some(3),
+            ..sequential()
+        };
+        assert!(load("x.pgn", over, &options).is_ok());
+        let variant = "[Variant \"Atomic\"]\n\n1. e4 *\n";
+        let msg = error_of("x.pgn", variant, &sequential());
+        assert!(msg.contains("x.pgn:1:") && msg.contains("variant"), "{msg}");
+    }
+
+    fn numbered_book(n: usize, order: BookOrder, seed: u64) -> Book {
+        // Told apart by their source.
+        let openings = (0..n)
+            .map(|i| Opening::new(START_FEN, &[], format!("#{i}")).expect("valid"))
+            .collect();
+        Book::from_openings(openings, order, seed).expect("non-empty")
+    }
+
+    fn order(book: &Book, range: std::ops::Range<u64>) -> Vec<String> {
+        range
+            .map(|i| book.opening_for(i).source().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn sequential_order_wraps() {
+        let book = numbered_book(3, BookOrder::Sequential, 0);
+        assert_eq!(
+            order(&book, 0..7),
+            ["#0", "#1", "#2", "#0", "#1", "#2", "#0"]
+        );
+    }
+
+    #[test]
+    fn random_order_is_a_pure_function_of_seed_and_index() {
+        let n = 50;
+        let a = numbered_book(n, BookOrder::Random, 7);
+        let b = numbered_book(n, BookOrder::Random, 7);
+        let forward = order(&a, 0..200);
+        // Asked in another order (as a resumed or concurrent run would): the same answers.
+        let mut backward: Vec<String> = (0..200u64)
+            .rev()
+            .map(|i| b.opening_for(i).source().to_string())
+            .collect();
+        backward.reverse();
+        assert_eq!(forward, backward);
+        // Each cycle is a permutation of the whole book, and cycles differ.
+        let cycles: Vec<&[String]> = forward.chunks(n).collect();
+        for c in &cycles {
+            assert_eq!(c.iter().collect::<HashSet<_>>().len(), n);
+        }
+        assert_ne!(cycles[0], cycles[1]);
+        assert_ne!(
+            forward[..n],
+            order(&numbered_book(n, BookOrder::Sequential, 7), 0..50)[..]
+        );
+        // Another seed, another order.
+        assert_ne!(
+            forward,
+            order(&numbered_book(n, BookOrder::Random, 8), 0..200)
+        );
+    }
+}

@@ -190,3 +190,295 @@ fn push_comment(words: &mut Vec<String>, text: &str) {
         words.push(w);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ops::ControlFlow;
+    use std::time::Duration;
+
+    use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use shakmaty::san::SanPlus as ShakSanPlus;
+
+    use super::*;
+    use crate::game::record::{EndReason, GameResult};
+
+    /// Everything pgn-reader gives back, moves replayed (and so checked) with shakmaty.
+    #[derive(Debug, Default)]
+    struct Parsed {
+        tags: Vec<(String, String)>,
+        sans: Vec<String>,
+        comments: Vec<String>,
+        outcome: Option<String>,
+    }
+
+    struct Collect;
+
+    impl Visitor for Collect {
+        type Tags = Parsed;
+        type Movetext = (Parsed, Chess);
+        type Output = Result<Parsed, String>;
+
+        fn begin_tags(&mut self) -> ControlFlow<Self::Output, Parsed> {
+            ControlFlow::Continue(Parsed::default())
+        }
+        fn tag(
+            &mut self,
+            t: &mut Parsed,
+            name: &[u8],
+            value: RawTag<'_>,
+        ) -> ControlFlow<Self::Output> {
+            t.tags.push((
+                String::from_utf8_lossy(name).into_owned(),
+                value.decode_utf8_lossy().into_owned(),
+            ));
+            ControlFlow::Continue(())
+        }
+        fn begin_movetext(&mut self, t: Parsed) -> ControlFlow<Self::Output, (Parsed, Chess)> {
+            let fen = t
+                .tags
+                .iter()
+                .find(|(n, _)| n == "FEN")
+                .map(|(_, v)| v.clone());
+            let pos = match fen {
+                Some(f) => match f
+                    .parse::<Fen>()
+                    .ok()
+                    .and_then(|f| f.into_position(CastlingMode::Standard).ok())
+                {
+                    Some(p) => p,
+                    None => return ControlFlow::Break(Err(format!("bad FEN tag {f}"))),
+                },
+                None => Chess::default(),
+            };
+            ControlFlow::Continue((t, pos))
+        }
+        fn san(&mut self, m: &mut (Parsed, Chess), san: SanPlus) -> ControlFlow<Self::Output> {
+            match san.san.to_move(&m.1) {
+                Ok(mv) => {
+                    m.1.play_unchecked(mv);
+                    m.0.sans.push(san.to_string());
+                    ControlFlow::Continue(())
+                }
+                Err(e) => ControlFlow::Break(Err(format!("{san}: {e}"))),
+            }
+        }
+        fn comment(
+            &mut self,
+            m: &mut (Parsed, Chess),
+            c: RawComment<'_>,
+        ) -> ControlFlow<Self::Output> {
+            m.0.comments
+                .push(String::from_utf8_lossy(c.as_bytes()).trim().to_string());
+            ControlFlow::Continue(())
+        }
+        fn outcome(&mut self, m: &mut (Parsed, Chess), o: Outcome) -> ControlFlow<Self::Output> {
+            m.0.outcome = Some(match o {
+                Outcome::Known(KnownOutcome::Draw) => "1/2-1/2".into(),
+                Outcome::Known(KnownOutcome::Decisive {
+                    winner: Color::White,
+                }) => "1-0".into(),
+                Outcome::Known(KnownOutcome::Decisive {
+                    winner: Color::Black,
+                }) => "0-1".into(),
+                Outcome::Unknown => "*".into(),
+            });
+            ControlFlow::Continue(())
+        }
+        fn end_game(&mut self, m: (Parsed, Chess)) -> Self::Output {
+            Ok(m.0)
+        }
+    }
+
+    fn parse_all(text: &str) -> Vec<Parsed> {
+        let mut reader = Reader::new(std::io::Cursor::new(text.as_bytes()));
+        let mut games = Vec::new();
+        while let Some(game) = reader.read_game(&mut Collect).expect("io") {
+            games.push(game.expect("legal PGN"));
+        }
+        games
+    }
+
+    fn tag<'a>(p: &'a Parsed, name: &str) -> Option<&'a str> {
+        p.tags
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A record of `uci` moves played from `fen` (`book` of them from the book).
+    fn record(fen: &str, uci: &[&str], book: usize, end: EndReason) -> GameRecord {
+        let mut pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let moves = uci
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                let m = u
+                    .parse::<shakmaty::uci::UciMove>()
+                    .unwrap()
+                    .to_move(&pos)
+                    .unwrap();
+                PlayedMove {
+                    uci: u.to_string(),
+                    san: ShakSanPlus::from_move_and_play_unchecked(&mut pos, m).to_string(),
+                    book: i < book,
+                    score: (i >= book).then_some(Score::Cp(35 - 10 * i as i32)),
+                    depth: (i >= book).then_some(12),
+                    elapsed: Duration::from_millis(153),
+                }
+            })
+            .collect();
+        GameRecord {
+            white: "Engine \"A\"".into(),
+            black: "B\\C".into(),
+            start_fen: fen.into(),
+            moves,
+            result: end.result(),
+            end,
+            fault: None,
+            time_control: "10+0.1".into(),
+            opening_source: "t:1".into(),
+        }
+    }
+
+    #[test]
+    fn standard_tags_moves_comments_and_result_round_trip() {
+        let r = record(
+            START_FEN,
+            &["f2f3", "e7e5", "g2g4", "d8h4"],
+            2,
+            EndReason::Checkmate {
+                winner: Color::Black,
+            },
+        );
+        let options = PgnOptions {
+            event: "SPSA tune".into(),
+            date: "2025.01.02".into(),
+            round: "17.2".into(),
+            extra_tags: vec![("WhiteOptions".into(), "Hash=16 Foo=\"x\"".into())],
+            ..PgnOptions::default()
+        };
+        let text = write_pgn(&r, &options);
+        assert!(
+            text.contains(
+                "1. f3 {book} 1... e5 {book} 2. g4 {+0.15/12 0.153s} 2... Qh4# {+0.05/12 0.153s}"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("{Black mates} 0-1"), "{text}");
+        assert!(!text.contains("[SetUp"), "no FEN for the standard start");
+        let games = parse_all(&text);
+        assert_eq!(games.len(), 1);
+        let g = &games[0];
+        let names: Vec<&str> = g.tags.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Event",
+                "Site",
+                "Date",
+                "Round",
+                "White",
+                "Black",
+                "Result",
+                "PlyCount",
+                "TimeControl",
+                "Termination",
+                "WhiteOptions"
+            ]
+        );
+        assert_eq!(tag(g, "White"), Some("Engine \"A\""));
+        assert_eq!(tag(g, "Black"), Some("B\\C"));
+        assert_eq!(tag(g, "Result"), Some("0-1"));
+        assert_eq!(tag(g, "PlyCount"), Some("4"));
+        assert_eq!(tag(g, "Termination"), Some("normal"));
+        assert_eq!(tag(g, "WhiteOptions"), Some("Hash=16 Foo=\"x\""));
+        assert_eq!(g.sans, ["f3", "e5", "g4", "Qh4#"]);
+        assert_eq!(g.comments.last().map(String::as_str), Some("Black mates"));
+        assert_eq!(g.outcome.as_deref(), Some("0-1"));
+    }
+
+    #[test]
+    fn black_to_move_from_fen_and_no_comments() {
+        let fen = "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 5";
+        let r = record(
+            fen,
+            &["d7d5", "c2c4", "e7e6"],
+            0,
+            EndReason::MaxLength { plies: 3 },
+        );
+        let options = PgnOptions {
+            move_comments: false,
+            ..PgnOptions::default()
+        };
+        let text = write_pgn(&r, &options);
+        assert!(text.contains(
+            "[SetUp \"1\"]\n[FEN \"rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 5\"]"
+        ));
+        assert!(
+            text.contains("\n5... d5 6. c4 e6 {Draw by maximum game length (3 plies)} 1/2-1/2\n"),
+            "{text}"
+        );
+        assert!(text.contains("[Termination \"adjudication\"]"));
+        let g = &parse_all(&text)[0];
+        assert_eq!(g.sans, ["d5", "c4", "e6"]);
+        assert_eq!(g.outcome.as_deref(), Some("1/2-1/2"));
+    }
+
+    #[test]
+    fn random_long_games_round_trip_and_wrap_at_80() {
+        let mut text = String::new();
+        let mut expected = Vec::new();
+        for seed in 0..12u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut pos = Chess::default();
+            let mut uci = Vec::new();
+            while uci.len() < 160 && !pos.is_game_over() {
+                let moves = pos.legal_moves();
+                let m = moves[rng.random_range(0..moves.len())];
+                uci.push(m.to_uci(CastlingMode::Standard).to_string());
+                pos.play_unchecked(m);
+            }
+            let refs: Vec<&str> = uci.iter().map(String::as_str).collect();
+            let end = if seed % 2 == 0 {
+                EndReason::TimeForfeit { by: Color::White }
+            } else {
+                EndReason::IllegalMove {
+                    by: Color::Black,
+                    token: "a1a1}{x".into(),
+                }
+            };
+            let r = record(START_FEN, &refs, 4, end);
+            expected.push((
+                r.moves.iter().map(|m| m.san.clone()).collect::<Vec<_>>(),
+                r.result,
+            ));
+            text.push_str(&write_pgn(&r, &PgnOptions::default()));
+        }
+        for line in text.lines() {
+            assert!(line.len() <= 80, "{} chars: {line}", line.len());
+        }
+        let games = parse_all(&text);
+        assert_eq!(games.len(), expected.len());
+        for (g, (sans, result)) in games.iter().zip(expected) {
+            assert_eq!(g.sans, sans);
+            assert_eq!(g.outcome.as_deref(), Some(result.pgn()));
+        }
+        assert_eq!(GameResult::WhiteWins.pgn(), "1-0");
+    }
+
+    #[test]
+    fn score_formats() {
+        assert_eq!(score_text(Score::Cp(35)), "+0.35");
+        assert_eq!(score_text(Score::Cp(-120)), "-1.20");
+        assert_eq!(score_text(Score::Cp(-5)), "-0.05");
+        assert_eq!(score_text(Score::Cp(0)), "+0.00");
+        assert_eq!(score_text(Score::Mate(3)), "+M3");
+        assert_eq!(score_text(Score::Mate(-2)), "-M2");
+    }
+}
