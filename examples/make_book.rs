@@ -213,6 +213,8 @@ fn main() {
         moves: Vec<String>,
         eval: i32,
         pawns: (u64, u64),
+        halfmoves: u32,
+        fullmoves: u32,
     }
     let mut by_first: BTreeMap<String, Vec<Kept>> = BTreeMap::new();
     for (i, (epd, moves)) in leaves.iter().enumerate() {
@@ -240,6 +242,8 @@ fn main() {
                 moves: moves.clone(),
                 eval: white_eval,
                 pawns: pawn_key(&pos),
+                halfmoves: pos.halfmoves(),
+                fullmoves: pos.fullmoves().get(),
             });
         }
     }
@@ -279,15 +283,18 @@ fn main() {
          # at depth {PRUNE_DEPTH} within {PRUNE_WINDOW} cp of the best; end positions kept when\n\
          # |eval| <= {BALANCED_CP} cp at depth {EVAL_DEPTH} (1 thread, 16 MB hash); at most\n\
          # {PER_PAWN_STRUCTURE} per pawn structure, round-robin over first moves. Seed {SEED}.\n\
-         # Opcodes: ce = Stockfish eval in cp from White's view, c0 = the moves from the start.\n",
+         # Opcodes: hmvc/fmvn = move counters, ce = Stockfish eval in cp from White's view,\n\
+         # c0 = the moves from the start in UCI.\n",
         n = chosen.len(),
     );
     let mut epd_out = header.clone();
     for (i, k) in chosen.iter().enumerate() {
         let _ = writeln!(
             epd_out,
-            "{} id \"bal6-{:03}\"; ce {}; c0 \"{}\";",
+            "{} hmvc {}; fmvn {}; id \"bal6-{:03}\"; ce {}; c0 \"{}\";",
             k.epd,
+            k.halfmoves,
+            k.fullmoves,
             i + 1,
             k.eval,
             k.moves.join(" ")

@@ -543,12 +543,13 @@ mod tests {
         rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - bm Nf3; id \"open; game\";\n\
         r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3\n\
         rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - hmvc 7; fmvn 12;\n\
+        rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3 7;\n\
         \t  \n";
 
     #[test]
     fn epd_and_fen_lines() {
         let book = load("b.epd", EPD, &sequential()).expect("loads");
-        assert_eq!(book.len(), 4);
+        assert_eq!(book.len(), 5);
         let fens: Vec<&str> = book.openings().iter().map(|o| o.start_fen()).collect();
         assert_eq!(
             fens,
@@ -557,6 +558,7 @@ mod tests {
                 "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 1",
                 "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
                 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 7 12",
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3 7",
             ]
         );
         assert_eq!(book.openings()[1].id(), Some("open; game"));
