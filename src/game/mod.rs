@@ -5,6 +5,15 @@
 //! pair, plays it twice with colours reversed via [`play_game`], writes each [`GameRecord`] with
 //! [`write_pgn`], and restarts an engine when [`GameRecord::fault`] names it and
 //! [`crate::engine::EngineFault::needs_restart`] says so.
+//!
+//! ```text
+//! let opening = book.opening_for(task.opening);          // pure in (seed, index)
+//! let g1 = play_game(&mut plus, &mut minus, opening, &settings).await;   // θ+ White
+//! restart_if_needed(&g1, plus_is = White);                // g1.fault: colour + EngineFault
+//! let g2 = play_game(&mut minus, &mut plus, opening, &settings).await;   // θ+ Black
+//! restart_if_needed(&g2, plus_is = Black);
+//! scores = [g1.value_for(White), g2.value_for(Black)]     // +1/0/−1 for θ+
+//! ```
 
 mod adjudication;
 mod arbiter;
