@@ -196,7 +196,7 @@ impl Clocks {
         self.remaining_ms[side]
     }
 
-    /// The `go` command for the side to move (`side` 0 = white, 1 = black).
+    /// The `go` command for the next search (both clocks are sent, whoever is to move).
     pub fn go_command(&self) -> GoCommand {
         match self.tc {
             TimeControl::Clock { inc_ms, .. } => GoCommand {
