@@ -1,0 +1,343 @@
+//! Generate the bundled opening book `openings/` by talking to Stockfish directly.
+//!
+//! Method (see `openings/README.md`):
+//! 1. Random walks of `PLIES` plies from the start position. At every position on the way, a
+//!    shallow MultiPV search (depth `PRUNE_DEPTH`) lists the candidate moves; only moves within
+//!    `PRUNE_WINDOW` cp of the best one are allowed, so obviously bad moves are pruned. Results
+//!    are cached per position, so the shallow searches near the root are shared by many walks.
+//! 2. Every distinct end position is evaluated at depth `EVAL_DEPTH`; only those with
+//!    |eval| ≤ `BALANCED_CP` are kept.
+//! 3. Diversity: at most `PER_PAWN_STRUCTURE` positions per pawn structure, picked round-robin
+//!    over the first move so that every opening move family is represented.
+//!
+//! Usage: `cargo run --release --example make_book -- [stockfish path] [out dir] [count]`
+//! (defaults: /usr/games/stockfish, openings, 300). Deterministic for a given Stockfish build
+//! (one thread, fixed seed), and it uses one core only.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::fen::Epd;
+use shakmaty::san::San;
+use shakmaty::uci::UciMove;
+use shakmaty::{Chess, Color, EnPassantMode, Position, Role};
+
+const PLIES: usize = 6;
+const PRUNE_DEPTH: u32 = 8;
+const MULTIPV: u32 = 6;
+const ROOT_MULTIPV: u32 = 10;
+const PRUNE_WINDOW: i32 = 50;
+const EVAL_DEPTH: u32 = 13;
+const BALANCED_CP: i32 = 40;
+const PER_PAWN_STRUCTURE: usize = 2;
+const CANDIDATES: usize = 1000;
+const SEED: u64 = 20240607;
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Engine {
+    fn start(path: &str) -> Engine {
+        let mut child = Command::new(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {path}: {e}"));
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut engine = Engine {
+            child,
+            stdin,
+            stdout,
+        };
+        engine.send("uci");
+        engine.wait_for("uciok");
+        engine.send("setoption name Threads value 1");
+        engine.send("setoption name Hash value 16");
+        engine.send("isready");
+        engine.wait_for("readyok");
+        engine
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").expect("write to engine");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn wait_for(&mut self, token: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line).expect("read") == 0 {
+                panic!("engine exited");
+            }
+            let line = line.trim().to_string();
+            let done = line.split_whitespace().next() == Some(token);
+            lines.push(line);
+            if done {
+                return lines;
+            }
+        }
+    }
+
+    /// MultiPV search: (first move, score cp from the side to move) for each line, best first.
+    fn search(&mut self, fen: &str, depth: u32, multipv: u32) -> Vec<(String, i32)> {
+        self.send(&format!("setoption name MultiPV value {multipv}"));
+        self.send(&format!("position fen {fen}"));
+        self.send(&format!("go depth {depth}"));
+        let lines = self.wait_for("bestmove");
+        let mut best: BTreeMap<u32, (String, i32)> = BTreeMap::new();
+        for line in &lines {
+            let tokens: Vec<&str> = line.split_whitespace().collect();
+            if tokens.first() != Some(&"info") || !tokens.contains(&"pv") {
+                continue;
+            }
+            let get = |key: &str| {
+                tokens
+                    .iter()
+                    .position(|t| *t == key)
+                    .and_then(|i| tokens.get(i + 1))
+            };
+            let line_depth: u32 = get("depth").and_then(|d| d.parse().ok()).unwrap_or(0);
+            if line_depth != depth {
+                continue;
+            }
+            let k: u32 = get("multipv").and_then(|d| d.parse().ok()).unwrap_or(1);
+            let score = match (get("cp"), get("mate")) {
+                (Some(cp), _) => cp.parse().unwrap_or(0),
+                (None, Some(m)) => {
+                    if m.starts_with('-') {
+                        -30000
+                    } else {
+                        30000
+                    }
+                }
+                _ => continue,
+            };
+            let Some(mv) = get("pv") else { continue };
+            best.insert(k, (mv.to_string(), score));
+        }
+        best.into_values().collect()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        let _ = self.child.wait();
+    }
+}
+
+fn fen_of(pos: &Chess) -> String {
+    shakmaty::fen::Fen::from_position(pos, EnPassantMode::Legal).to_string()
+}
+
+fn pawn_key(pos: &Chess) -> (u64, u64) {
+    let board = pos.board();
+    let pawns = board.by_role(Role::Pawn);
+    (
+        (pawns & board.by_color(Color::White)).0,
+        (pawns & board.by_color(Color::Black)).0,
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let stockfish = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "/usr/games/stockfish".to_string());
+    let out_dir = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "openings".to_string());
+    let count: usize = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(300);
+
+    let engine_id = engine_name(&stockfish);
+    let mut engine = Engine::start(&stockfish);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let mut candidates_cache: HashMap<String, Vec<String>> = HashMap::new();
+    let mut leaves: BTreeMap<String, Vec<String>> = BTreeMap::new(); // epd -> moves
+    let mut walks = 0;
+    while leaves.len() < CANDIDATES && walks < CANDIDATES * 20 {
+        walks += 1;
+        let mut pos = Chess::default();
+        let mut moves = Vec::new();
+        for ply in 0..PLIES {
+            let fen = fen_of(&pos);
+            let allowed = candidates_cache.entry(fen.clone()).or_insert_with(|| {
+                let multipv = if ply == 0 { ROOT_MULTIPV } else { MULTIPV };
+                let lines = engine.search(&fen, PRUNE_DEPTH, multipv);
+                let best = lines.first().map_or(0, |l| l.1);
+                lines
+                    .into_iter()
+                    .filter(|(_, s)| *s >= best - PRUNE_WINDOW)
+                    .map(|(m, _)| m)
+                    .collect()
+            });
+            if allowed.is_empty() {
+                break;
+            }
+            let pick = allowed[rng.random_range(0..allowed.len())].clone();
+            let m = pick
+                .parse::<UciMove>()
+                .ok()
+                .and_then(|u| u.to_move(&pos).ok())
+                .expect("engine move is legal");
+            pos.play_unchecked(m);
+            moves.push(pick);
+        }
+        if moves.len() == PLIES && !pos.is_game_over() {
+            let epd = Epd::from_position(&pos, EnPassantMode::Legal).to_string();
+            leaves.entry(epd).or_insert(moves);
+        }
+    }
+    eprintln!(
+        "{} walks, {} distinct candidates, {} shallow searches",
+        walks,
+        leaves.len(),
+        candidates_cache.len()
+    );
+
+    // Evaluate and keep balanced positions.
+    struct Kept {
+        epd: String,
+        moves: Vec<String>,
+        eval: i32,
+        pawns: (u64, u64),
+        halfmoves: u32,
+        fullmoves: u32,
+    }
+    let mut by_first: BTreeMap<String, Vec<Kept>> = BTreeMap::new();
+    for (i, (epd, moves)) in leaves.iter().enumerate() {
+        let mut pos = Chess::default();
+        for m in moves {
+            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(mv);
+        }
+        engine.send("ucinewgame");
+        let lines = engine.search(&fen_of(&pos), EVAL_DEPTH, 1);
+        let Some(&(_, stm_eval)) = lines.first() else {
+            continue;
+        };
+        let white_eval = if pos.turn() == Color::White {
+            stm_eval
+        } else {
+            -stm_eval
+        };
+        if i % 100 == 0 {
+            eprintln!("evaluated {i}/{}", leaves.len());
+        }
+        if white_eval.abs() <= BALANCED_CP {
+            by_first.entry(moves[0].clone()).or_default().push(Kept {
+                epd: epd.clone(),
+                moves: moves.clone(),
+                eval: white_eval,
+                pawns: pawn_key(&pos),
+                halfmoves: pos.halfmoves(),
+                fullmoves: pos.fullmoves().get(),
+            });
+        }
+    }
+
+    // Diversity: round-robin over first moves, at most PER_PAWN_STRUCTURE per pawn structure.
+    let mut per_structure: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut chosen: Vec<Kept> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut queues: Vec<std::vec::IntoIter<Kept>> =
+        by_first.into_values().map(|v| v.into_iter()).collect();
+    while chosen.len() < count {
+        let mut progressed = false;
+        for q in queues.iter_mut() {
+            for k in q.by_ref() {
+                let n = per_structure.entry(k.pawns).or_insert(0);
+                if *n < PER_PAWN_STRUCTURE && seen.insert(k.epd.clone()) {
+                    *n += 1;
+                    chosen.push(k);
+                    progressed = true;
+                    break;
+                }
+            }
+            if chosen.len() >= count {
+                break;
+            }
+        }
+        if !progressed {
+            break;
+        }
+    }
+    eprintln!("kept {} balanced, diverse positions", chosen.len());
+
+    let header = format!(
+        "# spsa bundled opening book: {n} balanced positions {PLIES} plies from the start.\n\
+         # Made by `cargo run --release --example make_book` with {engine_id}:\n\
+         # random walks of {PLIES} plies, each move among Stockfish's MultiPV {MULTIPV} (root {ROOT_MULTIPV})\n\
+         # at depth {PRUNE_DEPTH} within {PRUNE_WINDOW} cp of the best; end positions kept when\n\
+         # |eval| <= {BALANCED_CP} cp at depth {EVAL_DEPTH} (1 thread, 16 MB hash); at most\n\
+         # {PER_PAWN_STRUCTURE} per pawn structure, round-robin over first moves. Seed {SEED}.\n\
+         # Opcodes: hmvc/fmvn = move counters, ce = Stockfish eval in cp from White's view,\n\
+         # c0 = the moves from the start in UCI.\n",
+        n = chosen.len(),
+    );
+    let mut epd_out = header.clone();
+    for (i, k) in chosen.iter().enumerate() {
+        let _ = writeln!(
+            epd_out,
+            "{} hmvc {}; fmvn {}; id \"bal6-{:03}\"; ce {}; c0 \"{}\";",
+            k.epd,
+            k.halfmoves,
+            k.fullmoves,
+            i + 1,
+            k.eval,
+            k.moves.join(" ")
+        );
+    }
+    std::fs::create_dir_all(&out_dir).expect("create out dir");
+    let epd_path = format!("{out_dir}/balanced_{PLIES}ply.epd");
+    std::fs::write(&epd_path, epd_out).expect("write epd");
+
+    // The small PGN book: the first 20 lines as games from the start position.
+    let mut pgn = String::new();
+    for (i, k) in chosen.iter().take(20).enumerate() {
+        let _ = write!(
+            pgn,
+            "[Event \"spsa balanced book\"]\n[Site \"?\"]\n[Date \"????.??.??\"]\n\
+             [Round \"{}\"]\n[White \"?\"]\n[Black \"?\"]\n[Result \"*\"]\n\
+             [Annotator \"{} depth {EVAL_DEPTH}: {:+} cp\"]\n\n",
+            i + 1,
+            engine_id,
+            k.eval
+        );
+        let mut pos = Chess::default();
+        let mut text = String::new();
+        for (ply, m) in k.moves.iter().enumerate() {
+            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            if ply % 2 == 0 {
+                let _ = write!(text, "{}. ", ply / 2 + 1);
+            }
+            let _ = write!(text, "{} ", San::from_move(&pos, mv));
+            pos.play_unchecked(mv);
+        }
+        let _ = writeln!(pgn, "{text}*\n");
+    }
+    std::fs::write(format!("{out_dir}/balanced_small.pgn"), pgn).expect("write pgn");
+    eprintln!("wrote {epd_path} and {out_dir}/balanced_small.pgn");
+}
+
+fn engine_name(path: &str) -> String {
+    let mut engine = Engine::start(path);
+    engine.send("uci");
+    engine
+        .wait_for("uciok")
+        .iter()
+        .find_map(|l| l.strip_prefix("id name ").map(str::to_string))
+        .unwrap_or_else(|| path.to_string())
+}

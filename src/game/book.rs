@@ -1,0 +1,762 @@
+//! Opening books: EPD/FEN files and PGN files, validated at load, and a deterministic order.
+
+use std::io::{self, Seek};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use pgn_reader::{RawTag, Reader, SanPlus, Visitor};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+
+/// The standard start position.
+pub const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// Why an opening or a book could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BookError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: the book has no openings")]
+    Empty { path: PathBuf },
+}
+
+/// A validated opening: a start position and book moves from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opening {
+    start: Chess,
+    start_fen: String,
+    moves: Vec<Move>,
+    moves_uci: Vec<String>,
+    source: String,
+    id: Option<String>,
+}
+
+impl Opening {
+    /// Build and validate an opening: `fen` must be a legal standard-chess position, every move
+    /// (UCI) legal in turn, and the final position must not be over (mate, stalemate,
+    /// insufficient material, 50-move rule or threefold repetition). The error is a message
+    /// without location; [`Book::load`] adds file and line.
+    pub fn new(
+        fen: &str,
+        moves_uci: &[&str],
+        source: impl Into<String>,
+    ) -> Result<Opening, String> {
+        let start = parse_position(fen)?;
+        let mut moves = Vec::new();
+        let mut pos = start.clone();
+        for token in moves_uci {
+            let m = token
+                .parse::<UciMove>()
+                .map_err(|_| format!("unparsable move {token:?}"))?
+                .to_move(&pos)
+                .map_err(|_| format!("illegal move {token:?}"))?;
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Opening::from_moves(start, moves, source.into(), None)
+    }
+
+    fn from_moves(
+        start: Chess,
+        moves: Vec<Move>,
+        source: String,
+        id: Option<String>,
+    ) -> Result<Opening, String> {
+        let start_fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
+        let mut pos = start.clone();
+        let mut hashes = vec![super::arbiter::position_key(&pos)];
+        let mut moves_uci = Vec::new();
+        for m in &moves {
+            moves_uci.push(m.to_uci(CastlingMode::Standard).to_string());
+            pos.play_unchecked(*m);
+            hashes.push(super::arbiter::position_key(&pos));
+        }
+        if let Some(end) = super::arbiter::rules_end(&pos, &hashes) {
+            return Err(format!("the opening position is already over: {end}"));
+        }
+        Ok(Opening {
+            start,
+            start_fen,
+            moves,
+            moves_uci,
+            source,
+            id,
+        })
+    }
+
+    /// The standard start position with no book moves.
+    pub fn start_position() -> Opening {
+        Opening::from_moves(Chess::default(), Vec::new(), "startpos".into(), None)
+            .unwrap_or_else(|_| unreachable!("the start position is not over"))
+    }
+
+    /// The FEN the opening starts from (what engines get in `position fen`).
+    pub fn start_fen(&self) -> &str {
+        &self.start_fen
+    }
+
+    pub(crate) fn start(&self) -> &Chess {
+        &self.start
+    }
+
+    pub(crate) fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// The book moves in UCI notation, from [`Opening::start_fen`].
+    pub fn moves_uci(&self) -> &[String] {
+        &self.moves_uci
+    }
+
+    /// The position after the book moves.
+    pub fn position(&self) -> Chess {
+        let mut pos = self.start.clone();
+        for m in &self.moves {
+            pos.play_unchecked(*m);
+        }
+        pos
+    }
+
+    /// The position after the book moves as FEN.
+    pub fn fen(&self) -> String {
+        Fen::from_position(&self.position(), EnPassantMode::Legal).to_string()
+    }
+
+    /// Where the opening was read: `file:line`.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The EPD `id` opcode, if any.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+}
+
+fn parse_position(fen: &str) -> Result<Chess, String> {
+    let parsed: Fen = fen.parse().map_err(|e| format!("bad FEN {fen:?}: {e}"))?;
+    parsed
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| format!("illegal position {fen:?}: {e}"))
+}
+
+/// In which order [`Book::opening_for`] hands out openings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BookOrder {
+    /// A seeded random permutation of the whole book, a new one for each pass (cycle).
+    #[default]
+    Random,
+    /// File order, wrapping around.
+    Sequential,
+}
+
+/// Options for [`Book::load`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BookOptions {
+    pub order: BookOrder,
+    pub seed: u64,
+    /// PGN books: play at most this many plies of each game (`None`: all of them).
+    pub max_plies: Option<usize>,
+}
+
+/// A loaded, validated opening book.
+#[derive(Debug)]
+pub struct Book {
+    openings: Vec<Opening>,
+    order: BookOrder,
+    seed: u64,
+    /// The permutation of the last cycle asked for (a cache: the order is a pure function).
+    cycle_cache: Mutex<Option<(u64, Vec<u32>)>>,
+}
+
+impl Book {
+    /// Load `path`: PGN when its extension is `.pgn` (case-insensitive), else EPD/FEN lines.
+    pub fn load(path: impl AsRef<Path>, options: &BookOptions) -> Result<Book, BookError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| BookError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let is_pgn = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
+        let openings = if is_pgn {
+            parse_pgn(path, &bytes, options.max_plies)?
+        } else {
+            parse_epd(path, &bytes)?
+        };
+        if openings.is_empty() {
+            return Err(BookError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Book::from_openings(openings, options.order, options.seed)
+            .unwrap_or_else(|| unreachable!("checked non-empty")))
+    }
+
+    /// A book from openings made elsewhere; `None` when `openings` is empty.
+    pub fn from_openings(openings: Vec<Opening>, order: BookOrder, seed: u64) -> Option<Book> {
+        if openings.is_empty() || openings.len() > u32::MAX as usize {
+            return None;
+        }
+        Some(Book {
+            openings,
+            order,
+            seed,
+            cycle_cache: Mutex::new(None),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.openings.len()
+    }
+
+    /// Never true: an empty book is an error at load.
+    pub fn is_empty(&self) -> bool {
+        self.openings.is_empty()
+    }
+
+    pub fn openings(&self) -> &[Opening] {
+        &self.openings
+    }
+
+    /// The opening for game pair `pair_index`: a pure function of (seed, order, book, index),
+    /// so a resumed run gets the same openings. Random order walks a seeded permutation of the
+    /// whole book, then a different permutation for the next pass, and so on.
+    pub fn opening_for(&self, pair_index: u64) -> &Opening {
+        let n = self.openings.len() as u64;
+        let within = (pair_index % n) as usize;
+        match self.order {
+            BookOrder::Sequential => &self.openings[within],
+            BookOrder::Random => {
+                let cycle = pair_index / n;
+                let mut cache = self
+                    .cycle_cache
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if cache.as_ref().is_none_or(|(c, _)| *c != cycle) {
+                    *cache = Some((cycle, self.permutation(cycle)));
+                }
+                let index = cache.as_ref().map_or(within, |(_, p)| p[within] as usize);
+                &self.openings[index]
+            }
+        }
+    }
+
+    fn permutation(&self, cycle: u64) -> Vec<u32> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(cycle);
+        let mut p: Vec<u32> = (0..self.openings.len() as u32).collect();
+        p.shuffle(&mut rng);
+        p
+    }
+}
+
+fn invalid(path: &Path, line: usize, message: impl Into<String>) -> BookError {
+    BookError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        message: message.into(),
+    }
+}
+
+/// EPD or FEN lines. The first four fields are the EPD position; then either the FEN's two
+/// counters, or EPD operations (`bm e4; id "x";`, honouring `hmvc` and `fmvn`), or nothing.
+fn parse_epd(path: &Path, bytes: &[u8]) -> Result<Vec<Opening>, BookError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        invalid(path, line, "not UTF-8 text")
+    })?;
+    let mut openings = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (fen, id) = epd_line_to_fen(line).map_err(|m| invalid(path, line_no, m))?;
+        let start = parse_position(&fen).map_err(|m| invalid(path, line_no, m))?;
+        let source = format!("{}:{line_no}", path.display());
+        let opening = Opening::from_moves(start, Vec::new(), source, id)
+            .map_err(|m| invalid(path, line_no, m))?;
+        openings.push(opening);
+    }
+    Ok(openings)
+}
+
+/// Turn one EPD/FEN line into a full FEN and the `id` opcode.
+fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
+    let mut fields: Vec<&str> = Vec::with_capacity(4);
+    let mut rest = line;
+    while fields.len() < 4 {
+        rest = rest.trim_start();
+        if rest.is_empty() || rest.starts_with(';') {
+            return Err(format!(
+                "expected 4 EPD fields (board, side, castling, en passant) in {line:?}"
+            ));
+        }
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == ';')
+            .unwrap_or(rest.len());
+        fields.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    let rest = rest.trim();
+    let mut halfmove = "0".to_string();
+    let mut fullmove = "1".to_string();
+    let mut id = None;
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let numeric = |s: &&str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if tokens.len() >= 2
+        && numeric(&tokens[0])
+        && numeric(&tokens[1].trim_end_matches(';'))
+        && (tokens.len() == 2 || tokens[1].ends_with(';') || tokens[2].starts_with(';'))
+    {
+        // Full FEN: the two counters follow (optionally a trailing `;`).
+        halfmove = tokens[0].to_string();
+        fullmove = tokens[1].trim_end_matches(';').to_string();
+    } else {
+        for op in split_operations(rest) {
+            let op = op.trim();
+            let (opcode, operand) = op.split_once(char::is_whitespace).unwrap_or((op, ""));
+            let operand = operand.trim();
+            match opcode {
+                "hmvc" if numeric(&operand) => halfmove = operand.to_string(),
+                "fmvn" if numeric(&operand) => fullmove = operand.to_string(),
+                "hmvc" | "fmvn" => return Err(format!("bad {opcode} operand {operand:?}")),
+                "id" => id = Some(operand.trim_matches('"').to_string()),
+                _ => {}
+            }
+        }
+    }
+    if fullmove == "0" {
+        fullmove = "1".to_string();
+    }
+    Ok((
+        format!(
+            "{} {} {} {} {halfmove} {fullmove}",
+            fields[0], fields[1], fields[2], fields[3]
+        ),
+        id,
+    ))
+}
+
+/// Split EPD operations on `;`, respecting double-quoted strings.
+fn split_operations(s: &str) -> Vec<&str> {
+    let mut ops = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ';' if !quoted => {
+                ops.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        ops.push(&s[start..]);
+    }
+    ops.into_iter().filter(|o| !o.trim().is_empty()).collect()
+}
+
+/// Reads one PGN game: the start position (FEN tag or standard) and its main-line moves.
+struct BookVisitor {
+    max_plies: Option<usize>,
+}
+
+struct GameTags {
+    fen: Option<String>,
+    variant: Option<String>,
+}
+
+/// One PGN game being read: its start position, the current position, the moves so far.
+struct PgnGame {
+    start: Chess,
+    pos: Chess,
+    moves: Vec<Move>,
+}
+
+impl PgnGame {
+    fn new(start: Chess) -> PgnGame {
+        PgnGame {
+            pos: start.clone(),
+            start,
+            moves: Vec::new(),
+        }
+    }
+}
+
+type GameOutput = Result<PgnGame, String>;
+
+impl Visitor for BookVisitor {
+    type Tags = GameTags;
+    type Movetext = PgnGame;
+    type Output = GameOutput;
+
+    fn begin_tags(&mut self) -> ControlFlow<GameOutput, GameTags> {
+        ControlFlow::Continue(GameTags {
+            fen: None,
+            variant: None,
+        })
+    }
+
+    fn tag(
+        &mut self,
+        tags: &mut GameTags,
+        name: &[u8],
+        value: RawTag<'_>,
+    ) -> ControlFlow<GameOutput> {
+        let value = value.decode_utf8_lossy().into_owned();
+        match name {
+            b"FEN" => tags.fen = Some(value),
+            b"Variant" => tags.variant = Some(value),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<GameOutput, PgnGame> {
+        if let Some(v) = tags.variant
+            && !matches!(
+                v.to_ascii_lowercase().as_str(),
+                "standard" | "chess" | "normal" | "from position"
+            )
+        {
+            return ControlFlow::Break(Err(format!("unsupported variant {v:?}")));
+        }
+        match tags.fen {
+            None => ControlFlow::Continue(PgnGame::new(Chess::default())),
+            Some(fen) => match parse_position(&fen) {
+                Ok(pos) => ControlFlow::Continue(PgnGame::new(pos)),
+                Err(e) => ControlFlow::Break(Err(e)),
+            },
+        }
+    }
+
+    fn san(&mut self, game: &mut PgnGame, san: SanPlus) -> ControlFlow<GameOutput> {
+        if self.max_plies.is_some_and(|max| game.moves.len() >= max) {
+            return ControlFlow::Continue(());
+        }
+        match san.san.to_move(&game.pos) {
+            Ok(m) => {
+                game.pos.play_unchecked(m);
+                game.moves.push(m);
+                ControlFlow::Continue(())
+            }
+            Err(_) => ControlFlow::Break(Err(format!(
+                "illegal move {} after {} plies",
+                san,
+                game.moves.len()
+            ))),
+        }
+    }
+
+    fn end_game(&mut self, game: PgnGame) -> GameOutput {
+        Ok(game)
+    }
+}
+
+fn parse_pgn(
+    path: &Path,
+    bytes: &[u8],
+    max_plies: Option<usize>,
+) -> Result<Vec<Opening>, BookError> {
+    let mut reader = Reader::new(io::Cursor::new(bytes));
+    let mut visitor = BookVisitor { max_plies };
+    let mut openings = Vec::new();
+    let io_err = |source| BookError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    loop {
+        if !reader.has_more().map_err(io_err)? {
+            break;
+        }
+        // The reader skipped whitespace up to the game's first byte: its line for messages.
+        let offset = reader.stream_position().map_err(io_err)? as usize;
+        let line = bytes[..offset.min(bytes.len())]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        let Some(game) = reader.read_game(&mut visitor).map_err(io_err)? else {
+            break;
+        };
+        let game = game.map_err(|m| invalid(path, line, m))?;
+        let source = format!("{}:{line}", path.display());
+        let opening = Opening::from_moves(game.start, game.moves, source, None)
+            .map_err(|m| invalid(path, line, m))?;
+        openings.push(opening);
+    }
+    Ok(openings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn write(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        (dir, path)
+    }
+
+    fn load(name: &str, text: &str, options: &BookOptions) -> Result<Book, BookError> {
+        let (_dir, path) = write(name, text);
+        Book::load(&path, options)
+    }
+
+    fn sequential() -> BookOptions {
+        BookOptions {
+            order: BookOrder::Sequential,
+            ..BookOptions::default()
+        }
+    }
+
+    const EPD: &str = "# a comment header\n\
+        \n\
+        rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - ;\n\
+        rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - bm Nf3; id \"open; game\";\n\
+        r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3\n\
+        rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - hmvc 7; fmvn 12;\n\
+        rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3 7;\n\
+        \t  \n";
+
+    #[test]
+    fn epd_and_fen_lines() {
+        let book = load("b.epd", EPD, &sequential()).expect("loads");
+        assert_eq!(book.len(), 5);
+        let fens: Vec<&str> = book.openings().iter().map(|o| o.start_fen()).collect();
+        assert_eq!(
+            fens,
+            [
+                "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+                "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 1",
+                "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 7 12",
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3 7",
+            ]
+        );
+        assert_eq!(book.openings()[1].id(), Some("open; game"));
+        assert!(book.openings()[0].source().ends_with("b.epd:3"));
+        assert!(book.openings()[3].source().ends_with("b.epd:6"));
+        assert!(book.openings()[0].moves_uci().is_empty());
+    }
+
+    fn error_of(name: &str, text: &str, options: &BookOptions) -> String {
+        match load(name, text, options) {
+            Ok(_) => panic!("{name} should not load"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn bad_epd_lines_name_file_and_line() {
+        let good = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\n";
+        let cases = [
+            (
+                "# c\n".to_string() + good + "rnbqkbnr/pppppppp/8/8 w KQkq -\n",
+                3,
+                "bad FEN",
+            ),
+            (
+                good.to_string() + "\n" + "rnbqkbnr/pppppppp w\n",
+                3,
+                "expected 4 EPD fields",
+            ),
+            // Black to move while White is in check: illegal.
+            (
+                "4k3/8/8/8/8/8/8/R3K2r b - -\n".into(),
+                1,
+                "illegal position",
+            ),
+            // Fool's mate: White is mated.
+            (
+                "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -\n".into(),
+                1,
+                "already over",
+            ),
+            // Stalemate.
+            ("7k/8/6Q1/8/8/8/8/K7 b - -\n".into(), 1, "already over"),
+            // Insufficient material.
+            ("7k/8/8/8/8/8/8/K7 w - -\n".into(), 1, "already over"),
+            (
+                good.to_string() + "4k3/8/8/8/8/8/4P3/4K3 w - - hmvc x;\n",
+                2,
+                "hmvc",
+            ),
+        ];
+        for (text, line, what) in cases {
+            let msg = error_of("bad.epd", &text, &sequential());
+            assert!(msg.contains(&format!("bad.epd:{line}:")), "{msg}");
+            assert!(msg.contains(what), "{msg} lacks {what}");
+        }
+    }
+
+    #[test]
+    fn empty_and_missing_books_are_errors() {
+        let msg = error_of("e.epd", "# only comments\n\n", &sequential());
+        assert!(
+            msg.contains("no openings") && msg.contains("e.epd"),
+            "{msg}"
+        );
+        let msg = error_of("e.pgn", "\n", &sequential());
+        assert!(msg.contains("no openings"), "{msg}");
+        let err = Book::load("/nonexistent/book.epd", &sequential()).unwrap_err();
+        assert!(matches!(err, BookError::Io { .. }));
+        assert!(err.to_string().contains("/nonexistent/book.epd"));
+    }
+
+    const PGN: &str = "[Event \"one\"]\n\
+        [Result \"*\"]\n\
+        \n\
+        1. e4 e5 2. Nf3 {a comment} Nc6 (2... d6 3. d4) 3. Bb5 a6 *\n\
+        \n\
+        [Event \"two\"]\n\
+        [SetUp \"1\"]\n\
+        [FEN \"rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\"]\n\
+        \n\
+        1... d5 2. c4 *\n\
+        \n\
+        [Event \"three\"]\n\
+        \n\
+        *\n";
+
+    #[test]
+    fn pgn_games_from_start_and_fen() {
+        let book = load("b.pgn", PGN, &sequential()).expect("loads");
+        assert_eq!(book.len(), 3);
+        let o = &book.openings()[0];
+        assert_eq!(o.start_fen(), START_FEN);
+        assert_eq!(
+            o.moves_uci(),
+            ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"]
+        );
+        assert!(o.source().ends_with("b.pgn:1"), "{}", o.source());
+        let o = &book.openings()[1];
+        assert_eq!(
+            o.start_fen(),
+            "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"
+        );
+        assert_eq!(o.moves_uci(), ["d7d5", "c2c4"]);
+        assert_eq!(
+            o.fen(),
+            "rnbqkbnr/ppp1pppp/8/3p4/2PP4/8/PP2PPPP/RNBQKBNR b KQkq - 0 2"
+        );
+        assert!(o.source().ends_with("b.pgn:6"), "{}", o.source());
+        assert!(book.openings()[2].moves_uci().is_empty());
+    }
+
+    #[test]
+    fn pgn_ply_limit() {
+        let options = BookOptions {
+            max_plies: Some(3),
+            ..sequential()
+        };
+        let book = load("b.pgn", PGN, &options).expect("loads");
+        assert_eq!(book.openings()[0].moves_uci(), ["e2e4", "e7e5", "g1f3"]);
+        assert_eq!(book.openings()[1].moves_uci(), ["d7d5", "c2c4"]);
+    }
+
+    #[test]
+    fn bad_pgn_games_name_the_game_line() {
+        let illegal = "[Event \"ok\"]\n\n1. d4 *\n\n[Event \"bad\"]\n\n1. e4 e5 2. Ke3 *\n";
+        let msg = error_of("x.pgn", illegal, &sequential());
+        assert!(msg.contains("x.pgn:5:") && msg.contains("Ke3"), "{msg}");
+        let bad_fen = "1. e4 *\n\n[FEN \"not a fen\"]\n\n1. e4 *\n";
+        let msg = error_of("x.pgn", bad_fen, &sequential());
+        assert!(msg.contains("x.pgn:3:") && msg.contains("bad FEN"), "{msg}");
+        let over = "[Event \"mate\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
+        let msg = error_of("x.pgn", over, &sequential());
+        assert!(
+            msg.contains("x.pgn:1:") && msg.contains("already over"),
+            "{msg}"
+        );
+        // The same game cut before the mate is a fine opening.
+        let options = BookOptions {
+            max_plies: Some(3),
+            ..sequential()
+        };
+        assert!(load("x.pgn", over, &options).is_ok());
+        let variant = "[Variant \"Atomic\"]\n\n1. e4 *\n";
+        let msg = error_of("x.pgn", variant, &sequential());
+        assert!(msg.contains("x.pgn:1:") && msg.contains("variant"), "{msg}");
+    }
+
+    fn numbered_book(n: usize, order: BookOrder, seed: u64) -> Book {
+        // Told apart by their source.
+        let openings = (0..n)
+            .map(|i| Opening::new(START_FEN, &[], format!("#{i}")).expect("valid"))
+            .collect();
+        Book::from_openings(openings, order, seed).expect("non-empty")
+    }
+
+    fn order(book: &Book, range: std::ops::Range<u64>) -> Vec<String> {
+        range
+            .map(|i| book.opening_for(i).source().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn sequential_order_wraps() {
+        let book = numbered_book(3, BookOrder::Sequential, 0);
+        assert_eq!(
+            order(&book, 0..7),
+            ["#0", "#1", "#2", "#0", "#1", "#2", "#0"]
+        );
+    }
+
+    #[test]
+    fn random_order_is_a_pure_function_of_seed_and_index() {
+        let n = 50;
+        let a = numbered_book(n, BookOrder::Random, 7);
+        let b = numbered_book(n, BookOrder::Random, 7);
+        let forward = order(&a, 0..200);
+        // Asked in another order (as a resumed or concurrent run would): the same answers.
+        let mut backward: Vec<String> = (0..200u64)
+            .rev()
+            .map(|i| b.opening_for(i).source().to_string())
+            .collect();
+        backward.reverse();
+        assert_eq!(forward, backward);
+        // Each cycle is a permutation of the whole book, and cycles differ.
+        let cycles: Vec<&[String]> = forward.chunks(n).collect();
+        for c in &cycles {
+            assert_eq!(c.iter().collect::<HashSet<_>>().len(), n);
+        }
+        assert_ne!(cycles[0], cycles[1]);
+        assert_ne!(
+            forward[..n],
+            order(&numbered_book(n, BookOrder::Sequential, 7), 0..50)[..]
+        );
+        // Another seed, another order.
+        assert_ne!(
+            forward,
+            order(&numbered_book(n, BookOrder::Random, 8), 0..200)
+        );
+    }
+}
