@@ -328,11 +328,10 @@ impl<'a> Searcher<'a> {
         if self.aborted {
             return true;
         }
-        if self.nodes >= self.node_limit {
-            self.aborted = true;
-        } else if self.nodes & 1023 == 0
-            && (self.stop.load(Ordering::Relaxed)
-                || self.hard_deadline.is_some_and(|t| Instant::now() >= t))
+        if self.nodes >= self.node_limit
+            || (self.nodes & 1023 == 0
+                && (self.stop.load(Ordering::Relaxed)
+                    || self.hard_deadline.is_some_and(|t| Instant::now() >= t)))
         {
             self.aborted = true;
         }
@@ -356,7 +355,7 @@ impl<'a> Searcher<'a> {
             .map(|&m| (self.move_score(pos, m, tt_move, ply), m))
             .collect();
         // Stable sort keeps generation order among equals: deterministic.
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
         scored.into_iter().map(|(_, m)| m).collect()
     }
 

@@ -274,13 +274,24 @@ impl Engine {
     }
 }
 
+/// Parses a FEN leniently: bad castling rights, a bad en passant square and
+/// impossible amounts of material are dropped or accepted; positions the
+/// search could not handle (no king, side not to move in check) are not.
 fn parse_fen(fen: &str) -> Option<Chess> {
     let setup: Fen = fen.parse().ok()?;
-    setup
-        .into_position(CastlingMode::Standard)
-        .or_else(|e| e.ignore_invalid_castling_rights())
-        .or_else(|e| e.ignore_invalid_ep_square())
-        .ok()
+    let e = match setup.into_position(CastlingMode::Standard) {
+        Ok(p) => return Some(p),
+        Err(e) => e,
+    };
+    let e = match e.ignore_invalid_castling_rights() {
+        Ok(p) => return Some(p),
+        Err(e) => e,
+    };
+    let e = match e.ignore_invalid_ep_square() {
+        Ok(p) => return Some(p),
+        Err(e) => e,
+    };
+    e.ignore_too_much_material().ok()
 }
 
 pub fn parse_go(args: &[&str]) -> Limits {
