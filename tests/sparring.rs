@@ -488,3 +488,77 @@ fn quit_ends_the_process_even_while_searching() {
     }
     panic!("engine still running 2 s after quit");
 }
+
+/// Plays one game from `opening`; returns the score of `a` (1, 0.5 or 0).
+fn play_game(a: &mut Engine, b: &mut Engine, a_white: bool, opening: &str, go: &str) -> f64 {
+    use shakmaty::zobrist::Zobrist64;
+    let mut pos = Chess::default();
+    let mut moves: Vec<String> = Vec::new();
+    for m in opening.split_whitespace() {
+        pos.play_unchecked(legal(&pos, m).unwrap());
+        moves.push(m.to_string());
+    }
+    let mut seen = vec![pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal)];
+    a.send("ucinewgame");
+    b.send("ucinewgame");
+    loop {
+        if pos.is_checkmate() {
+            let white_won = pos.turn() == shakmaty::Color::Black;
+            return if white_won == a_white { 1.0 } else { 0.0 };
+        }
+        let h = *seen.last().unwrap();
+        if pos.is_stalemate()
+            || pos.is_insufficient_material()
+            || pos.halfmoves() >= 100
+            || seen.iter().filter(|&&x| x == h).count() >= 3
+            || moves.len() >= 400
+        {
+            return 0.5;
+        }
+        let a_to_move = (pos.turn() == shakmaty::Color::White) == a_white;
+        let e = if a_to_move { &mut *a } else { &mut *b };
+        e.send(&format!("position startpos moves {}", moves.join(" ")));
+        let (best, _) = e.go(go);
+        pos.play_unchecked(legal(&pos, &best).expect("legal move"));
+        seen.push(pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal));
+        moves.push(best);
+    }
+}
+
+/// The defaults must clearly beat minor pieces valued at 150 cp, the
+/// starting point of the team's SPSA demonstration. 20 games at depth 3,
+/// each opening with both colours. Slow in debug builds; run with
+/// `cargo test --release --test sparring -- --ignored`.
+#[test]
+#[ignore]
+fn defaults_beat_wrong_minor_piece_values() {
+    let openings = [
+        "e2e4 e7e5 g1f3 b8c6",
+        "d2d4 d7d5 c2c4 e7e6",
+        "e2e4 c7c5 g1f3 d7d6",
+        "d2d4 g8f6 c2c4 g7g6",
+        "e2e4 e7e6 d2d4 d7d5",
+        "c2c4 e7e5 b1c3 g8f6",
+        "e2e4 c7c6 d2d4 d7d5",
+        "g1f3 d7d5 g2g3 g8f6",
+        "e2e4 e7e5 f1c4 g8f6",
+        "d2d4 d7d5 g1f3 g8f6",
+    ];
+    let mut a = Engine::start();
+    a.handshake();
+    let mut b = Engine::start();
+    b.handshake();
+    b.send("setoption name KnightValue value 150");
+    b.send("setoption name BishopValue value 150");
+    let mut score = 0.0;
+    let mut games = 0;
+    for opening in openings {
+        for a_white in [true, false] {
+            score += play_game(&mut a, &mut b, a_white, opening, "depth 3");
+            games += 1;
+        }
+    }
+    let pct = 100.0 * score / f64::from(games);
+    println!("defaults vs KnightValue=BishopValue=150: {score}/{games} ({pct:.1}%)");
+    assert!(pct >= 60.0, "defaults scored only {pct:.1}%");
+}

@@ -358,7 +358,12 @@ pub fn phase(pos: &Chess) -> i32 {
     ph.min(PHASE_MAX)
 }
 
-/// Static evaluation in centipawns from the side to move's point of view.
+/// Largest static evaluation: far below the mate scores of the search, so
+/// extreme option values can never look like a mate.
+pub const EVAL_LIMIT: i32 = 20_000;
+
+/// Static evaluation in centipawns from the side to move's point of view,
+/// within ±[`EVAL_LIMIT`].
 pub fn evaluate(pos: &Chess, p: &Params) -> i32 {
     let (wmg, weg) = side_score(pos, p, Color::White);
     let (bmg, beg) = side_score(pos, p, Color::Black);
@@ -370,7 +375,7 @@ pub fn evaluate(pos: &Chess, p: &Params) -> i32 {
         Color::White => white,
         Color::Black => -white,
     };
-    stm + p.get(W::Tempo)
+    (stm + p.get(W::Tempo)).clamp(-EVAL_LIMIT, EVAL_LIMIT)
 }
 
 #[cfg(test)]
@@ -419,6 +424,16 @@ mod tests {
         p.values[W::Queen as usize] = 0;
         let diff0 = evaluate(&with, &p) - evaluate(&without, &p);
         assert!(diff0.abs() < 200, "diff {diff0}");
+    }
+
+    #[test]
+    fn extreme_options_stay_below_mate_scores() {
+        let mut p = Params::default();
+        for (v, o) in p.values.iter_mut().zip(OPTIONS) {
+            *v = o.max;
+        }
+        let queens = pos("QQQQKQQQ/QQRRBBNN/8/8/8/8/8/7k b - - 0 1");
+        assert_eq!(evaluate(&queens, &p), -EVAL_LIMIT);
     }
 
     #[test]

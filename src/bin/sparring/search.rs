@@ -669,6 +669,27 @@ mod tests {
     }
 
     #[test]
+    fn repetition_is_seen_through_game_history() {
+        let mut p = Chess::default();
+        let mut history = Vec::new();
+        for m in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+            history.push(hash_of(&p));
+            let mv = m.parse::<UciMove>().unwrap().to_move(&p).unwrap();
+            p.play_unchecked(mv);
+        }
+        let params = Params::default();
+        let mut tt = Tt::new(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Searcher::new(&params, &mut tt, stop, history.clone());
+        assert!(s.is_repetition(&p, hash_of(&p)));
+        assert!(!s.is_repetition(&p, hash_of(&p) ^ 1));
+        // A pawn move since (halfmove clock 0) makes older positions unreachable.
+        let fen = Fen::from_position(&p, EnPassantMode::Legal).to_string();
+        let reset = pos(&fen.replace(" 4 3", " 0 3"));
+        assert!(!s.is_repetition(&reset, hash_of(&reset)));
+    }
+
+    #[test]
     fn stalemate_has_no_best_move() {
         let (out, _) = run("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", depth(3));
         assert!(out.best.is_none());
