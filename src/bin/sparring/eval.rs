@@ -42,7 +42,7 @@ options! {
     DoubledPawn = "DoubledPawn", 12, 0, 100, "penalty per extra pawn on a file (cp)";
     IsolatedPawn = "IsolatedPawn", 12, 0, 100, "penalty per pawn without friendly pawns on adjacent files (cp)";
     RookOpenFile = "RookOpenFile", 20, 0, 100, "bonus for a rook on a file without pawns (cp); half on a file without own pawns";
-    KingShelter = "KingShelter", 12, 0, 60, "middlegame bonus per own pawn on the two ranks in front of the king, king file and adjacent files (cp)";
+    KingShelter = "KingShelter", 12, 0, 60, "middlegame bonus per own pawn on the two ranks in front of the king, king file and adjacent files, at most three count (cp)";
     Tempo = "Tempo", 10, 0, 50, "bonus for the side to move (cp)";
     PieceSquare = "PieceSquare", 100, 0, 300, "scale of the built-in piece-square tables (percent)";
 }

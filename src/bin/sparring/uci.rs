@@ -163,6 +163,9 @@ impl Engine {
         };
         if name.eq_ignore_ascii_case("Hash") {
             let mb = v.clamp(HASH_MIN as i64, HASH_MAX as i64) as usize;
+            if mb as i64 != v {
+                send(&format!("info string option Hash: {v} clamped to {mb}"));
+            }
             if mb != self.hash_mb {
                 self.hash_mb = mb;
                 self.tt = None; // reallocated at the next go
