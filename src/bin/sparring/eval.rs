@@ -1,0 +1,456 @@
+//! Static evaluation. Every weight is a UCI spin option (see [`OPTIONS`]), so
+//! the tuner has something real to move.
+//!
+//! The score is tapered between a middlegame and an endgame value by the
+//! non-pawn material left on the board, and returned from the side to move's
+//! point of view, in centipawns.
+
+use shakmaty::{Bitboard, Chess, Color, File, Position, Role, Square, attacks};
+
+/// One tunable evaluation weight, exposed as `option name <name> type spin`.
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub default: i32,
+    pub min: i32,
+    pub max: i32,
+    pub meaning: &'static str,
+}
+
+macro_rules! options {
+    ($($idx:ident = $name:literal, $default:literal, $min:literal, $max:literal, $meaning:literal;)*) => {
+        /// Indices into [`Params::values`].
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[derive(Clone, Copy, Debug)]
+        #[repr(usize)]
+        pub enum W { $($idx),* }
+
+        pub const OPTIONS: &[OptionSpec] = &[
+            $(OptionSpec { name: $name, default: $default, min: $min, max: $max, meaning: $meaning }),*
+        ];
+    };
+}
+
+options! {
+    Pawn = "PawnValue", 100, 10, 400, "value of a pawn (cp)";
+    Knight = "KnightValue", 320, 0, 1200, "value of a knight (cp)";
+    Bishop = "BishopValue", 330, 0, 1200, "value of a bishop (cp)";
+    Rook = "RookValue", 500, 0, 2000, "value of a rook (cp)";
+    Queen = "QueenValue", 950, 0, 3000, "value of a queen (cp)";
+    BishopPair = "BishopPair", 30, 0, 150, "bonus for owning two bishops (cp)";
+    Mobility = "Mobility", 40, 0, 200, "tenths of a cp per safe square a knight or bishop attacks; rooks count half, queens a quarter";
+    PassedPawn = "PassedPawn", 60, 0, 250, "passed pawn bonus on the 6th rank in the endgame (cp); scaled by rank, halved in the middlegame";
+    DoubledPawn = "DoubledPawn", 12, 0, 100, "penalty per extra pawn on a file (cp)";
+    IsolatedPawn = "IsolatedPawn", 12, 0, 100, "penalty per pawn without friendly pawns on adjacent files (cp)";
+    RookOpenFile = "RookOpenFile", 20, 0, 100, "bonus for a rook on a file without pawns (cp); half on a file without own pawns";
+    KingShelter = "KingShelter", 12, 0, 60, "middlegame bonus per own pawn on the two ranks in front of the king, king file and adjacent files, at most three count (cp)";
+    Tempo = "Tempo", 10, 0, 50, "bonus for the side to move (cp)";
+    PieceSquare = "PieceSquare", 100, 0, 300, "scale of the built-in piece-square tables (percent)";
+}
+
+/// The current value of every option in [`OPTIONS`], in the same order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub values: Vec<i32>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            values: OPTIONS.iter().map(|o| o.default).collect(),
+        }
+    }
+}
+
+impl Params {
+    #[inline]
+    pub fn get(&self, w: W) -> i32 {
+        self.values[w as usize]
+    }
+
+    /// Index of the option called `name` (case-insensitive, as UCI GUIs vary).
+    pub fn index_of(name: &str) -> Option<usize> {
+        OPTIONS
+            .iter()
+            .position(|o| o.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn piece_value(&self, role: Role) -> i32 {
+        match role {
+            Role::Pawn => self.get(W::Pawn),
+            Role::Knight => self.get(W::Knight),
+            Role::Bishop => self.get(W::Bishop),
+            Role::Rook => self.get(W::Rook),
+            Role::Queen => self.get(W::Queen),
+            Role::King => 0,
+        }
+    }
+}
+
+// Piece-square tables from White's point of view, written as seen on a
+// diagram (rank 8 first). Index a White square with `sq ^ 56`.
+#[rustfmt::skip]
+const PAWN_MG: [i32; 64] = [
+      0,   0,   0,   0,   0,   0,   0,   0,
+     40,  40,  40,  45,  45,  40,  40,  40,
+     12,  14,  18,  26,  26,  18,  14,  12,
+      4,   6,  10,  20,  20,  10,   6,   4,
+      0,   0,   6,  18,  18,   4,   0,   0,
+      4,   2,   2,   6,   6,  -4,   2,   4,
+      4,   6,   6, -12, -12,   8,   8,   4,
+      0,   0,   0,   0,   0,   0,   0,   0,
+];
+#[rustfmt::skip]
+const PAWN_EG: [i32; 64] = [
+      0,   0,   0,   0,   0,   0,   0,   0,
+     70,  70,  65,  60,  60,  65,  70,  70,
+     40,  40,  35,  30,  30,  35,  40,  40,
+     20,  18,  15,  12,  12,  15,  18,  20,
+      8,   6,   4,   2,   2,   4,   6,   8,
+      0,   0,   0,   0,   0,   0,   0,   0,
+     -4,  -4,  -4,  -4,  -4,  -4,  -4,  -4,
+      0,   0,   0,   0,   0,   0,   0,   0,
+];
+#[rustfmt::skip]
+const KNIGHT: [i32; 64] = [
+    -50, -35, -25, -20, -20, -25, -35, -50,
+    -30, -15,   0,   5,   5,   0, -15, -30,
+    -20,   5,  12,  16,  16,  12,   5, -20,
+    -20,   5,  16,  20,  20,  16,   5, -20,
+    -20,   0,  14,  18,  18,  14,   0, -20,
+    -25,   0,  10,  12,  12,  10,   0, -25,
+    -35, -15,   0,   4,   4,   0, -15, -35,
+    -50, -30, -25, -20, -20, -25, -30, -50,
+];
+#[rustfmt::skip]
+const BISHOP: [i32; 64] = [
+    -20, -10, -10, -10, -10, -10, -10, -20,
+    -10,   0,   0,   0,   0,   0,   0, -10,
+    -10,   0,   5,  10,  10,   5,   0, -10,
+    -10,   5,   5,  10,  10,   5,   5, -10,
+    -10,   0,  10,  10,  10,  10,   0, -10,
+    -10,  10,  10,   8,   8,  10,  10, -10,
+    -10,  10,   0,   4,   4,   0,  10, -10,
+    -20, -10, -14, -10, -10, -14, -10, -20,
+];
+#[rustfmt::skip]
+const ROOK: [i32; 64] = [
+      5,   5,   5,   8,   8,   5,   5,   5,
+     15,  20,  20,  20,  20,  20,  20,  15,
+     -5,   0,   0,   0,   0,   0,   0,  -5,
+     -5,   0,   0,   0,   0,   0,   0,  -5,
+     -5,   0,   0,   0,   0,   0,   0,  -5,
+     -5,   0,   0,   0,   0,   0,   0,  -5,
+     -8,  -4,   0,   0,   0,   0,  -4,  -8,
+     -4,  -2,   2,   6,   6,   4,  -2,  -4,
+];
+#[rustfmt::skip]
+const QUEEN: [i32; 64] = [
+    -20, -10, -10,  -5,  -5, -10, -10, -20,
+    -10,   0,   0,   0,   0,   0,   0, -10,
+    -10,   0,   5,   5,   5,   5,   0, -10,
+     -5,   0,   5,   5,   5,   5,   0,  -5,
+     -5,   0,   5,   5,   5,   5,   0,  -5,
+    -10,   2,   5,   5,   5,   5,   0, -10,
+    -10,   0,   2,   0,   0,   0,   0, -10,
+    -20, -10, -10,  -2,  -5, -10, -10, -20,
+];
+#[rustfmt::skip]
+const KING_MG: [i32; 64] = [
+    -40, -40, -40, -50, -50, -40, -40, -40,
+    -40, -40, -40, -50, -50, -40, -40, -40,
+    -40, -40, -40, -50, -50, -40, -40, -40,
+    -40, -40, -40, -50, -50, -40, -40, -40,
+    -30, -40, -40, -50, -50, -40, -40, -30,
+    -20, -30, -30, -40, -40, -30, -30, -20,
+      0,   0, -10, -20, -20, -10,   0,   0,
+     15,  30,  10, -10,   0,  10,  30,  15,
+];
+#[rustfmt::skip]
+const KING_EG: [i32; 64] = [
+    -50, -35, -25, -20, -20, -25, -35, -50,
+    -30, -15,   0,   5,   5,   0, -15, -30,
+    -25,   0,  15,  20,  20,  15,   0, -25,
+    -25,   5,  20,  30,  30,  20,   5, -25,
+    -25,   5,  20,  30,  30,  20,   5, -25,
+    -25,   0,  15,  20,  20,  15,   0, -25,
+    -30, -15,   0,   5,   5,   0, -15, -30,
+    -50, -35, -25, -20, -20, -25, -35, -50,
+];
+
+/// Passed pawn bonus by relative rank, in sixteenths of `PassedPawn`.
+const PASSED_SCALE: [i32; 8] = [0, 2, 3, 5, 9, 16, 26, 0];
+
+/// Game phase weights: a full board has phase 24 (pure middlegame), a board
+/// with kings and pawns only has phase 0 (pure endgame).
+const PHASE_MAX: i32 = 24;
+
+fn phase_of(role: Role) -> i32 {
+    match role {
+        Role::Knight | Role::Bishop => 1,
+        Role::Rook => 2,
+        Role::Queen => 4,
+        Role::Pawn | Role::King => 0,
+    }
+}
+
+fn adjacent_files(file: File) -> Bitboard {
+    let mut bb = Bitboard::EMPTY;
+    if let Some(f) = file.offset(-1) {
+        bb |= Bitboard::from_file(f);
+    }
+    if let Some(f) = file.offset(1) {
+        bb |= Bitboard::from_file(f);
+    }
+    bb
+}
+
+/// Squares in front of `sq` (from `color`'s point of view) on its file and
+/// the adjacent files: where an enemy pawn would stop or capture a passer.
+fn passed_span(color: Color, sq: Square) -> Bitboard {
+    let files = Bitboard::from_file(sq.file()) | adjacent_files(sq.file());
+    let rank = sq.rank().to_u32();
+    let ahead = match color {
+        Color::White => {
+            if rank >= 7 {
+                Bitboard::EMPTY
+            } else {
+                Bitboard(!0u64 << (8 * (rank + 1)))
+            }
+        }
+        Color::Black => Bitboard((1u64 << (8 * rank)) - 1),
+    };
+    files & ahead
+}
+
+fn pawn_attacks_bb(color: Color, pawns: Bitboard) -> Bitboard {
+    let not_a = !Bitboard::from_file(File::A);
+    let not_h = !Bitboard::from_file(File::H);
+    match color {
+        Color::White => (pawns & not_a).shift(7) | (pawns & not_h).shift(9),
+        Color::Black => (pawns & not_a).shift(-9) | (pawns & not_h).shift(-7),
+    }
+}
+
+/// Middlegame and endgame score of one side, from its own point of view.
+fn side_score(pos: &Chess, p: &Params, color: Color) -> (i32, i32) {
+    let board = pos.board();
+    let occupied = board.occupied();
+    let us = board.by_color(color);
+    let them = board.by_color(!color);
+    let our_pawns = board.pawns() & us;
+    let their_pawns = board.pawns() & them;
+    let enemy_pawn_attacks = pawn_attacks_bb(!color, their_pawns);
+    let safe = !us & !enemy_pawn_attacks;
+    let pst_scale = p.get(W::PieceSquare);
+
+    let mut material = 0;
+    let (mut pst_mg, mut pst_eg) = (0, 0);
+    let mut mobility = 0; // in quarter squares
+    let (mut mg, mut eg) = (0, 0);
+
+    for sq in us {
+        let Some(role) = board.role_at(sq) else {
+            continue;
+        };
+        material += p.piece_value(role);
+        let idx = match color {
+            Color::White => sq.to_usize() ^ 56,
+            Color::Black => sq.to_usize(),
+        };
+        let (m, e) = match role {
+            Role::Pawn => (PAWN_MG[idx], PAWN_EG[idx]),
+            Role::Knight => (KNIGHT[idx], KNIGHT[idx]),
+            Role::Bishop => (BISHOP[idx], BISHOP[idx]),
+            Role::Rook => (ROOK[idx], ROOK[idx]),
+            Role::Queen => (QUEEN[idx], QUEEN[idx]),
+            Role::King => (KING_MG[idx], KING_EG[idx]),
+        };
+        pst_mg += m;
+        pst_eg += e;
+        match role {
+            Role::Knight => mobility += 4 * (attacks::knight_attacks(sq) & safe).count() as i32,
+            Role::Bishop => {
+                mobility += 4 * (attacks::bishop_attacks(sq, occupied) & safe).count() as i32
+            }
+            Role::Rook => {
+                mobility += 2 * (attacks::rook_attacks(sq, occupied) & safe).count() as i32;
+                let file = Bitboard::from_file(sq.file());
+                let open = p.get(W::RookOpenFile);
+                if (file & board.pawns()).is_empty() {
+                    mg += open;
+                    eg += open;
+                } else if (file & our_pawns).is_empty() {
+                    mg += open / 2;
+                    eg += open / 2;
+                }
+            }
+            Role::Queen => mobility += (attacks::queen_attacks(sq, occupied) & safe).count() as i32,
+            Role::Pawn | Role::King => {}
+        }
+    }
+
+    mg += material + pst_mg * pst_scale / 100;
+    eg += material + pst_eg * pst_scale / 100;
+
+    let mob = mobility * p.get(W::Mobility) / 40;
+    mg += mob;
+    eg += mob;
+
+    if (board.bishops() & us).more_than_one() {
+        mg += p.get(W::BishopPair);
+        eg += p.get(W::BishopPair);
+    }
+
+    // Pawn structure.
+    let passed = p.get(W::PassedPawn);
+    for sq in our_pawns {
+        let file = sq.file();
+        if (adjacent_files(file) & our_pawns).is_empty() {
+            mg -= p.get(W::IsolatedPawn);
+            eg -= p.get(W::IsolatedPawn);
+        }
+        if (passed_span(color, sq) & their_pawns).is_empty() {
+            let rel_rank = match color {
+                Color::White => sq.rank().to_usize(),
+                Color::Black => 7 - sq.rank().to_usize(),
+            };
+            let bonus = passed * PASSED_SCALE[rel_rank] / 16;
+            mg += bonus / 2;
+            eg += bonus;
+        }
+    }
+    for file in File::ALL {
+        let n = (Bitboard::from_file(file) & our_pawns).count() as i32;
+        if n > 1 {
+            mg -= (n - 1) * p.get(W::DoubledPawn);
+            eg -= (n - 1) * p.get(W::DoubledPawn);
+        }
+    }
+
+    // King shelter: own pawns on the two ranks in front of the king.
+    if let Some(king) = board.king_of(color) {
+        let files = Bitboard::from_file(king.file()) | adjacent_files(king.file());
+        let rank = king.rank().to_u32() as i32;
+        let mut ranks = Bitboard::EMPTY;
+        for d in 1..=2 {
+            let r = match color {
+                Color::White => rank + d,
+                Color::Black => rank - d,
+            };
+            if (0..8).contains(&r) {
+                ranks |= Bitboard(0xff << (8 * r));
+            }
+        }
+        let shelter = (files & ranks & our_pawns).count().min(3) as i32;
+        mg += shelter * p.get(W::KingShelter);
+    }
+
+    (mg, eg)
+}
+
+/// Game phase between 0 (endgame) and [`PHASE_MAX`] (opening).
+pub fn phase(pos: &Chess) -> i32 {
+    let board = pos.board();
+    let mut ph = 0;
+    for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+        ph += phase_of(role) * board.by_role(role).count() as i32;
+    }
+    ph.min(PHASE_MAX)
+}
+
+/// Largest static evaluation: far below the mate scores of the search, so
+/// extreme option values can never look like a mate.
+pub const EVAL_LIMIT: i32 = 20_000;
+
+/// Static evaluation in centipawns from the side to move's point of view,
+/// within ±[`EVAL_LIMIT`].
+pub fn evaluate(pos: &Chess, p: &Params) -> i32 {
+    let (wmg, weg) = side_score(pos, p, Color::White);
+    let (bmg, beg) = side_score(pos, p, Color::Black);
+    let ph = phase(pos);
+    let mg = wmg - bmg;
+    let eg = weg - beg;
+    let white = (mg * ph + eg * (PHASE_MAX - ph)) / PHASE_MAX;
+    let stm = match pos.turn() {
+        Color::White => white,
+        Color::Black => -white,
+    };
+    (stm + p.get(W::Tempo)).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    fn pos(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    #[test]
+    fn start_position_is_tempo_only() {
+        let p = Params::default();
+        assert_eq!(evaluate(&Chess::default(), &p), p.get(W::Tempo));
+    }
+
+    #[test]
+    fn mirrored_positions_evaluate_the_same() {
+        use shakmaty::EnPassantMode;
+        let p = Params::default();
+        for fen in [
+            "r1bqk2r/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQkq - 1 8",
+            "8/5pk1/6p1/1P6/8/2R5/5PPP/r5K1 w - - 0 40",
+        ] {
+            let a = pos(fen);
+            let b: Chess = a
+                .to_setup(EnPassantMode::Legal)
+                .into_mirrored()
+                .position(CastlingMode::Standard)
+                .unwrap();
+            assert_eq!(evaluate(&a, &p), evaluate(&b, &p), "{fen}");
+        }
+    }
+
+    #[test]
+    fn extra_queen_is_worth_about_queen_value() {
+        let with = pos("4k3/8/8/8/8/8/8/3QK3 w - - 0 1");
+        let without = pos("4k3/8/8/8/8/8/8/4K3 w - - 0 1");
+        let mut p = Params::default();
+        let diff = evaluate(&with, &p) - evaluate(&without, &p);
+        assert!((800..1200).contains(&diff), "diff {diff}");
+        p.values[W::Queen as usize] = 0;
+        let diff0 = evaluate(&with, &p) - evaluate(&without, &p);
+        assert!(diff0.abs() < 200, "diff {diff0}");
+    }
+
+    #[test]
+    fn extreme_options_stay_below_mate_scores() {
+        let mut p = Params::default();
+        for (v, o) in p.values.iter_mut().zip(OPTIONS) {
+            *v = o.max;
+        }
+        let queens = pos("QQQQKQQQ/QQRRBBNN/8/8/8/8/8/7k b - - 0 1");
+        assert_eq!(evaluate(&queens, &p), -EVAL_LIMIT);
+    }
+
+    #[test]
+    fn passed_pawn_bonus_grows_with_rank() {
+        let p = Params::default();
+        let r4 = pos("4k3/8/8/8/4P3/8/8/4K3 w - - 0 1");
+        let r6 = pos("4k3/8/4P3/8/8/8/8/4K3 w - - 0 1");
+        assert!(evaluate(&r6, &p) > evaluate(&r4, &p));
+    }
+
+    #[test]
+    fn option_table_is_consistent() {
+        for o in OPTIONS {
+            assert!(o.min <= o.default && o.default <= o.max, "{}", o.name);
+            assert!(!o.name.contains(','), "{}", o.name);
+        }
+        assert_eq!(Params::index_of("knightvalue"), Some(W::Knight as usize));
+        assert_eq!(Params::index_of("Nope"), None);
+    }
+}
