@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::config::{Config, ConfigError};
-use crate::report::{progress::PlainProgress, summary};
+use crate::report::{ReportError, progress, summary};
 use crate::simulate::Simulator;
 use crate::tuner::{Ending, RunFiles, StartMode, StartRefused, Tuner};
 use crate::vars::{self, VarsError};
@@ -26,9 +26,12 @@ pub struct RunRequest {
 
 /// Exit status for an error: 2 for input the user must fix, 1 for everything else.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    let user = err
-        .chain()
-        .any(|e| e.is::<ConfigError>() || e.is::<VarsError>() || e.is::<StartRefused>());
+    let user = err.chain().any(|e| {
+        e.is::<ConfigError>()
+            || e.is::<VarsError>()
+            || e.is::<StartRefused>()
+            || e.is::<ReportError>()
+    });
     if user { 2 } else { 1 }
 }
 
@@ -87,8 +90,11 @@ pub async fn run(req: RunRequest) -> Result<()> {
             config.checkpoint.display()
         );
     } else {
-        let mut progress = PlainProgress::new(Duration::from_secs(5));
-        let ending = tuner.run(&source, shutdown_signal(), &mut progress).await?;
+        let mut progress = progress::for_terminal(Duration::from_secs(5));
+        let ending = tuner
+            .run(&source, shutdown_signal(), &mut *progress)
+            .await?;
+        drop(progress);
         if ending == Ending::Interrupted {
             eprintln!(
                 "stopped after {} of {} iterations; checkpoint {}; continue with `spsa run {} --resume`",

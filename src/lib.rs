@@ -12,5 +12,6 @@ pub mod report;
 pub mod simulate;
 pub mod source;
 pub mod spsa;
+pub mod study;
 pub mod tuner;
 pub mod vars;
