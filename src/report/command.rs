@@ -55,7 +55,7 @@ pub fn run(req: &ReportRequest) -> Result<()> {
         let Some(h) = &log else {
             return Err(ReportError(format!("{}: no θ log to plot", paths.log.display())).into());
         };
-        plot::draw(file, &ck, h, req.normalized)?;
+        plot::draw(file, &ck, h, &paths.log, req.normalized)?;
         eprintln!("wrote {}", file.display());
     }
     match req.format {

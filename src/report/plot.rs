@@ -12,10 +12,12 @@ use std::sync::Once;
 use anyhow::{Context, Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::ReportError;
 use super::history::History;
 use crate::tuner::checkpoint::Checkpoint;
+use crate::vars::format_value;
 
 static FONT: &[u8] = include_bytes!("font/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
@@ -93,7 +95,13 @@ fn series(ck: &Checkpoint, log: &History, normalized: bool) -> Vec<Series> {
 }
 
 /// Draw the plot to `file` (`.png` or `.svg`).
-pub fn draw(file: &Path, ck: &Checkpoint, log: &History, normalized_only: bool) -> Result<()> {
+pub fn draw(
+    file: &Path,
+    ck: &Checkpoint,
+    log: &History,
+    log_name: &Path,
+    normalized_only: bool,
+) -> Result<()> {
     register_font()?;
     let ext = file
         .extension()
@@ -101,7 +109,7 @@ pub fn draw(file: &Path, ck: &Checkpoint, log: &History, normalized_only: bool) 
         .map(str::to_ascii_lowercase);
     let height = if normalized_only { 600 } else { 1000 };
     let size = (1200, height);
-    let title = file_title(ck, log);
+    let title = file_title(ck, log, log_name);
     match ext.as_deref() {
         Some("png") => {
             let root = BitMapBackend::new(file, size).into_drawing_area();
@@ -120,11 +128,11 @@ pub fn draw(file: &Path, ck: &Checkpoint, log: &History, normalized_only: bool) 
     .with_context(|| format!("{}: cannot draw plot", file.display()))
 }
 
-fn file_title(ck: &Checkpoint, log: &History) -> String {
+fn file_title(ck: &Checkpoint, log: &History, log_name: &Path) -> String {
     let last = log.iterations.last().copied().unwrap_or(0);
     format!(
         "{}: iteration {last} of {}",
-        ck.path
+        log_name
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
@@ -178,9 +186,12 @@ where
         (lo, hi) = (0.0, 1.0);
     }
     let pad = ((hi - lo) * 0.05).max(1e-9);
-    let mut chart = ChartBuilder::on(area)
+    let (width, _) = area.dim_in_pixel();
+    let (plot_area, legend_area) = area.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(caption, (FAMILY, 18))
         .margin(12)
+        .margin_right(24)
         .x_label_area_size(45)
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
@@ -191,26 +202,62 @@ where
         .label_style((FAMILY, 14))
         .axis_desc_style((FAMILY, 16))
         .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format_value(*y, 4))
+        .light_line_style(BLACK.mix(0.04))
         .draw()?;
     for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().copied(),
-                color.stroke_width(2),
-            ))?
-            .label(s.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3))
-            });
+        chart.draw_series(LineSeries::new(
+            s.points.iter().copied(),
+            color(i).stroke_width(2),
+        ))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font((FAMILY, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .draw()?;
+    legend(&legend_area, series)?;
+    Ok(())
+}
+
+const LEGEND_WIDTH: u32 = 240;
+
+fn color(i: usize) -> RGBAColor {
+    Palette99::pick(i).to_rgba()
+}
+
+/// The legend in its own strip to the right of the chart, so it never hides a line.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, series: &[Series]) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    const ROW: i32 = 20;
+    let (_, height) = area.dim_in_pixel();
+    let fits = ((height as i32 - 60) / ROW).max(1) as usize;
+    let shown = if series.len() > fits {
+        fits - 1
+    } else {
+        series.len()
+    };
+    let label_style = (FAMILY, 14)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, s) in series.iter().take(shown).enumerate() {
+        let y = 45 + ROW * i as i32;
+        area.draw(&PathElement::new(
+            vec![(4, y), (26, y)],
+            color(i).stroke_width(3),
+        ))?;
+        let mut name = s.name.clone();
+        if name.chars().count() > 26 {
+            name = name.chars().take(25).collect::<String>() + "…";
+        }
+        area.draw(&Text::new(name, (32, y), label_style.clone()))?;
+    }
+    if shown < series.len() {
+        let y = 45 + ROW * shown as i32;
+        area.draw(&Text::new(
+            format!("… and {} more", series.len() - shown),
+            (32, y),
+            label_style,
+        ))?;
+    }
     Ok(())
 }
 
