@@ -59,7 +59,7 @@ impl BarProgress {
                 .unwrap_or_else(ProgressDrawTarget::hidden);
             let bar = ProgressBar::with_draw_target(Some(u.total), target)
                 .with_style(
-                    ProgressStyle::with_template("{bar:24.cyan/blue} {msg}")
+                    ProgressStyle::with_template("{bar:20.cyan/blue} {wide_msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_bar())
                         .progress_chars("=> "),
                 )

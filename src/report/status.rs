@@ -7,10 +7,18 @@
 //! of c_k.
 //!
 //! **Settled rule.** A variable is *settled* when the least-squares line through the window moves
-//! less than half of the current c_k across the window: |slope · span| < c_k / 2. SPSA cannot
-//! resolve differences much smaller than the perturbation it plays, so a variable whose trend
-//! over the last tenth of the run is below half a perturbation is only wandering by noise. It is
-//! *moving* otherwise. With fewer than [`MIN_WINDOW_ROWS`] rows no verdict is given.
+//! across it by less than the larger of
+//! - half of the current c_k (SPSA cannot resolve differences much below the perturbation it
+//!   plays), and
+//! - twice the noise σ: the standard deviation of the change that game results alone would
+//!   produce over the window, σ = sqrt(Σ_k (R_k·c_k)²·E[match²]) summed over the window's
+//!   iterations, with E[match²] taken from the run's pentanomial counts.
+//!
+//! That is |slope · span| < max(c_k/2, 2σ), shown in units of c_k as `trend/c_k` and `limit/c_k`.
+//! A settled variable shows no trend that noise would not explain; it is *moving* otherwise. This
+//! says the last part of the run no longer moves θ, not that θ is at the optimum: a run whose
+//! R_end is too small also stops moving (compare with `spsa simulate --runs`). With fewer than
+//! [`MIN_WINDOW_ROWS`] rows no verdict is given.
 
 use std::fmt::Write as _;
 
@@ -22,8 +30,10 @@ use super::history::History;
 
 /// A window shorter than this gives no trend and no verdict.
 pub const MIN_WINDOW_ROWS: usize = 10;
-/// The settled threshold: |trend change across the window| / c_k below this.
+/// The settled threshold's floor: |trend change across the window| / c_k below this.
 pub const SETTLED_CK: f64 = 0.5;
+/// The settled threshold in noise standard deviations.
+pub const SETTLED_SIGMAS: f64 = 2.0;
 
 /// The trend of one variable over the window.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,6 +42,8 @@ pub struct Trend {
     pub slope_per_1000: f64,
     /// slope · (window span in iterations) / c_k.
     pub change_ck: f64,
+    /// The settled limit max(1/2, 2σ/c_k) in units of c_k.
+    pub limit_ck: f64,
     pub settled: bool,
 }
 
@@ -103,6 +115,23 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
     let window = log
         .filter(|h| h.names.len() == theta.len())
         .and_then(|h| window_rows(h.rows(), fraction).map(|r| (h, r)));
+    // Σ_k (R_k·c_k)² over the window = (R_1·c_1)_i² · Σ_k ((R_k·c_k)/(R_1·c_1))², the ratio
+    // being the same for every variable.
+    let step = |i: usize, k: u64| {
+        let g = spsa.gains(i, k);
+        g.a_k / g.c_k
+    };
+    let window_sum = match (&window, ck.vars.is_empty()) {
+        (Some((h, r)), false) => {
+            let (first, last) = (h.iterations[r.start].max(1), h.iterations[r.end - 1].max(1));
+            let s1 = step(0, 1);
+            (first..=last)
+                .map(|k| (step(0, k) / s1).powi(2))
+                .sum::<f64>()
+        }
+        _ => 0.0,
+    };
+    let match_sq = mean_square_match(&state.counts.pentanomial);
     let vars = ck
         .vars
         .iter()
@@ -114,10 +143,13 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
                 let s = slope(x, &h.values[i][r.clone()]);
                 let span = (x[x.len() - 1] - x[0]) as f64;
                 let change_ck = s * span / g.c_k;
+                let sigma = step(i, 1) * (window_sum * match_sq).sqrt();
+                let limit_ck = SETTLED_CK.max(SETTLED_SIGMAS * sigma / g.c_k);
                 Trend {
                     slope_per_1000: s * 1000.0,
                     change_ck,
-                    settled: change_ck.abs() < SETTLED_CK,
+                    limit_ck,
+                    settled: change_ck.abs() < limit_ck,
                 }
             });
             VarStatus {
@@ -142,6 +174,20 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
         games: (state.counts.wins, state.counts.draws, state.counts.losses),
         theta,
     }
+}
+
+/// E[match²] of a pair from the pentanomial counts (match = bucket − 2); 1 before any pair.
+pub fn mean_square_match(pentanomial: &[u64; 5]) -> f64 {
+    let pairs: u64 = pentanomial.iter().sum();
+    if pairs == 0 {
+        return 1.0;
+    }
+    pentanomial
+        .iter()
+        .enumerate()
+        .map(|(b, &n)| n as f64 * ((b as f64) - 2.0).powi(2))
+        .sum::<f64>()
+        / pairs as f64
 }
 
 /// `x` with `digits` significant digits (at most 6 decimals), trailing zeros dropped.
@@ -223,19 +269,21 @@ pub fn render(status: &Status, fraction: f64) -> String {
         "drift/c_k",
         "slope/1k",
         "trend/c_k",
+        "limit/c_k",
         "settled",
     ];
     let rows: Vec<Vec<String>> = status
         .vars
         .iter()
         .map(|v| {
-            let (slope, change, settled) = match v.trend {
+            let (slope, change, limit, settled) = match v.trend {
                 Some(t) => (
                     significant(t.slope_per_1000, 3),
                     format_value(t.change_ck, 2),
+                    format_value(t.limit_ck, 2),
                     if t.settled { "yes" } else { "moving" }.to_string(),
                 ),
-                None => ("-".into(), "-".into(), "-".into()),
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
             };
             vec![
                 v.name.clone(),
@@ -248,6 +296,7 @@ pub fn render(status: &Status, fraction: f64) -> String {
                 format_value(v.drift_ck, 2),
                 slope,
                 change,
+                limit,
                 settled,
             ]
         })
@@ -255,7 +304,8 @@ pub fn render(status: &Status, fraction: f64) -> String {
     out.push_str(&table(&header, &rows));
     let _ = writeln!(
         out,
-        "\nsettled: the least-squares line through the window moves less than c_k/2 across it"
+        "\nsettled: the least-squares line through the window moves less than limit = max(c_k/2, 2σ) across it,\n\
+         σ being the change game-result noise alone would make over the window"
     );
     out
 }
