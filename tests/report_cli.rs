@@ -42,7 +42,10 @@ fn known_vars() -> Vec<Variable> {
 
 /// θ after update k: `Trend Up` climbs 0.2 per iteration, `Flat` wiggles by ±0.01.
 fn theta_at(k: u64) -> [f64; 2] {
-    [10.0 + 0.2 * k as f64, if k % 2 == 0 { 0.01 } else { -0.01 }]
+    [
+        10.0 + 0.2 * k as f64,
+        if k.is_multiple_of(2) { 0.01 } else { -0.01 },
+    ]
 }
 
 /// A run stopped at iteration 50 of 100: log and checkpoint in `dir/logs`.
