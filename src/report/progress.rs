@@ -30,6 +30,19 @@ pub struct BarProgress {
     since_check: u64,
 }
 
+impl Drop for BarProgress {
+    /// Leave the last state on screen (not 100% when interrupted) and end its line, so what is
+    /// printed next starts on a line of its own.
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.abandon();
+            if !bar.is_hidden() {
+                eprintln!();
+            }
+        }
+    }
+}
+
 /// How often the bar's text is recomputed.
 const BAR_REFRESH: Duration = Duration::from_millis(100);
 
