@@ -78,7 +78,7 @@ pub async fn run(req: RunRequest) -> Result<()> {
     let files = RunFiles {
         log: config.log.clone(),
         checkpoint: config.checkpoint.clone(),
-        checkpoint_interval: config.checkpoint_interval,
+        checkpoint_interval: config.checkpoint_every(),
     };
     // The seed is settled before anything starts: a resumed run keeps its own, so its opening
     // order is the same as before the interruption.

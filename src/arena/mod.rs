@@ -73,7 +73,30 @@ pub struct PairLabel {
 struct Slot {
     a: UciEngine,
     b: UciEngine,
-    game_log: Option<File>,
+    /// Opened on the first game, so a run that fails to start leaves no files behind.
+    game_log: LazyFile,
+}
+
+/// An append-mode output file opened when first written.
+struct LazyFile {
+    path: Option<PathBuf>,
+    file: Option<File>,
+}
+
+impl LazyFile {
+    fn new(path: Option<PathBuf>) -> Self {
+        LazyFile { path, file: None }
+    }
+
+    /// The open file, or `None` when this output is not wanted.
+    fn get(&mut self) -> Result<Option<&mut File>> {
+        if self.file.is_none()
+            && let Some(path) = &self.path
+        {
+            self.file = Some(open_append(path)?);
+        }
+        Ok(self.file.as_mut())
+    }
 }
 
 /// The pool of engine pairs.
@@ -81,7 +104,7 @@ pub struct Arena {
     slots: Vec<tokio::sync::Mutex<Slot>>,
     book: Book,
     settings: ArenaSettings,
-    pgn: Option<Mutex<File>>,
+    pgn: Mutex<LazyFile>,
     /// Consecutive pairs in which every game ended in a fault.
     faulty_streak: Mutex<u32>,
 }
@@ -101,27 +124,18 @@ impl Arena {
             let settings = &settings;
             async move {
                 let (a, b) = tokio::join!(start_engine(&setups[0]), start_engine(&setups[1]));
-                let game_log = match &settings.game_log {
-                    Some(t) => {
-                        let path = PathBuf::from(
-                            t.to_string_lossy().replace("$THREAD", &(i + 1).to_string()),
-                        );
-                        Some(open_append(&path)?)
-                    }
-                    None => None,
-                };
+                let game_log = settings.game_log.as_ref().map(|t| {
+                    PathBuf::from(t.to_string_lossy().replace("$THREAD", &(i + 1).to_string()))
+                });
                 anyhow::Ok(Slot {
                     a: a?,
                     b: b?,
-                    game_log,
+                    game_log: LazyFile::new(game_log),
                 })
             }
         });
         let slots: Vec<Slot> = futures::future::try_join_all(starts).await?;
-        let pgn = match &settings.pgn {
-            Some(p) => Some(Mutex::new(open_append(p)?)),
-            None => None,
-        };
+        let pgn = Mutex::new(LazyFile::new(settings.pgn.clone()));
         Ok(Arena {
             slots: slots.into_iter().map(tokio::sync::Mutex::new).collect(),
             book,
@@ -215,7 +229,7 @@ impl Arena {
     fn record(
         &self,
         slot: usize,
-        game_log: &mut Option<File>,
+        game_log: &mut LazyFile,
         g: &GameRecord,
         label: &PairLabel,
         game_no: usize,
@@ -227,7 +241,7 @@ impl Arena {
         } else {
             (b_options, a_options)
         };
-        if let Some(log) = game_log {
+        if let Some(log) = game_log.get()? {
             writeln!(
                 log,
                 "[{}] round {}.{} slot {}: {} (White) vs {} (Black), opening {}: {} {} after {} plies{}",
@@ -249,7 +263,8 @@ impl Arena {
             )
             .context("cannot write game log")?;
         }
-        if let Some(pgn) = &self.pgn {
+        let mut pgn = self.pgn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = pgn.get()? {
             let options = PgnOptions {
                 event: self.settings.event.clone(),
                 site: "spsa".into(),
@@ -262,7 +277,6 @@ impl Arena {
                 move_comments: true,
             };
             let text = write_pgn(g, &options);
-            let mut file = pgn.lock().unwrap_or_else(|e| e.into_inner());
             file.write_all(text.as_bytes())
                 .context("cannot write PGN")?;
         }
