@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use shakmaty::Color;
 
-use crate::engine::{EngineSpec, OptionValue, UciEngine};
+use crate::engine::{
+    EngineFault, EngineSpec, GoCommand, OptionValue, Player, SearchReply, UciEngine,
+};
 use crate::game::{Book, GameRecord, GameSettings, PgnOptions, play_game, write_pgn};
 pub use setup::{book_options, engine_setup, game_settings};
 pub use tuning::TuningSource;
@@ -59,6 +61,8 @@ pub struct PairGames {
     /// Wall time from the end of game 1 to the end of game 2 not spent in engine searches:
     /// restarts, `ucinewgame`/`isready`, and our per-move work and I/O latency in game 2.
     pub overhead: Duration,
+    /// From the end of game 1 to game 2's first `go` (restarts, `ucinewgame`, `isready`).
+    pub gap: Duration,
 }
 
 /// Labels that go into game logs and PGN tags.
@@ -193,12 +197,30 @@ impl Arena {
         };
         let g1_end = Instant::now();
         recover(&mut s.a, &mut s.b, &g1, &mut faults).await;
+        let first_go = std::sync::OnceLock::new();
         let g2 = if s.a.is_running() && s.b.is_running() {
-            play_game(&mut s.b, &mut s.a, opening, game).await
+            let mut white = FirstGo {
+                engine: &mut s.b,
+                at: &first_go,
+            };
+            let mut black = FirstGo {
+                engine: &mut s.a,
+                at: &first_go,
+            };
+            play_game(&mut white, &mut black, opening, game).await
         } else {
             startup_failure(&s.b, &s.a, s.b.is_running(), opening)
         };
         let overhead = g1_end.elapsed().saturating_sub(game_duration(&g2));
+        let gap = first_go
+            .get()
+            .map_or(Duration::ZERO, |t: &Instant| t.duration_since(g1_end));
+        tracing::debug!(
+            slot,
+            gap_us = gap.as_micros() as u64,
+            overhead_us = overhead.as_micros() as u64,
+            "pair done"
+        );
         recover(&mut s.b, &mut s.a, &g2, &mut faults).await;
 
         let scores = [g1.value_for(Color::White), g2.value_for(Color::Black)];
@@ -222,6 +244,7 @@ impl Arena {
             scores,
             faults,
             overhead,
+            gap,
         })
     }
 
@@ -281,6 +304,33 @@ impl Arena {
                 .context("cannot write PGN")?;
         }
         Ok(())
+    }
+}
+
+/// An engine in game 2, noting when the game's first search is requested (its first `go`).
+struct FirstGo<'a> {
+    engine: &'a mut UciEngine,
+    at: &'a std::sync::OnceLock<Instant>,
+}
+
+impl Player for FirstGo<'_> {
+    fn name(&self) -> &str {
+        self.engine.name()
+    }
+
+    async fn new_game(&mut self) -> Result<(), EngineFault> {
+        self.engine.new_game().await
+    }
+
+    async fn search(
+        &mut self,
+        start_fen: &str,
+        moves: &[String],
+        go: &GoCommand,
+        deadline: Duration,
+    ) -> Result<SearchReply, EngineFault> {
+        self.at.get_or_init(Instant::now);
+        self.engine.search(start_fen, moves, go, deadline).await
     }
 }
 

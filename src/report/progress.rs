@@ -13,7 +13,6 @@ pub struct PlainProgress {
     /// Updates between clock reads, adapted so the clock is read about ten times a second.
     stride: u64,
     since_check: u64,
-    last_check: Instant,
 }
 
 impl PlainProgress {
@@ -26,7 +25,6 @@ impl PlainProgress {
             last_print: now,
             stride: 1,
             since_check: 0,
-            last_check: now,
         }
     }
 }
@@ -41,10 +39,12 @@ impl Observer for PlainProgress {
             return;
         }
         let now = Instant::now();
-        let dt = now.duration_since(self.last_check).as_secs_f64().max(1e-9);
-        self.stride = ((self.since_check as f64 * 0.1 / dt) as u64).clamp(1, 1 << 20);
+        // Adapt from the average rate since the start, so that a burst of updates (pairs that
+        // finish together) cannot make the stride jump and silence the line.
+        let secs = now.duration_since(self.started).as_secs_f64().max(1e-3);
+        let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
+        self.stride = ((rate * 0.1) as u64).clamp(1, 1 << 20);
         self.since_check = 0;
-        self.last_check = now;
         if now.duration_since(self.last_print) < self.every && u.applied < u.total {
             return;
         }
@@ -97,6 +97,30 @@ pub fn format_duration(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_burst_of_updates_does_not_silence_the_line() {
+        let mut p = PlainProgress::new(Duration::ZERO);
+        let counts = Counts::default();
+        let outcome = crate::source::PairOutcome {
+            games: [crate::source::GameScore::Draw; 2],
+            faults: Vec::new(),
+        };
+        let update = |applied| Update {
+            applied,
+            total: 1000,
+            iteration: applied,
+            theta: &[],
+            outcome: &outcome,
+            counts: &counts,
+        };
+        // Two pairs finishing together, then slow pairs: the clock keeps being read.
+        p.on_update(&update(1));
+        p.on_update(&update(2));
+        std::thread::sleep(Duration::from_millis(30));
+        p.on_update(&update(3));
+        assert!(p.stride <= 2, "stride {} after a burst", p.stride);
+    }
 
     #[test]
     fn durations() {
