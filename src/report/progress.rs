@@ -41,7 +41,7 @@ impl Observer for PlainProgress {
         let now = Instant::now();
         // Adapt from the average rate since the start, so that a burst of updates (pairs that
         // finish together) cannot make the stride jump and silence the line.
-        let secs = now.duration_since(self.started).as_secs_f64().max(1e-3);
+        let secs = now.duration_since(self.started).as_secs_f64().max(1.0);
         let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
         self.stride = ((rate * 0.1) as u64).clamp(1, 1 << 20);
         self.since_check = 0;
