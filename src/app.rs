@@ -6,9 +6,15 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::config::{Config, ConfigError};
+use rand::Rng;
+
+use crate::arena::{self, Arena, ArenaSettings, TuningSource};
+use crate::config::{Config, ConfigError, GamesConfig};
+use crate::engine::{EngineFault, OptionError};
+use crate::game::{Book, BookError, BookOrder, Opening};
 use crate::report::{ReportError, progress, summary};
 use crate::simulate::Simulator;
+use crate::source::MatchSource;
 use crate::tuner::{Ending, RunFiles, StartMode, StartRefused, Tuner};
 use crate::vars::{self, VarsError};
 
@@ -31,6 +37,12 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<VarsError>()
             || e.is::<StartRefused>()
             || e.is::<ReportError>()
+            || e.is::<BookError>()
+            || e.is::<OptionError>()
+            || matches!(
+                e.downcast_ref::<EngineFault>(),
+                Some(EngineFault::Startup(_))
+            )
     });
     if user { 2 } else { 1 }
 }
@@ -67,21 +79,71 @@ pub async fn run(req: RunRequest) -> Result<()> {
     let files = RunFiles {
         log: config.log.clone(),
         checkpoint: config.checkpoint.clone(),
-        checkpoint_interval: config.checkpoint_interval,
+        checkpoint_interval: config.checkpoint_every(),
     };
-    if !config.simulate {
-        anyhow::bail!(
-            "{}: real games are not wired into the tuner yet; set Simulate = 1 or use `spsa simulate`",
-            config.path.display()
-        );
+    // The seed is settled before anything starts: a resumed run keeps its own, so its opening
+    // order is the same as before the interruption.
+    let seed = match req.mode {
+        StartMode::Resume if config.checkpoint.exists() => {
+            crate::tuner::checkpoint::read(&config.checkpoint)?
+                .state
+                .seed()?
+        }
+        _ => config.seed.unwrap_or_else(|| rand::rng().next_u64()),
+    };
+    if config.simulate {
+        let source = Simulator::new(&vars, config.draw_rate);
+        return tune(&req, &config, vars, files, seed, &source).await;
     }
-    let source = Simulator::new(&vars, config.draw_rate);
+    let games = config.games.as_ref().ok_or_else(|| ConfigError::InFile {
+        path: config.path.clone(),
+        message: "no engines configured".into(),
+    })?;
+    let arena = start_arena(&config, games, seed, config.concurrency).await?;
+    let source = TuningSource::new(arena, &vars, games.rounding).await?;
+    tune(&req, &config, vars, files, seed, &source).await
+}
+
+/// Load the book and start the engine pairs of a config.
+pub async fn start_arena(
+    config: &Config,
+    games: &GamesConfig,
+    seed: u64,
+    slots: usize,
+) -> Result<Arena> {
+    let book = match &games.book {
+        Some(path) => Book::load(path, &arena::book_options(games, seed))?,
+        None => Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
+            .context("empty book")?,
+    };
+    let settings = ArenaSettings {
+        game: arena::game_settings(games),
+        game_log: config.game_log.clone(),
+        pgn: games.pgn.clone(),
+        max_faulty_pairs: 5,
+        event: format!("spsa {}", config.path.display()),
+    };
+    let setups = [
+        arena::engine_setup("Engine1", &games.engine1),
+        arena::engine_setup("Engine2", &games.engine2),
+    ];
+    Arena::start(setups, slots, book, settings).await
+}
+
+async fn tune<M: MatchSource>(
+    req: &RunRequest,
+    config: &Config,
+    vars: Vec<crate::vars::Variable>,
+    files: RunFiles,
+    seed: u64,
+    source: &M,
+) -> Result<()> {
     let mut tuner = Tuner::prepare(
         vars,
         config.schedule,
         files,
         config.concurrency,
-        config.seed,
+        Some(seed),
         req.mode,
     )?;
     if tuner.state().finished {
@@ -91,18 +153,21 @@ pub async fn run(req: RunRequest) -> Result<()> {
         );
     } else {
         let mut progress = progress::for_terminal(Duration::from_secs(5));
-        let ending = tuner
-            .run(&source, shutdown_signal(), &mut *progress)
-            .await?;
+        let ending = tuner.run(source, shutdown_signal(), &mut *progress).await;
         drop(progress);
-        if ending == Ending::Interrupted {
-            eprintln!(
-                "stopped after {} of {} iterations; checkpoint {}; continue with `spsa run {} --resume`",
+        let resume_hint = format!(
+            "checkpoint {}; continue with `spsa run {} --resume`",
+            config.checkpoint.display(),
+            req.config.display()
+        );
+        match ending {
+            Ok(Ending::Interrupted) => eprintln!(
+                "stopped after {} of {} iterations; {resume_hint}",
                 tuner.state().applied,
                 tuner.state().iterations,
-                config.checkpoint.display(),
-                req.config.display()
-            );
+            ),
+            Ok(Ending::Finished) => {}
+            Err(e) => return Err(e.context(format!("run stopped; {resume_hint}"))),
         }
     }
     let state = tuner.state();
@@ -111,6 +176,28 @@ pub async fn run(req: RunRequest) -> Result<()> {
         "{}",
         summary::final_table(tuner.vars(), &state.start, &state.theta, decimals)
     );
+    let c = &state.counts;
+    if !config.simulate {
+        println!(
+            "games: +{} ={} -{} (θ+ view), pentanomial {:?}{}",
+            c.wins,
+            c.draws,
+            c.losses,
+            c.pentanomial,
+            if c.faults.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", faults: {}",
+                    c.faults
+                        .iter()
+                        .map(|(k, v)| format!("{k} {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+    }
     Ok(())
 }
 

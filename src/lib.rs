@@ -5,6 +5,7 @@
 //! into a result, and the [`tuner`] feeds results back and writes logs and checkpoints.
 
 pub mod app;
+pub mod arena;
 pub mod config;
 pub mod engine;
 pub mod game;

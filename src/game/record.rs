@@ -134,6 +134,36 @@ impl EndReason {
         }
     }
 
+    /// The kind of engine fault that ended the game, for fault counts; `None` for a game that
+    /// ended by the rules or by adjudication.
+    pub fn fault_kind(&self) -> Option<&'static str> {
+        use EndReason::*;
+        match self {
+            IllegalMove { .. } | UnparsableMove { .. } => Some("illegal move"),
+            NoMoveWithLegalMoves { .. } => Some("no move"),
+            TimeForfeit { .. } => Some("time forfeit"),
+            Disconnected { .. } => Some("crash"),
+            Stalled { .. } => Some("stall"),
+            StartupFailed { .. } => Some("startup"),
+            _ => None,
+        }
+    }
+
+    /// The colour whose engine faulted, when [`EndReason::fault_kind`] is `Some`.
+    pub fn faulted(&self) -> Option<Color> {
+        use EndReason::*;
+        match self {
+            IllegalMove { by, .. }
+            | UnparsableMove { by, .. }
+            | NoMoveWithLegalMoves { by }
+            | TimeForfeit { by }
+            | Disconnected { by }
+            | Stalled { by }
+            | StartupFailed { by } => Some(*by),
+            _ => None,
+        }
+    }
+
     /// The PGN `Termination` tag value.
     pub fn termination(&self) -> &'static str {
         use EndReason::*;

@@ -25,7 +25,6 @@ pub struct BarProgress {
     started: Instant,
     started_at: u64,
     last_refresh: Instant,
-    last_check: Instant,
     stride: u64,
     since_check: u64,
 }
@@ -55,7 +54,6 @@ impl BarProgress {
             started: now,
             started_at: 0,
             last_refresh: now,
-            last_check: now,
             stride: 1,
             since_check: 0,
         }
@@ -91,12 +89,14 @@ impl Observer for BarProgress {
         if self.bar.is_some() && self.since_check < self.stride && !last {
             return;
         }
-        // Read the clock about twenty times a second however fast updates come.
+        // Read the clock about twenty times a second however fast updates come, adapting from
+        // the average rate since the start so that a burst of updates (pairs finishing
+        // together) cannot make the stride jump and freeze the line.
         let now = Instant::now();
-        let dt = now.duration_since(self.last_check).as_secs_f64().max(1e-9);
-        self.stride = ((self.since_check as f64 * 0.05 / dt) as u64).clamp(1, 1 << 20);
+        let secs = now.duration_since(self.started).as_secs_f64().max(1.0);
+        let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
+        self.stride = ((rate * 0.05) as u64).clamp(1, 1 << 20);
         self.since_check = 0;
-        self.last_check = now;
         if self.bar.is_some() && now.duration_since(self.last_refresh) < BAR_REFRESH && !last {
             return;
         }
@@ -122,7 +122,6 @@ pub struct PlainProgress {
     /// Updates between clock reads, adapted so the clock is read about ten times a second.
     stride: u64,
     since_check: u64,
-    last_check: Instant,
 }
 
 impl PlainProgress {
@@ -135,7 +134,6 @@ impl PlainProgress {
             last_print: now,
             stride: 1,
             since_check: 0,
-            last_check: now,
         }
     }
 }
@@ -150,10 +148,12 @@ impl Observer for PlainProgress {
             return;
         }
         let now = Instant::now();
-        let dt = now.duration_since(self.last_check).as_secs_f64().max(1e-9);
-        self.stride = ((self.since_check as f64 * 0.1 / dt) as u64).clamp(1, 1 << 20);
+        // Adapt from the average rate since the start, so that a burst of updates (pairs that
+        // finish together) cannot make the stride jump and silence the line.
+        let secs = now.duration_since(self.started).as_secs_f64().max(1.0);
+        let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
+        self.stride = ((rate * 0.1) as u64).clamp(1, 1 << 20);
         self.since_check = 0;
-        self.last_check = now;
         if now.duration_since(self.last_print) < self.every && u.applied < u.total {
             return;
         }
@@ -235,6 +235,59 @@ mod tests {
             "{}",
             b.message()
         );
+    }
+
+    #[test]
+    fn a_burst_of_updates_does_not_freeze_the_bar() {
+        let mut bar = BarProgress::new(ProgressDrawTarget::hidden());
+        let counts = Counts::default();
+        let outcome = crate::source::PairOutcome {
+            games: [crate::source::GameScore::Draw; 2],
+            faults: Vec::new(),
+        };
+        let update = |applied| Update {
+            applied,
+            total: 1000,
+            iteration: applied,
+            theta: &[],
+            outcome: &outcome,
+            counts: &counts,
+        };
+        for applied in 1..=4 {
+            bar.on_update(&update(applied));
+        }
+        std::thread::sleep(BAR_REFRESH + Duration::from_millis(20));
+        bar.on_update(&update(5));
+        assert!(bar.stride <= 2, "stride {} after a burst", bar.stride);
+        assert_eq!(
+            bar.bar.as_ref().unwrap().position(),
+            5,
+            "slow updates are shown"
+        );
+    }
+
+    #[test]
+    fn a_burst_of_updates_does_not_silence_the_line() {
+        let mut p = PlainProgress::new(Duration::ZERO);
+        let counts = Counts::default();
+        let outcome = crate::source::PairOutcome {
+            games: [crate::source::GameScore::Draw; 2],
+            faults: Vec::new(),
+        };
+        let update = |applied| Update {
+            applied,
+            total: 1000,
+            iteration: applied,
+            theta: &[],
+            outcome: &outcome,
+            counts: &counts,
+        };
+        // Two pairs finishing together, then slow pairs: the clock keeps being read.
+        p.on_update(&update(1));
+        p.on_update(&update(2));
+        std::thread::sleep(Duration::from_millis(30));
+        p.on_update(&update(3));
+        assert!(p.stride <= 2, "stride {} after a burst", p.stride);
     }
 
     #[test]

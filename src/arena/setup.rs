@@ -1,0 +1,73 @@
+//! From the typed config to the arena's engine setups, game settings and book options.
+
+use std::time::Duration;
+
+use crate::config::{EngineConfig, GamesConfig};
+use crate::engine::{EngineSpec, OptionValue};
+use crate::game::{Adjudication, BookOptions, BookOrder, GameSettings, TimeControl};
+
+use super::EngineSetup;
+
+/// An engine from the config, named for logs and PGN.
+pub fn engine_setup(name: &str, e: &EngineConfig) -> EngineSetup {
+    let mut spec = EngineSpec::new(name, &e.command);
+    spec.args = e.args.clone();
+    spec.working_dir = e.workdir.clone();
+    EngineSetup {
+        spec,
+        fixed: e
+            .options
+            .iter()
+            .map(|(n, v)| (n.clone(), OptionValue::Text(v.clone())))
+            .collect(),
+    }
+}
+
+/// The arbiter's settings from the config. A clock wins over other limits when both are given;
+/// then movetime, depth, nodes.
+pub fn game_settings(g: &GamesConfig) -> GameSettings {
+    let l = &g.limits;
+    let time_control = if let Some(base_ms) = l.base_time_ms {
+        TimeControl::Clock {
+            base_ms,
+            inc_ms: l.inc_time_ms.unwrap_or(0),
+        }
+    } else if let Some(ms) = l.movetime_ms {
+        TimeControl::MoveTime(ms)
+    } else if let Some(d) = l.depth {
+        TimeControl::Depth(d)
+    } else {
+        TimeControl::Nodes(l.nodes.unwrap_or(1))
+    };
+    let a = &g.adjudication;
+    let mut adjudication = Adjudication::classic(
+        a.draw_score_limit.max(0) as u32,
+        a.draw_move_limit,
+        a.win_score_limit.max(0) as u32,
+        a.win_move_limit,
+    );
+    adjudication.draw.min_fullmove = a.draw_min_move;
+    adjudication.draw.both_sides = a.both_agree;
+    adjudication.win.both_sides = a.both_agree;
+    GameSettings {
+        time_control,
+        time_margin: Duration::from_millis(l.time_margin_ms),
+        stall_timeout: Duration::from_millis(l.stall_timeout_ms),
+        max_plies: g.max_plies.unwrap_or(0),
+        adjudication,
+        ..GameSettings::default()
+    }
+}
+
+/// Book order and ply limit from the config; `seed` fixes the random order.
+pub fn book_options(g: &GamesConfig, seed: u64) -> BookOptions {
+    BookOptions {
+        order: if g.book_random {
+            BookOrder::Random
+        } else {
+            BookOrder::Sequential
+        },
+        seed,
+        max_plies: g.book_plies.map(|p| p as usize),
+    }
+}
