@@ -241,6 +241,12 @@ pub fn command(req: &StudyRequest) -> Result<()> {
         draw_rate: config.draw_rate,
         concurrency: config.concurrency,
     };
+    if setup.vars.iter().all(|v| v.simul_elo == 0.0) {
+        eprintln!(
+            "{}: every simul_elo is 0, so the model has no optimum to find and no Elo to lose; set simul_elo (column 7) to study the schedule",
+            config.variables.display()
+        );
+    }
     let first_seed = config.seed.unwrap_or_else(|| rand::rng().next_u64() >> 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let target = if std::io::stderr().is_terminal() {
