@@ -13,5 +13,6 @@ pub mod report;
 pub mod simulate;
 pub mod source;
 pub mod spsa;
+pub mod stats;
 pub mod tuner;
 pub mod vars;
