@@ -38,6 +38,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<StartRefused>()
             || e.is::<BookError>()
             || e.is::<OptionError>()
+            || e.is::<crate::matchrun::MatchInputError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

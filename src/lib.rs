@@ -9,6 +9,7 @@ pub mod arena;
 pub mod config;
 pub mod engine;
 pub mod game;
+pub mod matchrun;
 pub mod report;
 pub mod simulate;
 pub mod source;

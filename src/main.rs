@@ -21,6 +21,10 @@ enum Command {
     Run(RunArgs),
     /// Run a config with simulated games (the quadratic Elo model), whatever it says.
     Simulate(SimulateArgs),
+    /// Play game pairs between two engines (or two option sets) and report the Elo difference.
+    Match(spsa::matchrun::MatchArgs),
+    /// Play a run's tuned values against its start values and report the Elo difference.
+    Verify(spsa::matchrun::VerifyArgs),
 }
 
 #[derive(Args)]
@@ -88,6 +92,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => app::run(args.request(false, None)).await,
             Command::Simulate(args) => app::run(args.run.request(true, args.iterations)).await,
+            Command::Match(args) => spsa::matchrun::args::run_match(args).await,
+            Command::Verify(args) => spsa::matchrun::verify::run_verify(args).await,
         }
     });
     match result {

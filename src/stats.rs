@@ -193,6 +193,15 @@ impl fmt::Display for Report<'_> {
             half_points(t.wins * 2 + t.draws),
             t.games()
         )?;
+        if !penta.elo.is_finite() {
+            let who = if penta.elo > 0.0 { "won" } else { "lost" };
+            return writeln!(
+                f,
+                "Elo: {} (every game {who}: no interval), LOS {:.1}%",
+                penta.elo_text(t.games()),
+                penta.los * 100.0
+            );
+        }
         writeln!(
             f,
             "Elo: {} [95%: {}, {}] (pentanomial), LOS {:.1}%",
@@ -333,6 +342,13 @@ mod tests {
         assert!(text.contains("games: 8 (+3 =3 -2), pairs: 4"), "{text}");
         assert!(text.contains("score: 56.25% (4.5 / 8 points)"), "{text}");
         assert!(text.contains("(pentanomial), LOS"), "{text}");
+        let mut all = Tally::default();
+        all.add_pair([1, 1]);
+        let text = Report(&all).to_string();
+        assert!(
+            text.contains("Elo: > +190.8 (every game won: no interval), LOS 100.0%"),
+            "{text}"
+        );
         let empty = Report(&Tally::default()).to_string();
         assert!(empty.contains("Elo: no games played"), "{empty}");
     }

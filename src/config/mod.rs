@@ -130,6 +130,23 @@ impl Config {
         }
     }
 
+    /// Load a config for its engines and games only (`spsa match`). A TOML file may leave out
+    /// the tuning keys (`variables`, `iterations`, `A`, `gamma`, `alpha`); the classic INI must
+    /// be complete. The schedule and variables of the result are placeholders then.
+    pub fn load_games(path: &Path) -> Result<Config, ConfigError> {
+        let is_toml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        if !is_toml {
+            return Config::load(path);
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml_form::parse_games(&text, path)
+    }
+
     /// The game log path for a worker: `$THREAD` replaced by its number.
     pub fn game_log_for(&self, worker: usize) -> Option<PathBuf> {
         self.game_log
