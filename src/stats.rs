@@ -225,7 +225,7 @@ impl fmt::Display for Report<'_> {
 
 /// Half-points as `12` or `12.5`.
 fn half_points(halves: u64) -> String {
-    if halves % 2 == 0 {
+    if halves.is_multiple_of(2) {
         format!("{}", halves / 2)
     } else {
         format!("{}.5", halves / 2)
