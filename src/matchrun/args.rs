@@ -265,11 +265,8 @@ pub fn load_book(games: &GamesConfig, seed: u64) -> Result<Book> {
             }
             Ok(Book::load(path, &arena::book_options(games, seed))?)
         }
-        None => {
-            eprintln!("no book given: every pair starts from the initial position");
-            Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
-                .context("empty book")
-        }
+        None => Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
+            .context("empty book"),
     }
 }
 
@@ -308,14 +305,10 @@ pub fn plan(
             "--concurrency must be between 1 and 1024, not {concurrency}"
         )));
     }
-    let seed = match flags.seed.or(config_seed) {
-        Some(s) => s,
-        None => {
-            let s = rand::random::<u64>();
-            eprintln!("seed {s} (repeat this match with --seed {s})");
-            s
-        }
-    };
+    let seed = flags
+        .seed
+        .or(config_seed)
+        .unwrap_or_else(rand::random::<u64>);
     let mut setups = [
         arena::engine_setup(&names[0], &games.engine1),
         arena::engine_setup(&names[1], &games.engine2),
@@ -334,7 +327,7 @@ pub fn plan(
         event,
     };
     let description = format!(
-        "{}, book {}",
+        "{}, seed {seed}, book {}",
         settings.game.time_control.describe(),
         match &games.book {
             Some(b) => format!(
@@ -343,7 +336,7 @@ pub fn plan(
                 book.len(),
                 if games.book_random { "random" } else { "file" }
             ),
-            None => "none".into(),
+            None => "none (every pair starts from the initial position)".into(),
         }
     );
     Ok(Plan {
