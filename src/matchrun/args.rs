@@ -44,6 +44,9 @@ pub struct MatchFlags {
     /// Draw a game after this many plies (book moves included).
     #[arg(long)]
     pub max_plies: Option<u32>,
+    /// Clock overrun allowed before a time forfeit.
+    #[arg(long, value_name = "MS")]
+    pub time_margin: Option<u64>,
     /// How long a depth/nodes search may take before the engine counts as stalled.
     #[arg(long, value_name = "MS")]
     pub stall_timeout: Option<u64>,
@@ -206,6 +209,9 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
         return Err(bad(
             "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
         ));
+    }
+    if let Some(ms) = f.time_margin {
+        games.limits.time_margin_ms = ms;
     }
     if let Some(ms) = f.stall_timeout {
         games.limits.stall_timeout_ms = ms;
