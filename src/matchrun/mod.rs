@@ -50,6 +50,8 @@ pub struct MatchOutcome {
     pub faults: BTreeMap<(String, String), u64>,
     /// Each pair's [`PairGames::overhead`], in completion order.
     pub overheads: Vec<Duration>,
+    /// Moves the engines searched (book moves not counted).
+    pub engine_moves: u64,
     pub elapsed: Duration,
     pub ending: MatchEnding,
 }
@@ -111,6 +113,7 @@ pub async fn play(
         tally: Tally::default(),
         faults: BTreeMap::new(),
         overheads: Vec::with_capacity(pairs.min(1 << 20) as usize),
+        engine_moves: 0,
         elapsed: Duration::ZERO,
         ending: MatchEnding::Finished,
     };
@@ -180,6 +183,7 @@ impl MatchOutcome {
         self.overheads.push(pair.overhead);
         // Game 1: A is White; game 2: A is Black.
         for (i, g) in pair.games.iter().enumerate() {
+            self.engine_moves += g.moves.iter().filter(|m| !m.book).count() as u64;
             if let (Some(kind), Some(by)) = (g.end.fault_kind(), g.end.faulted()) {
                 let a_color = if i == 0 { Color::White } else { Color::Black };
                 let side = if by == a_color {
