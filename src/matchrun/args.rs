@@ -16,7 +16,7 @@ use crate::game::{Book, BookOrder, Opening};
 /// How games are played: shared by `spsa match` and `spsa verify`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct MatchFlags {
-    /// Game pairs to play (each opening twice, colours reversed).
+    /// Game pairs to play, each opening twice with colours reversed (default 100).
     #[arg(long)]
     pub pairs: Option<u64>,
     /// Pairs in flight at once, each with its own two engine processes (default: the config's
@@ -59,7 +59,7 @@ pub struct MatchFlags {
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
-    /// Seed for the book order (printed on stderr when not given).
+    /// Seed for the book order (random when not given; the header line shows it).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Seconds between progress lines on stderr (0: none).
