@@ -12,7 +12,7 @@ use crate::arena::{self, Arena, ArenaSettings, TuningSource};
 use crate::config::{Config, ConfigError, GamesConfig};
 use crate::engine::{EngineFault, OptionError};
 use crate::game::{Book, BookError, BookOrder, Opening};
-use crate::report::{progress::PlainProgress, summary};
+use crate::report::{ReportError, progress, summary};
 use crate::simulate::Simulator;
 use crate::source::MatchSource;
 use crate::tuner::{Ending, RunFiles, StartMode, StartRefused, Tuner};
@@ -36,6 +36,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         e.is::<ConfigError>()
             || e.is::<VarsError>()
             || e.is::<StartRefused>()
+            || e.is::<ReportError>()
             || e.is::<BookError>()
             || e.is::<OptionError>()
             || e.is::<crate::matchrun::MatchInputError>()
@@ -79,7 +80,7 @@ pub async fn run(req: RunRequest) -> Result<()> {
     let files = RunFiles {
         log: config.log.clone(),
         checkpoint: config.checkpoint.clone(),
-        checkpoint_interval: config.checkpoint_interval,
+        checkpoint_interval: config.checkpoint_every(),
     };
     // The seed is settled before anything starts: a resumed run keeps its own, so its opening
     // order is the same as before the interruption.
@@ -152,8 +153,9 @@ async fn tune<M: MatchSource>(
             config.checkpoint.display()
         );
     } else {
-        let mut progress = PlainProgress::new(Duration::from_secs(5));
-        let ending = tuner.run(source, shutdown_signal(), &mut progress).await;
+        let mut progress = progress::for_terminal(Duration::from_secs(5));
+        let ending = tuner.run(source, shutdown_signal(), &mut *progress).await;
+        drop(progress);
         let resume_hint = format!(
             "checkpoint {}; continue with `spsa run {} --resume`",
             config.checkpoint.display(),

@@ -15,5 +15,6 @@ pub mod simulate;
 pub mod source;
 pub mod spsa;
 pub mod stats;
+pub mod study;
 pub mod tuner;
 pub mod vars;

@@ -1,5 +1,9 @@
 //! The seven-column variables CSV: `name, start, min, max, c_end, R_end, simul_elo`.
 //!
+//! Rows in the fishtest/OpenBench parameter format, `name, int|float, value, min, max, c_end,
+//! r_end`, are accepted too (start = value, simul_elo = 0), so a tune's parameter block can be
+//! pasted in as it is.
+//!
 //! Every row is validated where it is read, so a bad file is reported with its path, line and
 //! field before anything else happens. The same format is written back (with the current θ in the
 //! `start` column) so that a finished or checkpointed run can be fed in again as a plain input.
@@ -81,6 +85,17 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
         if is_header(&fields) {
             continue;
         }
+        if let Some(var) = fishtest_row(&fields).map_err(|m| invalid(line_no, m))? {
+            var.check().map_err(|m| invalid(line_no, m))?;
+            if vars.iter().any(|v| v.name == var.name) {
+                return Err(invalid(
+                    line_no,
+                    format!("duplicate variable name `{}`", var.name),
+                ));
+            }
+            vars.push(var);
+            continue;
+        }
         let name = fields[0].to_string();
         if name.is_empty() {
             return Err(invalid(line_no, "field `name` is empty".into()));
@@ -128,6 +143,41 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
     Ok(vars)
 }
 
+/// A fishtest/OpenBench parameter row, `name, int|float, value, min, max, c_end, r_end`, read as
+/// a variable starting at `value` with `simul_elo` 0. `Ok(None)` when the row is not of that form
+/// (its second field is not the word `int` or `float`).
+fn fishtest_row(fields: &[&str]) -> Result<Option<Variable>, String> {
+    let kind = fields[1];
+    if !(kind.eq_ignore_ascii_case("int") || kind.eq_ignore_ascii_case("float")) {
+        return Ok(None);
+    }
+    let name = fields[0];
+    if name.is_empty() {
+        return Err("field `name` is empty".into());
+    }
+    const FIELDS: [&str; 5] = ["value", "min", "max", "c_end", "r_end"];
+    let mut numbers = [0.0f64; 5];
+    for (slot, (field, column)) in numbers.iter_mut().zip(fields[2..].iter().zip(FIELDS)) {
+        *slot = field
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                format!("field `{column}` of `{name}` ({kind} parameter row): `{field}` is not a finite number")
+            })?;
+    }
+    let [start, min, max, c_end, r_end] = numbers;
+    Ok(Some(Variable {
+        name: name.to_string(),
+        start,
+        min,
+        max,
+        c_end,
+        r_end,
+        simul_elo: 0.0,
+    }))
+}
+
 /// A header row is tolerated when every numeric column fails to parse and the first field is
 /// literally `name` (our own output starts with one).
 fn is_header(fields: &[&str]) -> bool {
@@ -162,15 +212,15 @@ impl Variable {
 
 /// Format a value the way users read it: at most `decimals` places, trailing zeros dropped.
 pub fn format_value(value: f64, decimals: usize) -> String {
-    let mut s = String::new();
+    let mut s = Vec::new();
     push_value(&mut s, value, decimals);
-    s
+    String::from_utf8(s).unwrap_or_default()
 }
 
 /// Append a value with at most `decimals` (≤ 9) places, trailing zeros dropped, rounding half
 /// away from zero. This is the hot path of the θ log, so it converts through integers instead of
 /// the float formatter (about 5× fewer instructions).
-pub fn push_value(out: &mut String, value: f64, decimals: usize) {
+pub fn push_value(out: &mut Vec<u8>, value: f64, decimals: usize) {
     const POW10: [u64; 10] = [
         1,
         10,
@@ -187,17 +237,17 @@ pub fn push_value(out: &mut String, value: f64, decimals: usize) {
     let scale = POW10[decimals];
     let scaled = value.abs() * scale as f64 + 0.5;
     if !scaled.is_finite() || scaled >= 9.0e15 {
-        let _ = write!(out, "{value}");
+        out.extend_from_slice(value.to_string().as_bytes());
         return;
     }
     // Truncation after adding ½ rounds half away from zero, without a libm call.
     let scaled = scaled as u64;
     if scaled == 0 {
-        out.push('0');
+        out.push(b'0');
         return;
     }
     if value < 0.0 {
-        out.push('-');
+        out.push(b'-');
     }
     let mut digits = [0u8; 24];
     let mut at = digits.len();
@@ -224,7 +274,7 @@ pub fn push_value(out: &mut String, value: f64, decimals: usize) {
             break;
         }
     }
-    out.extend(digits[at..].iter().map(|&b| char::from(b)));
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Write the variables CSV with `theta` in the start column (a header row first).
@@ -301,6 +351,60 @@ mod tests {
         assert_eq!(back[0].start, 12.3457);
         assert_eq!(back[1], vars[1]);
         assert_eq!(back[0].name, "k v");
+    }
+
+    #[test]
+    fn fishtest_rows_import() {
+        let vars = p("# from fishtest\nKnightValue, int, 300, 200, 400, 10, 0.0020\nTempo,float,12.5,0,30,1.5,0.002\nx,1,0,2,1,0,1\n").unwrap();
+        assert_eq!(vars.len(), 3);
+        assert_eq!(
+            vars[0],
+            Variable {
+                name: "KnightValue".into(),
+                start: 300.0,
+                min: 200.0,
+                max: 400.0,
+                c_end: 10.0,
+                r_end: 0.002,
+                simul_elo: 0.0,
+            }
+        );
+        assert_eq!(vars[1].start, 12.5);
+        assert_eq!(vars[1].c_end, 1.5);
+        assert_eq!(vars[2].simul_elo, 1.0, "classic rows still mix in");
+        let cases = [
+            ("a,int,5,0,2,1,0\n", "t.var:1: `a`: start (5) is outside"),
+            ("a,int,1,0,2,0,0\n", "t.var:1: `a`: c_end (0) must be > 0"),
+            (
+                "a,FLOAT,1,0,2,1,-1\n",
+                "t.var:1: `a`: R_end (-1) must be >= 0",
+            ),
+            (
+                "a,int,x,0,2,1,0\n",
+                "t.var:1: field `value` of `a` (int parameter row): `x`",
+            ),
+            ("a,int,1,0,2,1\n", "t.var:1: expected 7"),
+            (
+                "a,int,1,0,2,1,0\na,1,0,2,1,0,1\n",
+                "t.var:2: duplicate variable name `a`",
+            ),
+            (
+                "a,1,0,2,1,0,1\na,int,1,0,2,1,0\n",
+                "t.var:2: duplicate variable name `a`",
+            ),
+            (",int,1,0,2,1,0\n", "t.var:1: field `name` is empty"),
+            (
+                "a,integer,1,0,2,1,0\n",
+                "t.var:1: field `start` of `a`: `integer`",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = p(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(want),
+                "{text:?}: got {err:?}, want {want:?}"
+            );
+        }
     }
 
     #[test]

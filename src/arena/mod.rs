@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use shakmaty::Color;
 
-use crate::engine::{EngineSpec, OptionValue, UciEngine};
+use crate::engine::{
+    EngineFault, EngineSpec, GoCommand, OptionValue, Player, SearchReply, UciEngine,
+};
 use crate::game::{Book, GameRecord, GameSettings, PgnOptions, play_game, write_pgn};
 pub use setup::{book_options, engine_setup, game_settings};
 pub use tuning::TuningSource;
@@ -59,6 +61,8 @@ pub struct PairGames {
     /// Wall time from the end of game 1 to the end of game 2 not spent in engine searches:
     /// restarts, `ucinewgame`/`isready`, and our per-move work and I/O latency in game 2.
     pub overhead: Duration,
+    /// From the end of game 1 to game 2's first `go` (restarts, `ucinewgame`, `isready`).
+    pub gap: Duration,
 }
 
 /// Labels that go into game logs and PGN tags.
@@ -73,7 +77,30 @@ pub struct PairLabel {
 struct Slot {
     a: UciEngine,
     b: UciEngine,
-    game_log: Option<File>,
+    /// Opened on the first game, so a run that fails to start leaves no files behind.
+    game_log: LazyFile,
+}
+
+/// An append-mode output file opened when first written.
+struct LazyFile {
+    path: Option<PathBuf>,
+    file: Option<File>,
+}
+
+impl LazyFile {
+    fn new(path: Option<PathBuf>) -> Self {
+        LazyFile { path, file: None }
+    }
+
+    /// The open file, or `None` when this output is not wanted.
+    fn get(&mut self) -> Result<Option<&mut File>> {
+        if self.file.is_none()
+            && let Some(path) = &self.path
+        {
+            self.file = Some(open_append(path)?);
+        }
+        Ok(self.file.as_mut())
+    }
 }
 
 /// The pool of engine pairs.
@@ -81,7 +108,7 @@ pub struct Arena {
     slots: Vec<tokio::sync::Mutex<Slot>>,
     book: Book,
     settings: ArenaSettings,
-    pgn: Option<Mutex<File>>,
+    pgn: Mutex<LazyFile>,
     /// Consecutive pairs in which every game ended in a fault.
     faulty_streak: Mutex<u32>,
 }
@@ -101,27 +128,18 @@ impl Arena {
             let settings = &settings;
             async move {
                 let (a, b) = tokio::join!(start_engine(&setups[0]), start_engine(&setups[1]));
-                let game_log = match &settings.game_log {
-                    Some(t) => {
-                        let path = PathBuf::from(
-                            t.to_string_lossy().replace("$THREAD", &(i + 1).to_string()),
-                        );
-                        Some(open_append(&path)?)
-                    }
-                    None => None,
-                };
+                let game_log = settings.game_log.as_ref().map(|t| {
+                    PathBuf::from(t.to_string_lossy().replace("$THREAD", &(i + 1).to_string()))
+                });
                 anyhow::Ok(Slot {
                     a: a?,
                     b: b?,
-                    game_log,
+                    game_log: LazyFile::new(game_log),
                 })
             }
         });
         let slots: Vec<Slot> = futures::future::try_join_all(starts).await?;
-        let pgn = match &settings.pgn {
-            Some(p) => Some(Mutex::new(open_append(p)?)),
-            None => None,
-        };
+        let pgn = Mutex::new(LazyFile::new(settings.pgn.clone()));
         Ok(Arena {
             slots: slots.into_iter().map(tokio::sync::Mutex::new).collect(),
             book,
@@ -190,12 +208,30 @@ impl Arena {
         };
         let g1_end = Instant::now();
         recover(&mut s.a, &mut s.b, &g1, &mut faults).await;
+        let first_go = std::sync::OnceLock::new();
         let g2 = if s.a.is_running() && s.b.is_running() {
-            play_game(&mut s.b, &mut s.a, opening, game).await
+            let mut white = FirstGo {
+                engine: &mut s.b,
+                at: &first_go,
+            };
+            let mut black = FirstGo {
+                engine: &mut s.a,
+                at: &first_go,
+            };
+            play_game(&mut white, &mut black, opening, game).await
         } else {
             startup_failure(&s.b, &s.a, s.b.is_running(), opening)
         };
         let overhead = g1_end.elapsed().saturating_sub(game_duration(&g2));
+        let gap = first_go
+            .get()
+            .map_or(Duration::ZERO, |t: &Instant| t.duration_since(g1_end));
+        tracing::debug!(
+            slot,
+            gap_us = gap.as_micros() as u64,
+            overhead_us = overhead.as_micros() as u64,
+            "pair done"
+        );
         recover(&mut s.b, &mut s.a, &g2, &mut faults).await;
 
         let scores = [g1.value_for(Color::White), g2.value_for(Color::Black)];
@@ -219,6 +255,7 @@ impl Arena {
             scores,
             faults,
             overhead,
+            gap,
         })
     }
 
@@ -226,7 +263,7 @@ impl Arena {
     fn record(
         &self,
         slot: usize,
-        game_log: &mut Option<File>,
+        game_log: &mut LazyFile,
         g: &GameRecord,
         label: &PairLabel,
         game_no: usize,
@@ -238,7 +275,7 @@ impl Arena {
         } else {
             (b_options, a_options)
         };
-        if let Some(log) = game_log {
+        if let Some(log) = game_log.get()? {
             writeln!(
                 log,
                 "[{}] round {}.{} slot {}: {} (White) vs {} (Black), opening {}: {} {} after {} plies{}",
@@ -260,7 +297,8 @@ impl Arena {
             )
             .context("cannot write game log")?;
         }
-        if let Some(pgn) = &self.pgn {
+        let mut pgn = self.pgn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = pgn.get()? {
             let options = PgnOptions {
                 event: self.settings.event.clone(),
                 site: "spsa".into(),
@@ -273,11 +311,37 @@ impl Arena {
                 move_comments: true,
             };
             let text = write_pgn(g, &options);
-            let mut file = pgn.lock().unwrap_or_else(|e| e.into_inner());
             file.write_all(text.as_bytes())
                 .context("cannot write PGN")?;
         }
         Ok(())
+    }
+}
+
+/// An engine in game 2, noting when the game's first search is requested (its first `go`).
+struct FirstGo<'a> {
+    engine: &'a mut UciEngine,
+    at: &'a std::sync::OnceLock<Instant>,
+}
+
+impl Player for FirstGo<'_> {
+    fn name(&self) -> &str {
+        self.engine.name()
+    }
+
+    async fn new_game(&mut self) -> Result<(), EngineFault> {
+        self.engine.new_game().await
+    }
+
+    async fn search(
+        &mut self,
+        start_fen: &str,
+        moves: &[String],
+        go: &GoCommand,
+        deadline: Duration,
+    ) -> Result<SearchReply, EngineFault> {
+        self.at.get_or_init(Instant::now);
+        self.engine.search(start_fen, moves, go, deadline).await
     }
 }
 

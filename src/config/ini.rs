@@ -26,7 +26,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Duration;
 
 use super::{
     AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, check,
@@ -263,7 +262,7 @@ impl Entries<'_> {
             schedule,
             concurrency,
             seed: None,
-            checkpoint_interval: Duration::from_secs(5),
+            checkpoint_interval: None,
             draw_rate: 0.0,
             games,
         })

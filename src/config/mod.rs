@@ -29,8 +29,9 @@ pub struct Config {
     /// How many game pairs are in flight at once.
     pub concurrency: usize,
     pub seed: Option<u64>,
-    /// How often a checkpoint is written while running.
-    pub checkpoint_interval: Duration,
+    /// How often a checkpoint is written while running; `None`: the default for the mode
+    /// (see [`Config::checkpoint_every`]).
+    pub checkpoint_interval: Option<Duration>,
     /// Probability that a simulated game is drawn.
     pub draw_rate: f64,
     /// Real-game settings; `None` only when `simulate` is set and no engines were given.
@@ -145,6 +146,17 @@ impl Config {
             source,
         })?;
         toml_form::parse_games(&text, path)
+    }
+
+    /// How often to checkpoint: as configured, else every 5 s in simulation (a million updates
+    /// a second) and after every pair with real games (a pair costs far more than an fsync, and
+    /// an interrupted run then loses only the pairs in flight).
+    pub fn checkpoint_every(&self) -> Duration {
+        self.checkpoint_interval.unwrap_or(if self.simulate {
+            Duration::from_secs(5)
+        } else {
+            Duration::ZERO
+        })
     }
 
     /// The game log path for a worker: `$THREAD` replaced by its number.

@@ -32,8 +32,7 @@ struct File {
     #[serde(default = "one")]
     concurrency: u64,
     seed: Option<u64>,
-    #[serde(default = "five")]
-    checkpoint_seconds: f64,
+    checkpoint_seconds: Option<f64>,
     #[serde(default)]
     simulation: Simulation,
     engine1: Option<Engine>,
@@ -46,9 +45,6 @@ struct File {
 
 fn one() -> u64 {
     1
-}
-fn five() -> f64 {
-    5.0
 }
 
 #[derive(Deserialize, Default)]
@@ -175,11 +171,10 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         "simulation.draw_rate",
         check::probability(file.simulation.draw_rate),
     )?;
-    let checkpoint_seconds = checked(
-        path,
-        "checkpoint_seconds",
-        check::non_negative(file.checkpoint_seconds),
-    )?;
+    let checkpoint_seconds = file
+        .checkpoint_seconds
+        .map(|s| checked(path, "checkpoint_seconds", check::non_negative(s)))
+        .transpose()?;
     let log = file
         .log
         .as_deref()
@@ -208,7 +203,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         schedule,
         concurrency,
         seed: file.seed,
-        checkpoint_interval: Duration::from_secs_f64(checkpoint_seconds),
+        checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
         games,
     })

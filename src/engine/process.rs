@@ -448,10 +448,10 @@ impl UciEngine {
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
         self.proc_mut()?;
+        // `position` and `go` in one write: one syscall and one engine wake-up per move.
         self.buf.clear();
         push_position(&mut self.buf, start_fen, moves);
-        self.send_buf().await?;
-        self.buf.clear();
+        self.buf.push('\n');
         push_go(&mut self.buf, go);
         self.send_buf().await?;
         let start = Instant::now();

@@ -1,5 +1,16 @@
-//! What users see of a run: the progress line while it goes and the summary when it ends.
+//! What users see of a run: the progress line while it goes and the summary when it ends, and
+//! `spsa report` afterwards (status table, plots, paste-able outputs).
 //! Reads state, never changes it.
 
+pub mod command;
+pub mod export;
+pub mod history;
+pub mod plot;
 pub mod progress;
+pub mod status;
 pub mod summary;
+
+/// A report problem the user must fix (a missing or wrong file): exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReportError(pub String);

@@ -1,8 +1,117 @@
-//! A plain progress line on stderr every few seconds (results go to stdout).
+//! Progress on stderr while a run goes (results go to stdout): a live indicatif line when stderr
+//! is a terminal, else a plain line every few seconds. [`for_terminal`] makes the choice.
 
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
+
 use crate::tuner::{Counts, Observer, Update};
+
+/// The progress display for this process: a live bar when stderr is a terminal, else the plain
+/// line every `every`. Never both, and never on stdout.
+pub fn for_terminal(every: Duration) -> Box<dyn Observer> {
+    if std::io::stderr().is_terminal() {
+        Box::new(BarProgress::new(ProgressDrawTarget::stderr()))
+    } else {
+        Box::new(PlainProgress::new(every))
+    }
+}
+
+/// A live line redrawn in place: bar, iteration/total, it/s, ETA, games, faults.
+pub struct BarProgress {
+    target: Option<ProgressDrawTarget>,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    started_at: u64,
+    last_refresh: Instant,
+    stride: u64,
+    since_check: u64,
+}
+
+impl Drop for BarProgress {
+    /// Leave the last state on screen (not 100% when interrupted) and end its line, so what is
+    /// printed next starts on a line of its own.
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.abandon();
+            if !bar.is_hidden() {
+                eprintln!();
+            }
+        }
+    }
+}
+
+/// How often the bar's text is recomputed.
+const BAR_REFRESH: Duration = Duration::from_millis(100);
+
+impl BarProgress {
+    pub fn new(target: ProgressDrawTarget) -> Self {
+        let now = Instant::now();
+        BarProgress {
+            target: Some(target),
+            bar: None,
+            started: now,
+            started_at: 0,
+            last_refresh: now,
+            stride: 1,
+            since_check: 0,
+        }
+    }
+
+    fn bar(&mut self, u: &Update<'_>) -> &ProgressBar {
+        if self.bar.is_none() {
+            // Created at the first update so a resumed run's rate counts only its own updates.
+            self.started_at = u.applied.saturating_sub(1);
+            self.started = Instant::now();
+            let target = self
+                .target
+                .take()
+                .unwrap_or_else(ProgressDrawTarget::hidden);
+            let bar = ProgressBar::with_draw_target(Some(u.total), target)
+                .with_style(
+                    ProgressStyle::with_template("{bar:20.cyan/blue} {wide_msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
+                )
+                .with_finish(ProgressFinish::Abandon)
+                .with_position(self.started_at);
+            self.bar = Some(bar);
+        }
+        self.bar.as_ref().expect("just set")
+    }
+}
+
+impl Observer for BarProgress {
+    fn on_update(&mut self, u: &Update<'_>) {
+        let last = u.applied >= u.total;
+        self.since_check += 1;
+        if self.bar.is_some() && self.since_check < self.stride && !last {
+            return;
+        }
+        // Read the clock about twenty times a second however fast updates come, adapting from
+        // the average rate since the start so that a burst of updates (pairs finishing
+        // together) cannot make the stride jump and freeze the line.
+        let now = Instant::now();
+        let secs = now.duration_since(self.started).as_secs_f64().max(1.0);
+        let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
+        self.stride = ((rate * 0.05) as u64).clamp(1, 1 << 20);
+        self.since_check = 0;
+        if self.bar.is_some() && now.duration_since(self.last_refresh) < BAR_REFRESH && !last {
+            return;
+        }
+        self.last_refresh = now;
+        let bar = self.bar(u).clone();
+        bar.set_position(u.applied);
+        bar.set_message(line(
+            u.applied,
+            u.total,
+            self.started,
+            self.started_at,
+            u.counts,
+        ));
+    }
+}
 
 /// Prints `iteration N/M (p%), R it/s, ETA …, games W-D-L …, faults …` every `every`.
 pub struct PlainProgress {
@@ -13,7 +122,6 @@ pub struct PlainProgress {
     /// Updates between clock reads, adapted so the clock is read about ten times a second.
     stride: u64,
     since_check: u64,
-    last_check: Instant,
 }
 
 impl PlainProgress {
@@ -26,7 +134,6 @@ impl PlainProgress {
             last_print: now,
             stride: 1,
             since_check: 0,
-            last_check: now,
         }
     }
 }
@@ -41,10 +148,12 @@ impl Observer for PlainProgress {
             return;
         }
         let now = Instant::now();
-        let dt = now.duration_since(self.last_check).as_secs_f64().max(1e-9);
-        self.stride = ((self.since_check as f64 * 0.1 / dt) as u64).clamp(1, 1 << 20);
+        // Adapt from the average rate since the start, so that a burst of updates (pairs that
+        // finish together) cannot make the stride jump and silence the line.
+        let secs = now.duration_since(self.started).as_secs_f64().max(1.0);
+        let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
+        self.stride = ((rate * 0.1) as u64).clamp(1, 1 << 20);
         self.since_check = 0;
-        self.last_check = now;
         if now.duration_since(self.last_print) < self.every && u.applied < u.total {
             return;
         }
@@ -97,6 +206,89 @@ pub fn format_duration(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bar_follows_updates_without_drawing() {
+        let mut bar = BarProgress::new(ProgressDrawTarget::hidden());
+        let outcome = crate::source::PairOutcome {
+            games: [
+                crate::source::GameScore::Win,
+                crate::source::GameScore::Draw,
+            ],
+            faults: vec![],
+        };
+        let counts = Counts::default();
+        for applied in 1..=1000 {
+            bar.on_update(&Update {
+                applied,
+                total: 1000,
+                iteration: applied,
+                theta: &[0.0],
+                outcome: &outcome,
+                counts: &counts,
+            });
+        }
+        let b = bar.bar.as_ref().unwrap();
+        assert_eq!(b.position(), 1000, "the last update is always shown");
+        assert!(
+            b.message().starts_with("iteration 1000/1000"),
+            "{}",
+            b.message()
+        );
+    }
+
+    #[test]
+    fn a_burst_of_updates_does_not_freeze_the_bar() {
+        let mut bar = BarProgress::new(ProgressDrawTarget::hidden());
+        let counts = Counts::default();
+        let outcome = crate::source::PairOutcome {
+            games: [crate::source::GameScore::Draw; 2],
+            faults: Vec::new(),
+        };
+        let update = |applied| Update {
+            applied,
+            total: 1000,
+            iteration: applied,
+            theta: &[],
+            outcome: &outcome,
+            counts: &counts,
+        };
+        for applied in 1..=4 {
+            bar.on_update(&update(applied));
+        }
+        std::thread::sleep(BAR_REFRESH + Duration::from_millis(20));
+        bar.on_update(&update(5));
+        assert!(bar.stride <= 2, "stride {} after a burst", bar.stride);
+        assert_eq!(
+            bar.bar.as_ref().unwrap().position(),
+            5,
+            "slow updates are shown"
+        );
+    }
+
+    #[test]
+    fn a_burst_of_updates_does_not_silence_the_line() {
+        let mut p = PlainProgress::new(Duration::ZERO);
+        let counts = Counts::default();
+        let outcome = crate::source::PairOutcome {
+            games: [crate::source::GameScore::Draw; 2],
+            faults: Vec::new(),
+        };
+        let update = |applied| Update {
+            applied,
+            total: 1000,
+            iteration: applied,
+            theta: &[],
+            outcome: &outcome,
+            counts: &counts,
+        };
+        // Two pairs finishing together, then slow pairs: the clock keeps being read.
+        p.on_update(&update(1));
+        p.on_update(&update(2));
+        std::thread::sleep(Duration::from_millis(30));
+        p.on_update(&update(3));
+        assert!(p.stride <= 2, "stride {} after a burst", p.stride);
+    }
 
     #[test]
     fn durations() {

@@ -22,7 +22,7 @@ pub struct ThetaLog {
     file: BufWriter<File>,
     /// Bytes written so far, flushed or not.
     bytes: u64,
-    row: String,
+    row: Vec<u8>,
     last_flush: Instant,
 }
 
@@ -39,15 +39,16 @@ impl ThetaLog {
             .open(path)
             .with_context(|| format!("{}: cannot create log", path.display()))?;
         let mut log = ThetaLog::wrap(path, file, 0);
-        log.row.push_str("iteration");
+        log.row.extend_from_slice(b"iteration");
         for name in names {
-            log.row.push(',');
+            log.row.push(b',');
             if name.contains('"') {
-                log.row.push('"');
-                log.row.push_str(&name.replace('"', "\"\""));
-                log.row.push('"');
+                log.row.push(b'"');
+                log.row
+                    .extend_from_slice(name.replace('"', "\"\"").as_bytes());
+                log.row.push(b'"');
             } else {
-                log.row.push_str(name);
+                log.row.extend_from_slice(name.as_bytes());
             }
         }
         log.write_row()?;
@@ -83,7 +84,7 @@ impl ThetaLog {
             path: path.to_path_buf(),
             file: BufWriter::with_capacity(1 << 16, file),
             bytes,
-            row: String::with_capacity(256),
+            row: Vec::with_capacity(256),
             last_flush: Instant::now(),
         }
     }
@@ -92,7 +93,7 @@ impl ThetaLog {
     pub fn append(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
         push_value(&mut self.row, iteration as f64, 0);
         for &t in theta {
-            self.row.push(',');
+            self.row.push(b',');
             push_value(&mut self.row, t, LOG_DECIMALS);
         }
         self.write_row()?;
@@ -103,9 +104,9 @@ impl ThetaLog {
     }
 
     fn write_row(&mut self) -> Result<()> {
-        self.row.push('\n');
+        self.row.push(b'\n');
         self.file
-            .write_all(self.row.as_bytes())
+            .write_all(&self.row)
             .with_context(|| format!("{}: cannot write log", self.path.display()))?;
         self.bytes += self.row.len() as u64;
         self.row.clear();

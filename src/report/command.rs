@@ -1,0 +1,66 @@
+//! `spsa report PATH|--config CONF [--format …] [--plot FILE] [--normalized]`.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::export::{self, Format};
+use super::history::{self, History};
+use super::{ReportError, plot, status};
+
+/// What `spsa report` was asked to do.
+#[derive(Clone, Debug)]
+pub struct ReportRequest {
+    /// A θ log or a checkpoint.
+    pub path: Option<PathBuf>,
+    /// A config naming the log and checkpoint.
+    pub config: Option<PathBuf>,
+    pub format: Format,
+    /// Decimals for `uci` and `pairs` (0: integers, as spin options take).
+    pub decimals: usize,
+    /// The part of the log the trend is measured over (0 < f ≤ 1).
+    pub window: f64,
+    pub plot: Option<PathBuf>,
+    /// Plot only the normalized panel.
+    pub normalized: bool,
+}
+
+/// Run `spsa report`: the table or an export on stdout, the plot to its file.
+pub fn run(req: &ReportRequest) -> Result<()> {
+    if !(req.window > 0.0 && req.window <= 1.0) {
+        return Err(ReportError(format!("--window must be in (0, 1], not {}", req.window)).into());
+    }
+    let paths = history::locate(req.path.as_deref(), req.config.as_deref())?;
+    let ck = history::read_checkpoint(&paths)?;
+    let log = if paths.log.exists() {
+        Some(History::read(&paths.log)?)
+    } else {
+        None
+    };
+    if let Some(h) = &log {
+        let names: Vec<&str> = ck.vars.iter().map(|v| v.name.as_str()).collect();
+        if h.names != names {
+            return Err(ReportError(format!(
+                "{}: the log's variables {:?} differ from the checkpoint's {:?} ({})",
+                paths.log.display(),
+                h.names,
+                names,
+                paths.checkpoint.display()
+            ))
+            .into());
+        }
+    }
+    let st = status::analyse(&ck, log.as_ref(), req.window);
+    if let Some(file) = &req.plot {
+        let Some(h) = &log else {
+            return Err(ReportError(format!("{}: no θ log to plot", paths.log.display())).into());
+        };
+        plot::draw(file, &ck, h, &paths.log, req.normalized)?;
+        eprintln!("wrote {}", file.display());
+    }
+    match req.format {
+        Format::Table => print!("{}", status::render(&st, req.window)),
+        f => print!("{}", export::render(f, &ck.vars, &st.theta, req.decimals)),
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The final values in the forms users paste into their engine or feed back into a run.
+
+use std::fmt::Write as _;
+
+use crate::vars::{self, Variable, format_value};
+
+/// What `spsa report --format` prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The human report (see [`super::status`]).
+    #[default]
+    Table,
+    /// The variables CSV with θ in the start column (loads back as a variables file).
+    Csv,
+    /// `setoption name <name> value <v>` lines.
+    Uci,
+    /// `name, v` lines.
+    Pairs,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "uci" => Ok(Format::Uci),
+            "pairs" => Ok(Format::Pairs),
+            _ => Err(format!(
+                "unknown format `{s}` (expected table, csv, uci or pairs)"
+            )),
+        }
+    }
+}
+
+/// θ rounded to `decimals` places (half away from zero) and kept within the bounds, as the
+/// engine will take it: with 0 decimals, within the integers inside [min, max].
+pub fn engine_value(v: &Variable, theta: f64, decimals: usize) -> String {
+    let scale = 10f64.powi(decimals.min(9) as i32);
+    let lo = (v.min * scale).ceil();
+    let hi = (v.max * scale).floor();
+    let mut r = (theta * scale).round();
+    if lo <= hi {
+        r = r.clamp(lo, hi);
+    }
+    format_value(r / scale, decimals)
+}
+
+/// Render θ in one of the paste-able formats (`Table` is rendered elsewhere).
+pub fn render(format: Format, vars: &[Variable], theta: &[f64], decimals: usize) -> String {
+    let mut out = String::new();
+    match format {
+        Format::Table => {}
+        Format::Csv => out = vars::to_csv(vars, theta),
+        Format::Uci => {
+            for (v, &t) in vars.iter().zip(theta) {
+                let _ = writeln!(
+                    out,
+                    "setoption name {} value {}",
+                    v.name,
+                    engine_value(v, t, decimals)
+                );
+            }
+        }
+        Format::Pairs => {
+            for (v, &t) in vars.iter().zip(theta) {
+                let _ = writeln!(out, "{}, {}", v.name, engine_value(v, t, decimals));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn vars() -> Vec<Variable> {
+        vars::parse(
+            "Knight Value,300,0,1000,20,0.002,0\nTempo,0.4,0.3,0.8,0.1,0.002,0\nneg,-3,-10,10,1,0.002,0\n",
+            Path::new("v"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn uci_and_pairs_round_within_bounds() {
+        let theta = [312.5, 0.45, -2.5];
+        assert_eq!(
+            render(Format::Uci, &vars(), &theta, 0),
+            "setoption name Knight Value value 313\n\
+             setoption name Tempo value 0\n\
+             setoption name neg value -3\n"
+        );
+        // Tempo's only integer candidate would be out of [0.3, 0.8]; no integer fits, so the
+        // plain rounding is shown. With decimals it is kept inside.
+        assert_eq!(
+            render(Format::Pairs, &vars(), &theta, 1),
+            "Knight Value, 312.5\nTempo, 0.5\nneg, -2.5\n"
+        );
+        assert_eq!(engine_value(&vars()[0], 1000.4, 0), "1000");
+        assert_eq!(engine_value(&vars()[0], 999.6, 0), "1000");
+        assert_eq!(engine_value(&vars()[2], -10.7, 0), "-10");
+    }
+
+    #[test]
+    fn csv_loads_back_with_the_same_theta() {
+        let theta = [312.123_456, 0.45, -2.5];
+        let text = render(Format::Csv, &vars(), &theta, 0);
+        let back = vars::parse(&text, Path::new("out.var")).unwrap();
+        for ((b, v), t) in back.iter().zip(vars()).zip(theta) {
+            assert_eq!(b.name, v.name);
+            assert!((b.start - t).abs() <= 5e-5, "{} vs {t}", b.start);
+            assert_eq!(
+                (b.min, b.max, b.c_end, b.r_end),
+                (v.min, v.max, v.c_end, v.r_end)
+            );
+        }
+    }
+
+    #[test]
+    fn formats_parse() {
+        assert_eq!("UCI".parse::<Format>(), Ok(Format::Uci));
+        assert!("xml".parse::<Format>().is_err());
+    }
+}

@@ -1,0 +1,280 @@
+//! Trajectory plots of a θ log, as PNG or SVG, with no system font or graphics library: the font
+//! (DejaVu Sans, Bitstream Vera license, see `font/LICENSE-DejaVu.txt`) is compiled in.
+//!
+//! Two panels: θ of every variable against the iteration, and (θ − start)/c_end so that
+//! variables of different scales share one chart (`normalized` draws that panel alone). Long
+//! logs are thinned to at most [`MAX_POINTS`] points per series, keeping each bucket's lowest
+//! and highest value so that excursions stay visible.
+
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{Context, Result, anyhow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::ReportError;
+use super::history::History;
+use crate::tuner::checkpoint::Checkpoint;
+use crate::vars::format_value;
+
+static FONT: &[u8] = include_bytes!("font/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+/// Upper bound on the points drawn per series.
+pub const MAX_POINTS: usize = 2000;
+
+fn register_font() -> Result<()> {
+    static ONCE: Once = Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| {
+        result = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
+            .map_err(|_| anyhow!("the embedded font does not load"));
+    });
+    result
+}
+
+/// Row indices to draw for `n` rows: all of them when few, else each bucket's min and max.
+pub fn thin(values: &[f64]) -> Vec<usize> {
+    let n = values.len();
+    if n <= MAX_POINTS {
+        return (0..n).collect();
+    }
+    let buckets = MAX_POINTS / 2;
+    let mut out = Vec::with_capacity(MAX_POINTS);
+    for b in 0..buckets {
+        let (lo, hi) = (b * n / buckets, (b + 1) * n / buckets);
+        if lo >= hi {
+            continue;
+        }
+        let (mut imin, mut imax) = (lo, lo);
+        for i in lo..hi {
+            if values[i] < values[imin] {
+                imin = i;
+            }
+            if values[i] > values[imax] {
+                imax = i;
+            }
+        }
+        out.push(imin.min(imax));
+        if imin != imax {
+            out.push(imin.max(imax));
+        }
+    }
+    out
+}
+
+/// One series ready to draw: (iteration, value) points.
+struct Series {
+    name: String,
+    points: Vec<(f64, f64)>,
+}
+
+fn series(ck: &Checkpoint, log: &History, normalized: bool) -> Vec<Series> {
+    ck.vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let start = ck.state.start[i];
+            let f = |x: f64| {
+                if normalized { (x - start) / v.c_end } else { x }
+            };
+            let column = &log.values[i];
+            let mut points = vec![(0.0, f(start))];
+            points.extend(
+                thin(column)
+                    .into_iter()
+                    .map(|r| (log.iterations[r] as f64, f(column[r]))),
+            );
+            Series {
+                name: v.name.clone(),
+                points,
+            }
+        })
+        .collect()
+}
+
+/// Draw the plot to `file` (`.png` or `.svg`).
+pub fn draw(
+    file: &Path,
+    ck: &Checkpoint,
+    log: &History,
+    log_name: &Path,
+    normalized_only: bool,
+) -> Result<()> {
+    register_font()?;
+    let ext = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let height = if normalized_only { 600 } else { 1000 };
+    let size = (1200, height);
+    let title = file_title(ck, log, log_name);
+    match ext.as_deref() {
+        Some("png") => {
+            let root = BitMapBackend::new(file, size).into_drawing_area();
+            draw_on(root, ck, log, normalized_only, &title)
+        }
+        Some("svg") => {
+            let root = SVGBackend::new(file, size).into_drawing_area();
+            draw_on(root, ck, log, normalized_only, &title)
+        }
+        _ => Err(ReportError(format!(
+            "{}: the plot file must end in .png or .svg",
+            file.display()
+        ))
+        .into()),
+    }
+    .with_context(|| format!("{}: cannot draw plot", file.display()))
+}
+
+fn file_title(ck: &Checkpoint, log: &History, log_name: &Path) -> String {
+    let last = log.iterations.last().copied().unwrap_or(0);
+    format!(
+        "{}: iteration {last} of {}",
+        log_name
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        ck.state.iterations
+    )
+}
+
+fn draw_on<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    ck: &Checkpoint,
+    log: &History,
+    normalized_only: bool,
+    title: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let root = root.titled(title, (FAMILY, 22))?;
+    let last = log.iterations.last().copied().unwrap_or(1).max(1) as f64;
+    if normalized_only {
+        panel(&root, &series(ck, log, true), last, NORMALIZED)?;
+    } else {
+        let (top, bottom) = root.split_vertically(root.dim_in_pixel().1 / 2);
+        panel(&top, &series(ck, log, false), last, ("θ", "θ"))?;
+        panel(&bottom, &series(ck, log, true), last, NORMALIZED)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+const NORMALIZED: (&str, &str) = ("(θ − start) / c_end", "(θ − start) / c_end");
+
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    series: &[Series],
+    last: f64,
+    (caption, y_desc): (&str, &str),
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for s in series {
+        for &(_, y) in &s.points {
+            lo = lo.min(y);
+            hi = hi.max(y);
+        }
+    }
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max(1e-9);
+    let (width, _) = area.dim_in_pixel();
+    let (plot_area, legend_area) = area.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(caption, (FAMILY, 18))
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .y_desc(y_desc)
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 16))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format_value(*y, 4))
+        .light_line_style(BLACK.mix(0.04))
+        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        chart.draw_series(LineSeries::new(
+            s.points.iter().copied(),
+            color(i).stroke_width(2),
+        ))?;
+    }
+    legend(&legend_area, series)?;
+    Ok(())
+}
+
+const LEGEND_WIDTH: u32 = 240;
+
+fn color(i: usize) -> RGBAColor {
+    Palette99::pick(i).to_rgba()
+}
+
+/// The legend in its own strip to the right of the chart, so it never hides a line.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, series: &[Series]) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    const ROW: i32 = 20;
+    let (_, height) = area.dim_in_pixel();
+    let fits = ((height as i32 - 60) / ROW).max(1) as usize;
+    let shown = if series.len() > fits {
+        fits - 1
+    } else {
+        series.len()
+    };
+    let label_style = (FAMILY, 14)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, s) in series.iter().take(shown).enumerate() {
+        let y = 45 + ROW * i as i32;
+        area.draw(&PathElement::new(
+            vec![(4, y), (26, y)],
+            color(i).stroke_width(3),
+        ))?;
+        let mut name = s.name.clone();
+        if name.chars().count() > 26 {
+            name = name.chars().take(25).collect::<String>() + "…";
+        }
+        area.draw(&Text::new(name, (32, y), label_style.clone()))?;
+    }
+    if shown < series.len() {
+        let y = 45 + ROW * shown as i32;
+        area.draw(&Text::new(
+            format!("… and {} more", series.len() - shown),
+            (32, y),
+            label_style,
+        ))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinning_keeps_extremes_and_bounds_the_count() {
+        let values: Vec<f64> = (0..1_000_000).map(|i| ((i % 997) as f64).sin()).collect();
+        let mut v = values.clone();
+        v[123_456] = 50.0;
+        v[654_321] = -50.0;
+        let idx = thin(&v);
+        assert!(idx.len() <= MAX_POINTS, "{}", idx.len());
+        assert!(idx.windows(2).all(|w| w[0] < w[1]), "in order");
+        assert!(idx.contains(&123_456) && idx.contains(&654_321));
+        assert_eq!(thin(&values[..100]), (0..100).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,348 @@
+//! `spsa report`: where each variable stands and whether it is still moving.
+//!
+//! For each variable: start, current θ, bounds, the current c_k and R_k, the drift since the
+//! start in units of c_k, and the trend over the last part of the log (by default the last 10%
+//! of its rows, at least [`MIN_WINDOW_ROWS`]): the least-squares slope of θ against the
+//! iteration, per 1000 iterations, and the change that line makes across the window in units
+//! of c_k.
+//!
+//! **Settled rule.** A variable is *settled* when the least-squares line through the window moves
+//! across it by less than the larger of
+//! - half of the current c_k (SPSA cannot resolve differences much below the perturbation it
+//!   plays), and
+//! - twice the noise σ: the standard deviation of the change that game results alone would
+//!   produce over the window, σ = sqrt(Σ_k (R_k·c_k)²·E[match²]) summed over the window's
+//!   iterations, with E[match²] taken from the run's pentanomial counts.
+//!
+//! That is |slope · span| < max(c_k/2, 2σ), shown in units of c_k as `trend/c_k` and `limit/c_k`.
+//! A settled variable shows no trend that noise would not explain; it is *moving* otherwise. This
+//! says the last part of the run no longer moves θ, not that θ is at the optimum: a run whose
+//! R_end is too small also stops moving (compare with `spsa simulate --runs`). With fewer than
+//! [`MIN_WINDOW_ROWS`] rows no verdict is given.
+
+use std::fmt::Write as _;
+
+use crate::spsa::Spsa;
+use crate::tuner::checkpoint::Checkpoint;
+use crate::vars::format_value;
+
+use super::history::History;
+
+/// A window shorter than this gives no trend and no verdict.
+pub const MIN_WINDOW_ROWS: usize = 10;
+/// The settled threshold's floor: |trend change across the window| / c_k below this.
+pub const SETTLED_CK: f64 = 0.5;
+/// The settled threshold in noise standard deviations.
+pub const SETTLED_SIGMAS: f64 = 2.0;
+
+/// The trend of one variable over the window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Trend {
+    /// Least-squares slope of θ per 1000 iterations.
+    pub slope_per_1000: f64,
+    /// slope · (window span in iterations) / c_k.
+    pub change_ck: f64,
+    /// The settled limit max(1/2, 2σ/c_k) in units of c_k.
+    pub limit_ck: f64,
+    pub settled: bool,
+}
+
+/// One variable's line of the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarStatus {
+    pub name: String,
+    pub start: f64,
+    pub current: f64,
+    pub min: f64,
+    pub max: f64,
+    pub c_k: f64,
+    pub r_k: f64,
+    /// (θ − start) / c_k.
+    pub drift_ck: f64,
+    pub trend: Option<Trend>,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Status {
+    /// Updates applied as of the values shown.
+    pub applied: u64,
+    pub total: u64,
+    pub finished: bool,
+    /// Iterations covered by the window (first, last) and its row count.
+    pub window: Option<(u64, u64, usize)>,
+    pub vars: Vec<VarStatus>,
+    pub games: (u64, u64, u64),
+    /// The current θ, exact when it comes from the checkpoint.
+    pub theta: Vec<f64>,
+}
+
+/// The rows of the window: the last `fraction` of `rows`, at least [`MIN_WINDOW_ROWS`].
+pub fn window_rows(rows: usize, fraction: f64) -> Option<std::ops::Range<usize>> {
+    let want = ((rows as f64 * fraction).ceil() as usize).max(MIN_WINDOW_ROWS);
+    (rows >= MIN_WINDOW_ROWS).then(|| rows - want.min(rows)..rows)
+}
+
+/// Least-squares slope of y against x.
+pub fn slope(x: &[u64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mx = x.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let my = y.iter().sum::<f64>() / n;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (&xi, &yi) in x.iter().zip(y) {
+        let dx = xi as f64 - mx;
+        sxy += dx * (yi - my);
+        sxx += dx * dx;
+    }
+    if sxx > 0.0 { sxy / sxx } else { 0.0 }
+}
+
+/// Compute the report from a checkpoint and (when there is one) its log.
+pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status {
+    let state = &ck.state;
+    let mut applied = state.applied;
+    let mut theta = state.theta.clone();
+    // A live run's log can be ahead of its last checkpoint: show the newest values.
+    if let Some(h) = log.filter(|h| h.names.len() == theta.len())
+        && let Some(&last) = h.iterations.last()
+        && last > applied
+    {
+        applied = last;
+        theta = h.values.iter().map(|col| col[col.len() - 1]).collect();
+    }
+    let spsa = Spsa::new(&ck.vars, state.schedule());
+    let k = applied.max(1);
+    let window = log
+        .filter(|h| h.names.len() == theta.len())
+        .and_then(|h| window_rows(h.rows(), fraction).map(|r| (h, r)));
+    // Σ_k (R_k·c_k)² over the window = (R_1·c_1)_i² · Σ_k ((R_k·c_k)/(R_1·c_1))², the ratio
+    // being the same for every variable.
+    let step = |i: usize, k: u64| {
+        let g = spsa.gains(i, k);
+        g.a_k / g.c_k
+    };
+    let window_sum = match (&window, ck.vars.is_empty()) {
+        (Some((h, r)), false) => {
+            let (first, last) = (h.iterations[r.start].max(1), h.iterations[r.end - 1].max(1));
+            let s1 = step(0, 1);
+            (first..=last)
+                .map(|k| (step(0, k) / s1).powi(2))
+                .sum::<f64>()
+        }
+        _ => 0.0,
+    };
+    let match_sq = mean_square_match(&state.counts.pentanomial);
+    let vars = ck
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let g = spsa.gains(i, k);
+            let trend = window.as_ref().map(|(h, r)| {
+                let x = &h.iterations[r.clone()];
+                let s = slope(x, &h.values[i][r.clone()]);
+                let span = (x[x.len() - 1] - x[0]) as f64;
+                let change_ck = s * span / g.c_k;
+                let sigma = step(i, 1) * (window_sum * match_sq).sqrt();
+                let limit_ck = SETTLED_CK.max(SETTLED_SIGMAS * sigma / g.c_k);
+                Trend {
+                    slope_per_1000: s * 1000.0,
+                    change_ck,
+                    limit_ck,
+                    settled: change_ck.abs() < limit_ck,
+                }
+            });
+            VarStatus {
+                name: v.name.clone(),
+                start: state.start[i],
+                current: theta[i],
+                min: v.min,
+                max: v.max,
+                c_k: g.c_k,
+                r_k: g.r_k(),
+                drift_ck: (theta[i] - state.start[i]) / g.c_k,
+                trend,
+            }
+        })
+        .collect();
+    Status {
+        applied,
+        total: state.iterations,
+        finished: state.finished && applied == state.applied,
+        window: window.map(|(h, r)| (h.iterations[r.start], h.iterations[r.end - 1], r.len())),
+        vars,
+        games: (state.counts.wins, state.counts.draws, state.counts.losses),
+        theta,
+    }
+}
+
+/// E[match²] of a pair from the pentanomial counts (match = bucket − 2); 1 before any pair.
+pub fn mean_square_match(pentanomial: &[u64; 5]) -> f64 {
+    let pairs: u64 = pentanomial.iter().sum();
+    if pairs == 0 {
+        return 1.0;
+    }
+    pentanomial
+        .iter()
+        .enumerate()
+        .map(|(b, &n)| n as f64 * ((b as f64) - 2.0).powi(2))
+        .sum::<f64>()
+        / pairs as f64
+}
+
+/// `x` with `digits` significant digits (at most 6 decimals), trailing zeros dropped.
+pub fn significant(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format_value(x, 0);
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).clamp(0, 6) as usize;
+    format_value(x, decimals)
+}
+
+/// A text table: first column left-aligned, the rest right-aligned, two spaces apart.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+        for (i, (cell, w)) in cells.zip(&widths).enumerate() {
+            if i == 0 {
+                let _ = write!(out, "{cell:<w$}");
+            } else {
+                let _ = write!(out, "  {cell:>w$}");
+            }
+        }
+        let trimmed = out.trim_end_matches(' ').len();
+        out.truncate(trimmed);
+        out.push('\n');
+    };
+    line(&mut header.iter().copied());
+    for row in rows {
+        line(&mut row.iter().map(String::as_str));
+    }
+    out
+}
+
+/// Render the report for people.
+pub fn render(status: &Status, fraction: f64) -> String {
+    let mut out = String::new();
+    let state = if status.finished {
+        "finished"
+    } else {
+        "not finished"
+    };
+    let (w, d, l) = status.games;
+    let _ = writeln!(
+        out,
+        "iteration {} of {} ({state}); games +{w} ={d} -{l}",
+        status.applied, status.total
+    );
+    match status.window {
+        Some((first, last, rows)) => {
+            let _ = writeln!(
+                out,
+                "trend over the last {:.0}% of the log: {rows} rows, iterations {first}..{last}",
+                fraction * 100.0
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "no trend: the θ log is missing or has fewer than {MIN_WINDOW_ROWS} rows"
+            );
+        }
+    }
+    out.push('\n');
+    let header = [
+        "variable",
+        "start",
+        "current",
+        "min",
+        "max",
+        "c_k",
+        "R_k",
+        "drift/c_k",
+        "slope/1k",
+        "trend/c_k",
+        "limit/c_k",
+        "settled",
+    ];
+    let rows: Vec<Vec<String>> = status
+        .vars
+        .iter()
+        .map(|v| {
+            let (slope, change, limit, settled) = match v.trend {
+                Some(t) => (
+                    significant(t.slope_per_1000, 3),
+                    format_value(t.change_ck, 2),
+                    format_value(t.limit_ck, 2),
+                    if t.settled { "yes" } else { "moving" }.to_string(),
+                ),
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            vec![
+                v.name.clone(),
+                format_value(v.start, 2),
+                format_value(v.current, 2),
+                format_value(v.min, 4),
+                format_value(v.max, 4),
+                significant(v.c_k, 3),
+                significant(v.r_k, 3),
+                format_value(v.drift_ck, 2),
+                slope,
+                change,
+                limit,
+                settled,
+            ]
+        })
+        .collect();
+    out.push_str(&table(&header, &rows));
+    let _ = writeln!(
+        out,
+        "\nsettled: the least-squares line through the window moves less than limit = max(c_k/2, 2σ) across it,\n\
+         σ being the change game-result noise alone would make over the window"
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_and_slopes() {
+        assert_eq!(window_rows(5, 0.1), None);
+        assert_eq!(window_rows(10, 0.1), Some(0..10));
+        assert_eq!(window_rows(50, 0.1), Some(40..50));
+        assert_eq!(window_rows(1001, 0.1), Some(900..1001));
+        assert!((slope(&[1, 2, 3, 4], &[1.0, 3.0, 5.0, 7.0]) - 2.0).abs() < 1e-12);
+        assert_eq!(slope(&[5, 5], &[1.0, 2.0]), 0.0);
+    }
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(significant(123.456, 3), "123");
+        assert_eq!(significant(0.0023456, 3), "0.00235");
+        assert_eq!(significant(12.0, 3), "12");
+        assert_eq!(significant(-1.23456, 3), "-1.23");
+        assert_eq!(significant(0.0, 3), "0");
+        assert_eq!(significant(1e-9, 3), "0");
+    }
+
+    #[test]
+    fn table_aligns() {
+        let t = table(
+            &["name", "v"],
+            &[
+                vec!["a".into(), "1.5".into()],
+                vec!["long".into(), "2".into()],
+            ],
+        );
+        assert_eq!(t, "name    v\na     1.5\nlong    2\n");
+    }
+}
