@@ -10,8 +10,8 @@
 //! /proc/self/status.
 //!
 //! Run: `cargo bench --bench match_speed` (release). Environment: `MATCH_SPEED_PAIRS` (default
-//! 20), `MATCH_SPEED_ENGINE` (default /usr/games/stockfish), `MATCH_SPEED_RUNTIME=current` (the
-//! current-thread tokio scheduler instead of the multi-thread one `spsa` uses).
+//! 20), `MATCH_SPEED_ENGINE` (default /usr/games/stockfish), `MATCH_SPEED_RUNTIME=multi` (tokio's
+//! multi-thread scheduler instead of the current-thread one `spsa` uses).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -109,9 +109,9 @@ fn main() {
         },
         ..MatchArgs::default()
     };
-    // The runtime `spsa match` uses (tokio's multi-thread one, built in main.rs);
-    // MATCH_SPEED_RUNTIME=current compares with the current-thread scheduler.
-    let multi = !std::env::var("MATCH_SPEED_RUNTIME").is_ok_and(|r| r == "current");
+    // The runtime `spsa` uses (tokio's current-thread one, built in main.rs);
+    // MATCH_SPEED_RUNTIME=multi compares with the multi-thread scheduler.
+    let multi = std::env::var("MATCH_SPEED_RUNTIME").is_ok_and(|r| r == "multi");
     let runtime = if multi {
         tokio::runtime::Runtime::new().expect("runtime")
     } else {
