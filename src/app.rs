@@ -39,6 +39,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<ReportError>()
             || e.is::<BookError>()
             || e.is::<OptionError>()
+            || e.is::<crate::matchrun::MatchInputError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

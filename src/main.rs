@@ -24,6 +24,10 @@ enum Command {
     Simulate(SimulateArgs),
     /// Show where a run stands (table), plot it, or print its values for an engine.
     Report(ReportArgs),
+    /// Play game pairs between two engines (or two option sets) and report the Elo difference.
+    Match(spsa::matchrun::MatchArgs),
+    /// Play a run's tuned values against its start values and report the Elo difference.
+    Verify(spsa::matchrun::VerifyArgs),
 }
 
 #[derive(Args)]
@@ -146,6 +150,8 @@ fn main() -> ExitCode {
                     normalized: args.normalized,
                 })
             }
+            Command::Match(args) => spsa::matchrun::args::run_match(args).await,
+            Command::Verify(args) => spsa::matchrun::verify::run_verify(args).await,
         }
     });
     match result {

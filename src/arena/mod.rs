@@ -157,6 +157,17 @@ impl Arena {
         &self.book
     }
 
+    /// Send `quit` to every engine and wait for the processes to exit (killing any that do not
+    /// within their quit timeout), so they are reaped before the caller reads child CPU times.
+    pub async fn quit_all(&self) {
+        let quits = self.slots.iter().map(|slot| async move {
+            let mut s = slot.lock().await;
+            let s = &mut *s;
+            tokio::join!(s.a.quit(), s.b.quit());
+        });
+        futures::future::join_all(quits).await;
+    }
+
     /// Check option wishes against both engines' declared options without sending anything.
     pub async fn validate(
         &self,

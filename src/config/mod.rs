@@ -131,6 +131,23 @@ impl Config {
         }
     }
 
+    /// Load a config for its engines and games only (`spsa match`). A TOML file may leave out
+    /// the tuning keys (`variables`, `iterations`, `A`, `gamma`, `alpha`); the classic INI must
+    /// be complete. The schedule and variables of the result are placeholders then.
+    pub fn load_games(path: &Path) -> Result<Config, ConfigError> {
+        let is_toml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        if !is_toml {
+            return Config::load(path);
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml_form::parse_games(&text, path)
+    }
+
     /// How often to checkpoint: as configured, else every 5 s in simulation (a million updates
     /// a second) and after every pair with real games (a pair costs far more than an fsync, and
     /// an interrupted run then loses only the pairs in flight).

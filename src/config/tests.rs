@@ -123,6 +123,10 @@ fn toml_errors_name_line_or_key() {
             format!("{SIM_TOML}[simulation]\ndraw_rate = 1.5\n"),
             "conf/t.toml: key `simulation.draw_rate`",
         ),
+        (
+            SIM_TOML.replace("iterations = 50000", ""),
+            "conf/t.toml: missing key `iterations`",
+        ),
     ];
     for (text, want) in cases {
         let err = toml(&text).unwrap_err().to_string();

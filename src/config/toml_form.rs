@@ -19,15 +19,16 @@ use crate::spsa::rounding::RoundingMode;
 struct File {
     #[serde(default)]
     simulate: bool,
-    variables: String,
+    // The tuning keys are required by `parse` and optional for `parse_games` (`spsa match`).
+    variables: Option<String>,
     log: Option<String>,
     checkpoint: Option<String>,
     game_log: Option<String>,
-    iterations: u64,
+    iterations: Option<u64>,
     #[serde(rename = "A", alias = "a")]
-    a: f64,
-    gamma: f64,
-    alpha: f64,
+    a: Option<f64>,
+    gamma: Option<f64>,
+    alpha: Option<f64>,
     #[serde(default = "one")]
     concurrency: u64,
     seed: Option<u64>,
@@ -106,6 +107,16 @@ struct Adjudication {
 }
 
 pub(super) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    parse_with(text, path, true)
+}
+
+/// A config read only for its engines and games (`spsa match`): the tuning keys (`variables`,
+/// `iterations`, `A`, `gamma`, `alpha`) may be left out and are then placeholders.
+pub(super) fn parse_games(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    parse_with(text, path, false)
+}
+
+fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigError> {
     let in_file = |message: String| ConfigError::InFile {
         path: path.to_path_buf(),
         message,
@@ -124,11 +135,35 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             None => in_file(message),
         }
     })?;
+    let required = |name: &str, present: bool| {
+        if tuning && !present {
+            Err(in_file(format!("missing key `{name}`")))
+        } else {
+            Ok(())
+        }
+    };
+    required("variables", file.variables.is_some())?;
+    required("iterations", file.iterations.is_some())?;
+    required("A", file.a.is_some())?;
+    required("gamma", file.gamma.is_some())?;
+    required("alpha", file.alpha.is_some())?;
     let schedule = Schedule {
-        iterations: checked(path, "iterations", check::iterations(file.iterations))?,
-        a: checked(path, "A", check::non_negative(file.a))?,
-        gamma: checked(path, "gamma", check::non_negative(file.gamma))?,
-        alpha: checked(path, "alpha", check::non_negative(file.alpha))?,
+        iterations: checked(
+            path,
+            "iterations",
+            check::iterations(file.iterations.unwrap_or(1)),
+        )?,
+        a: checked(path, "A", check::non_negative(file.a.unwrap_or(0.0)))?,
+        gamma: checked(
+            path,
+            "gamma",
+            check::non_negative(file.gamma.unwrap_or(0.0)),
+        )?,
+        alpha: checked(
+            path,
+            "alpha",
+            check::non_negative(file.alpha.unwrap_or(0.0)),
+        )?,
     };
     let concurrency = checked(path, "concurrency", check::concurrency(file.concurrency))?;
     let draw_rate = checked(
@@ -157,7 +192,7 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     Ok(Config {
         path: path.to_path_buf(),
         simulate: file.simulate,
-        variables: resolve_input(path, &file.variables),
+        variables: resolve_input(path, file.variables.as_deref().unwrap_or("")),
         checkpoint: file
             .checkpoint
             .as_deref()

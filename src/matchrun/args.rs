@@ -1,0 +1,492 @@
+//! The flags of `spsa match` (and the game flags `spsa verify` shares), and how they combine
+//! with a config file into what the [`Arena`] needs. Flags override the config.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::{MatchInputError, Sides};
+use crate::arena::{self, Arena, ArenaSettings, EngineSetup, OptionSet};
+use crate::config::{AdjudicationConfig, Config, EngineConfig, GamesConfig, LimitsConfig};
+use crate::engine::OptionValue;
+use crate::game::{Book, BookOrder, Opening};
+
+/// How games are played: shared by `spsa match` and `spsa verify`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MatchFlags {
+    /// Game pairs to play, each opening twice with colours reversed (default 100).
+    #[arg(long)]
+    pub pairs: Option<u64>,
+    /// Pairs in flight at once, each with its own two engine processes (default: the config's
+    /// concurrency, else 1).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Opening book: EPD/FEN (one position a line) or PGN.
+    #[arg(long, value_name = "FILE")]
+    pub book: Option<PathBuf>,
+    /// Take openings in file order instead of a seeded shuffle.
+    #[arg(long)]
+    pub sequential: bool,
+    /// Search limit: fixed depth per move.
+    #[arg(long, group = "limit")]
+    pub depth: Option<u32>,
+    /// Search limit: fixed nodes per move.
+    #[arg(long, group = "limit")]
+    pub nodes: Option<u64>,
+    /// Search limit: fixed time per move in milliseconds.
+    #[arg(long, group = "limit", value_name = "MS")]
+    pub movetime: Option<u64>,
+    /// Search limit: a clock per side, BASE_MS+INC_MS in milliseconds (e.g. 10000+100).
+    #[arg(long, group = "limit", value_name = "BASE_MS+INC_MS")]
+    pub tc: Option<String>,
+    /// Draw a game after this many plies (book moves included).
+    #[arg(long)]
+    pub max_plies: Option<u32>,
+    /// Clock overrun allowed before a time forfeit.
+    #[arg(long, value_name = "MS")]
+    pub time_margin: Option<u64>,
+    /// How long a depth/nodes search may take before the engine counts as stalled.
+    #[arg(long, value_name = "MS")]
+    pub stall_timeout: Option<u64>,
+    /// How long an engine may take to answer `uci` with `uciok`.
+    #[arg(long, value_name = "MS")]
+    pub handshake_timeout: Option<u64>,
+    /// Stop after this many pairs in a row in which every game ended in an engine fault.
+    #[arg(long, default_value_t = 5)]
+    pub max_faulty_pairs: u32,
+    /// Append every game to this PGN file.
+    #[arg(long, value_name = "FILE")]
+    pub pgn: Option<PathBuf>,
+    /// Seed for the book order (random when not given; the header line shows it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Seconds between progress lines on stderr (0: none).
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub progress: f64,
+}
+
+/// `spsa match`: two engines, or one engine with two option sets.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MatchArgs {
+    /// Take engines, book, limits and adjudication from this config (TOML or classic INI);
+    /// flags override it. A TOML file may leave out the tuning keys.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The first engine (side A).
+    #[arg(long, value_name = "PATH")]
+    pub engine1: Option<PathBuf>,
+    /// The second engine (side B); the first one again when not given.
+    #[arg(long, value_name = "PATH")]
+    pub engine2: Option<PathBuf>,
+    /// A command-line argument for engine 1 (repeat for several).
+    #[arg(long = "arg1", value_name = "ARG", allow_hyphen_values = true)]
+    pub args1: Vec<String>,
+    /// A command-line argument for engine 2 (repeat for several).
+    #[arg(long = "arg2", value_name = "ARG", allow_hyphen_values = true)]
+    pub args2: Vec<String>,
+    /// An option for both engines, NAME=VALUE (repeatable), e.g. "Hash=16".
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    pub options: Vec<String>,
+    /// An option for side A, NAME=VALUE (repeatable), e.g. "KnightValue=150".
+    #[arg(long = "option1", value_name = "NAME=VALUE")]
+    pub options1: Vec<String>,
+    /// An option for side B, NAME=VALUE (repeatable).
+    #[arg(long = "option2", value_name = "NAME=VALUE")]
+    pub options2: Vec<String>,
+    #[command(flatten)]
+    pub flags: MatchFlags,
+}
+
+/// Everything needed to start the arena and play.
+pub struct Plan {
+    pub setups: [EngineSetup; 2],
+    pub a_options: OptionSet,
+    pub b_options: OptionSet,
+    pub pairs: u64,
+    pub concurrency: usize,
+    /// Taken by [`Plan::start_arena`].
+    pub book: Option<Book>,
+    pub settings: ArenaSettings,
+    pub seed: u64,
+    /// What is played, for the header line: `depth=2, book openings/x.epd (random order)`.
+    pub description: String,
+}
+
+impl Plan {
+    pub fn names(&self) -> (&str, &str) {
+        (&self.setups[0].spec.name, &self.setups[1].spec.name)
+    }
+
+    pub fn sides(&self) -> Sides<'_> {
+        Sides {
+            a_name: &self.setups[0].spec.name,
+            b_name: &self.setups[1].spec.name,
+            a_options: &self.a_options,
+            b_options: &self.b_options,
+        }
+    }
+
+    /// Start the engines and check both sides' options (once: the book moves into the arena).
+    pub async fn start_arena(&mut self) -> Result<Arena> {
+        let book = self.book.take().context("the arena was started already")?;
+        let arena = Arena::start(
+            self.setups.clone(),
+            self.concurrency,
+            book,
+            self.settings.clone(),
+        )
+        .await?;
+        arena.validate(&self.a_options, &self.b_options).await?;
+        Ok(arena)
+    }
+}
+
+fn bad(message: impl Into<String>) -> anyhow::Error {
+    MatchInputError(message.into()).into()
+}
+
+/// `NAME=VALUE` → an option wish; `flag` names the flag in the message.
+pub fn parse_option(text: &str, flag: &str) -> Result<(String, OptionValue)> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => Ok((
+            name.trim().to_string(),
+            OptionValue::Text(value.trim().to_string()),
+        )),
+        _ => Err(bad(format!("{flag} `{text}`: expected NAME=VALUE"))),
+    }
+}
+
+/// `BASE_MS+INC_MS` or `BASE_MS`.
+pub fn parse_tc(text: &str) -> Result<(u64, u64)> {
+    let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
+    match (base.trim().parse::<u64>(), inc.trim().parse::<u64>()) {
+        (Ok(b), Ok(i)) if b > 0 => Ok((b, i)),
+        _ => Err(bad(format!(
+            "--tc `{text}`: expected BASE_MS+INC_MS in milliseconds, e.g. 10000+100"
+        ))),
+    }
+}
+
+fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
+    EngineConfig {
+        command: command.to_path_buf(),
+        args: args.to_vec(),
+        workdir: None,
+        options: Vec::new(),
+    }
+}
+
+/// A readable engine name from its command: the file stem.
+fn stem(command: &Path) -> String {
+    command
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| command.display().to_string())
+}
+
+/// Apply the shared game flags to a games config (limits, book, plies, timeouts, PGN).
+pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
+    let limit_flag =
+        f.depth.is_some() || f.nodes.is_some() || f.movetime.is_some() || f.tc.is_some();
+    if limit_flag {
+        let l = &mut games.limits;
+        l.base_time_ms = None;
+        l.inc_time_ms = None;
+        l.nodes = f.nodes;
+        l.depth = f.depth;
+        l.movetime_ms = f.movetime;
+        if let Some(tc) = &f.tc {
+            let (base, inc) = parse_tc(tc)?;
+            l.base_time_ms = Some(base);
+            l.inc_time_ms = Some(inc);
+        }
+    }
+    let l = &games.limits;
+    if l.base_time_ms.is_none() && l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none()
+    {
+        return Err(bad(
+            "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
+        ));
+    }
+    if let Some(ms) = f.time_margin {
+        games.limits.time_margin_ms = ms;
+    }
+    if let Some(ms) = f.stall_timeout {
+        games.limits.stall_timeout_ms = ms;
+    }
+    if f.book.is_some() {
+        games.book = f.book.clone();
+    }
+    if f.sequential {
+        games.book_random = false;
+    }
+    if f.max_plies.is_some() {
+        games.max_plies = f.max_plies;
+    }
+    if f.pgn.is_some() {
+        games.pgn = f.pgn.clone();
+    }
+    Ok(())
+}
+
+/// A games config from flags alone (no config file): engine 1 is required.
+fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
+    let Some(e1) = &a.engine1 else {
+        return Err(bad(
+            "no engine: give --engine1 PATH (and --engine2 PATH) or --config FILE",
+        ));
+    };
+    let engine1 = engine_from_flag(e1, &a.args1);
+    let engine2 = match &a.engine2 {
+        Some(e2) => engine_from_flag(e2, &a.args2),
+        None if !a.args2.is_empty() => engine_from_flag(e1, &a.args2),
+        None => engine1.clone(),
+    };
+    Ok(GamesConfig {
+        engine1,
+        engine2,
+        book: None,
+        book_random: true,
+        book_plies: None,
+        limits: LimitsConfig {
+            time_margin_ms: 50,
+            stall_timeout_ms: 10_000,
+            ..LimitsConfig::default()
+        },
+        adjudication: AdjudicationConfig::default(),
+        max_plies: None,
+        pgn: None,
+        rounding: Default::default(),
+    })
+}
+
+/// Load the book (or the start position when there is none).
+pub fn load_book(games: &GamesConfig, seed: u64) -> Result<Book> {
+    match &games.book {
+        Some(path) => {
+            if std::fs::metadata(path).is_err() {
+                return Err(bad(format!("{}: book not found", path.display())));
+            }
+            Ok(Book::load(path, &arena::book_options(games, seed))?)
+        }
+        None => Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
+            .context("empty book"),
+    }
+}
+
+/// Check that an engine command exists before trying to start it, for a one-line message.
+fn check_command(e: &EngineConfig, which: &str) -> Result<()> {
+    let c = &e.command;
+    if c.components().count() > 1 && std::fs::metadata(c).is_err() {
+        return Err(bad(format!("{which}: {}: engine not found", c.display())));
+    }
+    Ok(())
+}
+
+/// The common part of planning a match or a verification: engines named, settings built,
+/// book loaded, options parsed.
+#[allow(clippy::too_many_arguments)]
+pub fn plan(
+    games: &GamesConfig,
+    names: [String; 2],
+    a_options: OptionSet,
+    b_options: OptionSet,
+    flags: &MatchFlags,
+    default_pairs: u64,
+    config_concurrency: Option<usize>,
+    config_seed: Option<u64>,
+    event: String,
+) -> Result<Plan> {
+    check_command(&games.engine1, "engine 1")?;
+    check_command(&games.engine2, "engine 2")?;
+    let pairs = flags.pairs.unwrap_or(default_pairs);
+    if pairs == 0 {
+        return Err(bad("--pairs must be at least 1"));
+    }
+    let concurrency = flags.concurrency.or(config_concurrency).unwrap_or(1);
+    if !(1..=1024).contains(&concurrency) {
+        return Err(bad(format!(
+            "--concurrency must be between 1 and 1024, not {concurrency}"
+        )));
+    }
+    let seed = flags
+        .seed
+        .or(config_seed)
+        .unwrap_or_else(rand::random::<u64>);
+    let mut setups = [
+        arena::engine_setup(&names[0], &games.engine1),
+        arena::engine_setup(&names[1], &games.engine2),
+    ];
+    if let Some(ms) = flags.handshake_timeout {
+        for s in &mut setups {
+            s.spec.handshake_timeout = Duration::from_millis(ms);
+        }
+    }
+    let book = load_book(games, seed)?;
+    let settings = ArenaSettings {
+        game: arena::game_settings(games),
+        game_log: None,
+        pgn: games.pgn.clone(),
+        max_faulty_pairs: flags.max_faulty_pairs.max(1),
+        event,
+    };
+    let description = format!(
+        "{}, seed {seed}, book {}",
+        settings.game.time_control.describe(),
+        match &games.book {
+            Some(b) => format!(
+                "{} ({} openings, {} order)",
+                b.display(),
+                book.len(),
+                if games.book_random { "random" } else { "file" }
+            ),
+            None => "none (every pair starts from the initial position)".into(),
+        }
+    );
+    Ok(Plan {
+        setups,
+        a_options,
+        b_options,
+        pairs,
+        concurrency,
+        book: Some(book),
+        settings,
+        seed,
+        description,
+    })
+}
+
+impl MatchArgs {
+    /// Combine the config (if any) and the flags into a plan.
+    pub fn plan(&self) -> Result<Plan> {
+        let config = match &self.config {
+            Some(path) => Some(Config::load_games(path)?),
+            None => None,
+        };
+        let mut games = match config.as_ref().and_then(|c| c.games.clone()) {
+            Some(mut g) => {
+                if let Some(e1) = &self.engine1 {
+                    g.engine1 = engine_from_flag(e1, &self.args1);
+                } else if !self.args1.is_empty() {
+                    g.engine1.args = self.args1.clone();
+                }
+                if let Some(e2) = &self.engine2 {
+                    g.engine2 = engine_from_flag(e2, &self.args2);
+                } else if !self.args2.is_empty() {
+                    g.engine2.args = self.args2.clone();
+                }
+                g
+            }
+            None if config.is_some() && self.engine1.is_none() => {
+                return Err(bad(format!(
+                    "{}: no engines configured; give --engine1 PATH",
+                    self.config
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                )));
+            }
+            None => games_from_flags(self)?,
+        };
+        apply_flags(&mut games, &self.flags)?;
+        for text in &self.options {
+            let (name, value) = parse_option(text, "--option")?;
+            let value = match value {
+                OptionValue::Text(t) => t,
+                other => other.to_string(),
+            };
+            games.engine1.options.push((name.clone(), value.clone()));
+            games.engine2.options.push((name, value));
+        }
+        let a_options = self
+            .options1
+            .iter()
+            .map(|t| parse_option(t, "--option1"))
+            .collect::<Result<OptionSet>>()?;
+        let b_options = self
+            .options2
+            .iter()
+            .map(|t| parse_option(t, "--option2"))
+            .collect::<Result<OptionSet>>()?;
+        let (s1, s2) = (stem(&games.engine1.command), stem(&games.engine2.command));
+        let names = if s1 == s2 {
+            [format!("{s1}.1"), format!("{s2}.2")]
+        } else {
+            [s1, s2]
+        };
+        plan(
+            &games,
+            names,
+            a_options,
+            b_options,
+            &self.flags,
+            100,
+            config.as_ref().map(|c| c.concurrency),
+            config.as_ref().and_then(|c| c.seed),
+            "spsa match".into(),
+        )
+    }
+}
+
+/// Options as `A=1 B=2`, or `defaults`.
+pub fn describe_options(set: &OptionSet) -> String {
+    if set.is_empty() {
+        return "defaults".into();
+    }
+    set.iter()
+        .map(|(n, v)| match v {
+            OptionValue::Text(t) => format!("{n}={t}"),
+            other => format!("{n}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Run `spsa match` to its end or Ctrl-C and print the results.
+pub async fn run_match(args: MatchArgs) -> Result<()> {
+    let mut plan = args.plan()?;
+    let arena = plan.start_arena().await?;
+    let (n1, n2) = plan.names();
+    println!(
+        "match: {n1} ({}) vs {n2} ({}), {} pairs, concurrency {}, {}",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options),
+        plan.pairs,
+        plan.concurrency,
+        plan.description
+    );
+    let out = super::play(
+        &arena,
+        &plan.sides(),
+        plan.pairs,
+        crate::app::shutdown_signal(),
+        progress_every(&args.flags),
+    )
+    .await;
+    arena.quit_all().await;
+    print_speed(&out);
+    super::finish(out)
+}
+
+/// The progress interval from the flags.
+pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
+    (f.progress > 0.0 && f.progress.is_finite()).then(|| Duration::from_secs_f64(f.progress))
+}
+
+/// Games per minute and the median time between games, on stderr.
+pub fn print_speed(out: &super::MatchOutcome) {
+    let games = out.tally.games();
+    let minutes = out.elapsed.as_secs_f64() / 60.0;
+    eprintln!(
+        "{games} games in {}, {:.1} games/min, median overhead per pair {:.1} ms",
+        crate::report::progress::format_duration(out.elapsed.as_secs_f64()),
+        if minutes > 0.0 {
+            games as f64 / minutes
+        } else {
+            0.0
+        },
+        out.median_overhead().as_secs_f64() * 1000.0
+    );
+}

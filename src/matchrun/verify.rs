@@ -1,0 +1,199 @@
+//! `spsa verify`: play the tuned values against the start values (or any two variables files)
+//! with a run's engines, book and limits, through the same match runner as `spsa match`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+
+use super::MatchInputError;
+use super::args::{MatchFlags, apply_flags, describe_options, plan, print_speed, progress_every};
+use crate::arena::OptionSet;
+use crate::config::Config;
+use crate::engine::OptionValue;
+use crate::tuner::checkpoint;
+use crate::vars::{self, Variable};
+
+/// `spsa verify CONFIG`: does the tuned θ beat the start values?
+#[derive(Args, Clone, Debug)]
+pub struct VerifyArgs {
+    /// The tuning run's config (engines, book, limits, adjudication, variables, checkpoint).
+    pub config: PathBuf,
+    /// Take the tuned θ from this checkpoint instead of the config's.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["values", "a", "b"])]
+    pub checkpoint: Option<PathBuf>,
+    /// Take the tuned values from this variables file's start column instead of a checkpoint.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["a", "b"])]
+    pub values: Option<PathBuf>,
+    /// Play any two sets: side A's values from this variables file (start column)…
+    #[arg(long, value_name = "FILE", requires = "b")]
+    pub a: Option<PathBuf>,
+    /// …against side B's from this one.
+    #[arg(long, value_name = "FILE", requires = "a")]
+    pub b: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: MatchFlags,
+}
+
+fn bad(message: impl Into<String>) -> anyhow::Error {
+    MatchInputError(message.into()).into()
+}
+
+/// One side's values: names and numbers, rounded to the integers spin options take.
+struct ValueSet {
+    label: String,
+    names: Vec<String>,
+    values: Vec<f64>,
+}
+
+impl ValueSet {
+    fn from_vars(label: String, vars: &[Variable]) -> ValueSet {
+        ValueSet {
+            label,
+            names: vars.iter().map(|v| v.name.clone()).collect(),
+            values: vars.iter().map(|v| v.start.round()).collect(),
+        }
+    }
+
+    fn options(&self) -> OptionSet {
+        self.names
+            .iter()
+            .zip(&self.values)
+            .map(|(n, v)| (n.clone(), OptionValue::Number(*v)))
+            .collect()
+    }
+
+    fn get(&self, name: &str) -> Option<f64> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.values[i])
+    }
+}
+
+fn load_values(path: &Path, label: &str) -> Result<ValueSet> {
+    if std::fs::metadata(path).is_err() {
+        return Err(bad(format!("{}: variables file not found", path.display())));
+    }
+    let vars = vars::load(path)?;
+    Ok(ValueSet::from_vars(
+        format!("{label} ({})", path.display()),
+        &vars,
+    ))
+}
+
+/// The two sides from the flags: (A, B).
+fn sides(args: &VerifyArgs, config: &Config) -> Result<(ValueSet, ValueSet)> {
+    if let (Some(a), Some(b)) = (&args.a, &args.b) {
+        return Ok((load_values(a, "A")?, load_values(b, "B")?));
+    }
+    let start = load_values(&config.variables, "start")?;
+    if let Some(v) = &args.values {
+        return Ok((load_values(v, "tuned")?, start));
+    }
+    let path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
+    if std::fs::metadata(path).is_err() {
+        return Err(bad(format!(
+            "{}: checkpoint not found (run `spsa run {}` first, or give --values FILE)",
+            path.display(),
+            config.path.display()
+        )));
+    }
+    let ck = checkpoint::read(path)?;
+    let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
+    if names != start.names {
+        return Err(bad(format!(
+            "{}: the checkpoint's variables {:?} differ from {}'s {:?}",
+            path.display(),
+            names,
+            config.variables.display(),
+            start.names
+        )));
+    }
+    let tuned = ValueSet {
+        label: format!(
+            "tuned ({}, {} of {} iterations)",
+            path.display(),
+            ck.state.applied,
+            ck.state.iterations
+        ),
+        names,
+        values: ck.state.theta.iter().map(|t| t.round()).collect(),
+    };
+    Ok((tuned, start))
+}
+
+/// A table of both sides' values, one variable a line.
+fn values_table(a: &ValueSet, b: &ValueSet, a_name: &str, b_name: &str) -> String {
+    let mut names: Vec<&String> = a.names.iter().collect();
+    for n in &b.names {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(8);
+    let show = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_else(|| "-".into());
+    let mut out = format!("{:width$}  {a_name:>8}  {b_name:>8}\n", "variable");
+    for n in names {
+        out.push_str(&format!(
+            "{n:width$}  {:>8}  {:>8}\n",
+            show(a.get(n)),
+            show(b.get(n))
+        ));
+    }
+    out
+}
+
+/// Run `spsa verify` and print the values, the counts and the Elo difference.
+pub async fn run_verify(args: VerifyArgs) -> Result<()> {
+    let config = Config::load(&args.config)?;
+    let Some(mut games) = config.games.clone() else {
+        return Err(bad(format!(
+            "{}: no engines configured (verify plays real games)",
+            config.path.display()
+        )));
+    };
+    // The run's PGN file is the tuning games'; verification games go only where --pgn says.
+    games.pgn = None;
+    apply_flags(&mut games, &args.flags)?;
+    let (a, b) = sides(&args, &config)?;
+    let names = if args.a.is_some() {
+        ["A".to_string(), "B".to_string()]
+    } else {
+        ["tuned".to_string(), "start".to_string()]
+    };
+    let mut plan = plan(
+        &games,
+        names.clone(),
+        a.options(),
+        b.options(),
+        &args.flags,
+        100,
+        Some(config.concurrency),
+        config.seed,
+        format!("spsa verify {}", config.path.display()),
+    )?;
+    let arena = plan.start_arena().await?;
+    println!("verify: {} vs {}", a.label, b.label);
+    print!("{}", values_table(&a, &b, &names[0], &names[1]));
+    println!(
+        "{} pairs, concurrency {}, {}",
+        plan.pairs, plan.concurrency, plan.description
+    );
+    tracing::debug!(
+        "A: {}; B: {}",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options)
+    );
+    let out = super::play(
+        &arena,
+        &plan.sides(),
+        plan.pairs,
+        crate::app::shutdown_signal(),
+        progress_every(&args.flags),
+    )
+    .await;
+    arena.quit_all().await;
+    print_speed(&out);
+    super::finish(out)
+}

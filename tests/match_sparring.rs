@@ -1,0 +1,395 @@
+//! `spsa match` and `spsa verify` end to end with the bundled sparring engine: counts add up,
+//! the stronger settings win, PGN, config files, bad input, Ctrl-C, and verifying a tiny run.
+
+mod match_common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use match_common::*;
+
+#[test]
+fn defaults_beat_weak_minor_pieces() {
+    let book = book();
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("games.pgn");
+    let o = run(&[
+        "match",
+        "--engine1",
+        sparring(),
+        "--option2",
+        "KnightValue=60",
+        "--option2",
+        "BishopValue=60",
+        "--pairs",
+        "4",
+        "--concurrency",
+        "2",
+        "--book",
+        book.to_str().unwrap(),
+        "--depth",
+        "2",
+        "--seed",
+        "7",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    let c = counts(&out);
+    assert_eq!(c.pairs, 4);
+    assert_consistent(&c);
+    // Knights and bishops worth 60 centipawns give them away: the defaults score well over
+    // half (in practice all or nearly all of the points).
+    assert!(c.score_pct > 62.5, "{out}");
+    assert_eq!(c.faults, "none");
+    assert!(
+        out.contains("match: sparring.1 (defaults) vs sparring.2 (KnightValue=60 BishopValue=60), 4 pairs, concurrency 2, depth=2, seed 7, book "),
+        "{out}"
+    );
+    assert!(out.contains("Elo: "), "{out}");
+    // The PGN holds both games of every pair, colours reversed, with the options tagged.
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(tags(&text, "Result").len(), 8);
+    let mut rounds = tags(&text, "Round");
+    rounds.sort();
+    assert_eq!(
+        rounds,
+        ["1.1", "1.2", "2.1", "2.2", "3.1", "3.2", "4.1", "4.2"]
+    );
+    let white_opts = tags(&text, "WhiteOptions");
+    assert_eq!(
+        white_opts
+            .iter()
+            .filter(|o| o.as_str() == "KnightValue=60; BishopValue=60")
+            .count(),
+        4
+    );
+    assert!(tags(&text, "Termination").iter().all(|t| t != "abandoned"));
+}
+
+#[test]
+fn same_seed_same_openings_and_config_file_with_flag_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    // A match-only TOML: no tuning keys needed.
+    let conf = dir.path().join("m.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "concurrency = 2\nseed = 3\n[engine1]\ncommand = {:?}\n[engine1.options]\nKnightValue = 300\n\
+             [games]\nbook = {:?}\ndepth = 4\nmax_plies = 40\n",
+            sparring(),
+            book().display().to_string()
+        ),
+    )
+    .unwrap();
+    let pgn = |name: &str| dir.path().join(name);
+    let play = |pgn_name: &str| {
+        run(&[
+            "match",
+            "--config",
+            conf.to_str().unwrap(),
+            "--depth",
+            "1",
+            "--pairs",
+            "3",
+            "--progress",
+            "0",
+            "--pgn",
+            pgn(pgn_name).to_str().unwrap(),
+        ])
+    };
+    let o = play("a.pgn");
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("3 pairs, concurrency 2, depth=1"), "{out}");
+    let c = counts(&out);
+    assert_consistent(&c);
+    assert_eq!(c.pairs, 3);
+    let a = std::fs::read_to_string(pgn("a.pgn")).unwrap();
+    // max_plies from the config: no game longer than 40 plies.
+    assert!(
+        tags(&a, "PlyCount")
+            .iter()
+            .all(|p| p.parse::<u32>().unwrap() <= 40),
+        "{a}"
+    );
+    let o = play("b.pgn");
+    assert!(o.status.success());
+    let b = std::fs::read_to_string(pgn("b.pgn")).unwrap();
+    let mut fa = tags(&a, "FEN");
+    let mut fb = tags(&b, "FEN");
+    fa.sort();
+    fb.sort();
+    assert_eq!(fa, fb, "the seed fixes the openings");
+    assert_eq!(fa.len(), 6);
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_exit_2() {
+    let book = book();
+    let book = book.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bad_book = dir.path().join("bad.epd");
+    std::fs::write(&bad_book, "this is not a fen\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--engine1", "/nonexistent/engine", "--depth", "1"],
+            "/nonexistent/engine: engine not found",
+        ),
+        (
+            vec![
+                "--engine1",
+                sparring(),
+                "--option1",
+                "Nope=3",
+                "--depth",
+                "1",
+            ],
+            "has no option `Nope`",
+        ),
+        (
+            vec![
+                "--engine1",
+                sparring(),
+                "--option1",
+                "KnightValue",
+                "--depth",
+                "1",
+            ],
+            "--option1 `KnightValue`: expected NAME=VALUE",
+        ),
+        (
+            vec![
+                "--engine1",
+                sparring(),
+                "--option2",
+                "KnightValue=99999",
+                "--depth",
+                "1",
+            ],
+            "outside its range",
+        ),
+        (
+            vec![
+                "--engine1",
+                sparring(),
+                "--book",
+                "/nonexistent.epd",
+                "--depth",
+                "1",
+            ],
+            "/nonexistent.epd: book not found",
+        ),
+        (
+            vec![
+                "--engine1",
+                sparring(),
+                "--book",
+                bad_book.to_str().unwrap(),
+                "--depth",
+                "1",
+            ],
+            "bad.epd:1",
+        ),
+        (vec!["--engine1", sparring()], "no search limit"),
+        (
+            vec!["--engine1", sparring(), "--tc", "ten"],
+            "--tc `ten`: expected BASE_MS+INC_MS",
+        ),
+        (vec!["--depth", "1"], "no engine: give --engine1 PATH"),
+        (
+            vec!["--config", "/nonexistent.toml"],
+            "/nonexistent.toml: cannot read config file",
+        ),
+        (
+            vec!["--engine1", sparring(), "--depth", "1", "--pairs", "0"],
+            "--pairs must be at least 1",
+        ),
+        (
+            vec![
+                "--engine1",
+                sparring(),
+                "--depth",
+                "1",
+                "--book",
+                book,
+                "--concurrency",
+                "0",
+            ],
+            "--concurrency must be between 1 and 1024",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut full = vec!["match", "--seed", "1"];
+        full.extend(&args);
+        let started = Instant::now();
+        let o = run(&full);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("spsa: ") && first.contains(want),
+            "{args:?}: wanted `{want}` in the first line of:\n{err}"
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: no results on bad input");
+        assert!(started.elapsed() < Duration::from_secs(10), "{args:?}");
+    }
+    // Two limits at once are refused by the parser (also exit 2).
+    let o = run(&[
+        "match",
+        "--engine1",
+        sparring(),
+        "--depth",
+        "1",
+        "--nodes",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn ctrl_c_stops_and_prints_the_results_so_far() {
+    let child = spsa()
+        .args([
+            "match",
+            "--engine1",
+            sparring(),
+            "--option2",
+            "KnightValue=60",
+            "--pairs",
+            "10000",
+            "--depth",
+            "1",
+            "--seed",
+            "1",
+            "--book",
+            book().to_str().unwrap(),
+            "--progress",
+            "0.5",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let c = counts(&out);
+    assert_consistent(&c);
+    assert!(c.pairs > 0 && c.pairs < 10000, "{out}");
+    assert!(err.contains("interrupted after"), "{err}");
+    assert!(
+        err.contains("pairs ") && err.contains("games/s"),
+        "progress: {err}"
+    );
+}
+
+/// A tiny tuning run writes a checkpoint; `spsa verify` plays it against the start values.
+#[test]
+fn verify_a_tiny_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("minors.var"),
+        "KnightValue,150,50,700,30,0.01,0\nBishopValue,150,50,700,30,0.01,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("t.toml"),
+        format!(
+            "variables = \"minors.var\"\nlog = \"t.log\"\niterations = 4\nA = 10\ngamma = 0.101\nalpha = 0.602\n\
+             concurrency = 2\nseed = 5\n[engine1]\ncommand = {:?}\n[games]\nbook = {:?}\ndepth = 1\nmax_plies = 200\n\
+             pgn = \"tuning.pgn\"\n",
+            sparring(),
+            book().display().to_string()
+        ),
+    )
+    .unwrap();
+    let conf = d.join("t.toml");
+    let conf = conf.to_str().unwrap();
+    let o = run(&["run", conf]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(d.join("t.checkpoint.var").exists());
+    let tuning_pgn = std::fs::read_to_string(d.join("tuning.pgn")).unwrap();
+
+    let o = run(&["verify", conf, "--pairs", "2", "--progress", "0"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("verify: tuned (") && out.contains("4 of 4 iterations) vs start ("),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("KnightValue ")), "{out}");
+    assert!(out.contains("2 pairs, concurrency 2, depth=1"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("Elo: ")), "{out}");
+    let c = counts(&out);
+    assert_consistent(&c);
+    assert_eq!(c.pairs, 2);
+    // Verification games do not go into the run's PGN.
+    assert_eq!(
+        std::fs::read_to_string(d.join("tuning.pgn")).unwrap(),
+        tuning_pgn
+    );
+
+    // Any two sets: the start values against themselves plus a PGN of it.
+    std::fs::write(
+        d.join("strong.var"),
+        "KnightValue,320,50,700,30,0.01,0\nBishopValue,330,50,700,30,0.01,0\n",
+    )
+    .unwrap();
+    let pgn = d.join("v.pgn");
+    let o = run(&[
+        "verify",
+        conf,
+        "--a",
+        d.join("strong.var").to_str().unwrap(),
+        "--b",
+        d.join("minors.var").to_str().unwrap(),
+        "--pairs",
+        "2",
+        "--concurrency",
+        "1",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("verify: A ("), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["KnightValue", "320", "150"]),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(tags(&text, "Result").len(), 4);
+    assert!(tags(&text, "WhiteOptions").contains(&"KnightValue=320; BishopValue=330".into()));
+
+    // --values: a variables file as the tuned side.
+    let o = run(&[
+        "verify",
+        conf,
+        "--values",
+        d.join("strong.var").to_str().unwrap(),
+        "--pairs",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("verify: tuned ("));
+
+    // No checkpoint: a clear error, exit 2.
+    let o = run(&[
+        "verify",
+        conf,
+        "--checkpoint",
+        d.join("none.var").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("none.var: checkpoint not found"));
+}
