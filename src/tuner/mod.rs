@@ -263,6 +263,11 @@ impl Tuner {
                 self.save()?;
                 last_save = Instant::now();
             }
+            // A simulated pair is ready at once, so this loop would never give the runtime a
+            // chance to poll its drivers (signals, timers) on a single-threaded runtime.
+            if self.state.applied.is_multiple_of(256) {
+                tokio::task::yield_now().await;
+            }
         };
         drop(in_flight);
         if ending == Ending::Finished {
