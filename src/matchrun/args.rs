@@ -457,12 +457,22 @@ pub async fn run_match(args: MatchArgs) -> Result<()> {
         plan.concurrency,
         plan.description
     );
+    play_to_end(&arena, &plan, &args.flags).await
+}
+
+/// The progress interval from the flags.
+/// Play a planned match to its end (or Ctrl-C), quit the engines, and print the results.
+pub async fn play_to_end(
+    arena: &crate::arena::Arena,
+    plan: &Plan,
+    flags: &MatchFlags,
+) -> anyhow::Result<()> {
     let out = super::play(
-        &arena,
+        arena,
         &plan.sides(),
         plan.pairs,
         crate::app::shutdown_signal(),
-        progress_every(&args.flags),
+        progress_every(flags),
     )
     .await;
     arena.quit_all().await;
@@ -470,7 +480,6 @@ pub async fn run_match(args: MatchArgs) -> Result<()> {
     super::finish(out)
 }
 
-/// The progress interval from the flags.
 pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
     (f.progress > 0.0 && f.progress.is_finite()).then(|| Duration::from_secs_f64(f.progress))
 }

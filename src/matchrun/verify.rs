@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::MatchInputError;
-use super::args::{MatchFlags, apply_flags, describe_options, plan, print_speed, progress_every};
+use super::args::{MatchFlags, apply_flags, describe_options, plan, play_to_end};
 use crate::arena::OptionSet;
 use crate::config::Config;
 use crate::engine::OptionValue;
@@ -185,15 +185,5 @@ pub async fn run_verify(args: VerifyArgs) -> Result<()> {
         describe_options(&plan.a_options),
         describe_options(&plan.b_options)
     );
-    let out = super::play(
-        &arena,
-        &plan.sides(),
-        plan.pairs,
-        crate::app::shutdown_signal(),
-        progress_every(&args.flags),
-    )
-    .await;
-    arena.quit_all().await;
-    print_speed(&out);
-    super::finish(out)
+    play_to_end(&arena, &plan, &args.flags).await
 }
