@@ -200,8 +200,8 @@ impl Arena {
         let mut faults = Vec::new();
         let game = &self.settings.game;
 
-        let setup_a = prepare(&mut s.a, a_options, &mut faults).await?;
-        let setup_b = prepare(&mut s.b, b_options, &mut faults).await?;
+        let setup_a = prepare(&mut s.a, a_options).await?;
+        let setup_b = prepare(&mut s.b, b_options).await?;
         let g1 = match (setup_a, setup_b) {
             (true, true) => play_game(&mut s.a, &mut s.b, opening, game).await,
             _ => startup_failure(&s.a, &s.b, setup_a, opening),
@@ -363,12 +363,9 @@ async fn start_engine(setup: &EngineSetup) -> Result<UciEngine> {
 }
 
 /// Send this pair's options, restarting the engine once if it is down or fails. Returns whether
-/// the engine is ready to play; a failure is recorded as a fault. Option errors are fatal.
-async fn prepare(
-    engine: &mut UciEngine,
-    options: &[(String, OptionValue)],
-    faults: &mut Vec<String>,
-) -> Result<bool> {
+/// the engine is ready to play (a failure shows up as the game's `StartupFailed` end). Option
+/// errors are fatal.
+async fn prepare(engine: &mut UciEngine, options: &[(String, OptionValue)]) -> Result<bool> {
     for attempt in 0..2 {
         if (!engine.is_running() || attempt == 1)
             && let Err(e) = engine.restart().await
@@ -384,7 +381,7 @@ async fn prepare(
             }
         }
     }
-    faults.push("startup".into());
+    // The game that cannot be played records the fault (`StartupFailed`), counted once there.
     Ok(false)
 }
 
