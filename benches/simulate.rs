@@ -67,7 +67,7 @@ fn tuner(vars: &[Variable], n: u64, concurrency: usize, dir: &Path) -> f64 {
         schedule(n),
         files,
         concurrency,
-        Some(1),
+        1,
         StartMode::New,
     )
     .unwrap();

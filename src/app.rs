@@ -1,7 +1,7 @@
 //! The commands behind the command line: load the inputs, pick the match source, run the tuner,
 //! print the results. `main.rs` only parses arguments and calls these.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -144,7 +144,7 @@ async fn tune<M: MatchSource>(
         config.schedule,
         files,
         config.concurrency,
-        Some(seed),
+        seed,
         req.mode,
     )?;
     if tuner.state().finished {
@@ -222,11 +222,4 @@ pub async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     ctrl_c.await;
-}
-
-/// Make sure a path exists before it is used, with the path in the message.
-pub fn require_file(path: &Path, what: &str) -> Result<()> {
-    std::fs::metadata(path)
-        .map(|_| ())
-        .with_context(|| format!("{}: {what} not found", path.display()))
 }

@@ -339,15 +339,8 @@ mod tests {
             checkpoint_interval: std::time::Duration::from_secs(60),
         };
         let sim = Simulator::new(&s.vars, s.draw_rate);
-        let mut tuner = Tuner::prepare(
-            s.vars.clone(),
-            s.schedule,
-            files,
-            1,
-            Some(42),
-            StartMode::New,
-        )
-        .unwrap();
+        let mut tuner =
+            Tuner::prepare(s.vars.clone(), s.schedule, files, 1, 42, StartMode::New).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();

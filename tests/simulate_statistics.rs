@@ -48,7 +48,7 @@ fn run(start: f64, seed: u64, concurrency: usize) -> (f64, f64) {
         schedule(),
         files.clone(),
         concurrency,
-        Some(seed),
+        seed,
         StartMode::New,
     )
     .unwrap();

@@ -153,10 +153,6 @@ impl Arena {
         self.slots.len()
     }
 
-    pub fn book(&self) -> &Book {
-        &self.book
-    }
-
     /// Send `quit` to every engine and wait for the processes to exit (killing any that do not
     /// within their quit timeout), so they are reaped before the caller reads child CPU times.
     pub async fn quit_all(&self) {

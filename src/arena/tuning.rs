@@ -44,10 +44,6 @@ impl TuningSource {
         })
     }
 
-    pub fn arena(&self) -> &Arena {
-        &self.arena
-    }
-
     /// The option values each side plays with for this task.
     pub fn option_sets(&self, task: &PairTask) -> (OptionSet, OptionSet) {
         let mut rng = SmallRng::seed_from_u64(task.seed);

@@ -98,12 +98,13 @@ pub struct Tuner {
 impl Tuner {
     /// Set up a run: a new one (refusing to overwrite an earlier run's files unless `Fresh`), or
     /// a resumed one from its checkpoint. `seed` is used for new runs; a resume keeps its own.
+    /// The caller settles the seed (it also orders the opening book).
     pub fn prepare(
         vars: Vec<Variable>,
         schedule: Schedule,
         files: RunFiles,
         concurrency: usize,
-        seed: Option<u64>,
+        seed: u64,
         mode: StartMode,
     ) -> Result<Tuner> {
         let found = files.checkpoint.exists() || files.log.exists();
@@ -122,7 +123,6 @@ impl Tuner {
             }
             StartMode::New => {}
         }
-        let seed = seed.unwrap_or_else(|| rand::rng().next_u64());
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let log = ThetaLog::create(&files.log, &names)?;
         let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
@@ -190,10 +190,6 @@ impl Tuner {
 
     pub fn vars(&self) -> &[Variable] {
         &self.vars
-    }
-
-    pub fn spsa(&self) -> &Spsa {
-        &self.spsa
     }
 
     /// Flush the log and write a checkpoint.
