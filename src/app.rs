@@ -185,18 +185,7 @@ async fn tune<M: MatchSource>(
             c.draws,
             c.losses,
             c.pentanomial,
-            if c.faults.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", faults: {}",
-                    c.faults
-                        .iter()
-                        .map(|(k, v)| format!("{k} {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            progress::faults_suffix(c)
         );
     }
     Ok(())

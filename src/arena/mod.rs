@@ -301,8 +301,8 @@ impl Arena {
                 date: pgn_date(),
                 round: format!("{}.{}", label.round, game_no),
                 extra_tags: vec![
-                    ("WhiteOptions".into(), describe(white_opts)),
-                    ("BlackOptions".into(), describe(black_opts)),
+                    ("WhiteOptions".into(), describe_options(white_opts, "; ")),
+                    ("BlackOptions".into(), describe_options(black_opts, "; ")),
                 ],
                 move_comments: true,
             };
@@ -440,7 +440,8 @@ fn as_wish(option: &(String, OptionValue)) -> (&str, &OptionValue) {
     (option.0.as_str(), &option.1)
 }
 
-fn describe(options: &[(String, OptionValue)]) -> String {
+/// Options as `name=value` joined by `separator` (text values unquoted), for logs and PGN tags.
+pub fn describe_options(options: &[(String, OptionValue)], separator: &str) -> String {
     options
         .iter()
         .map(|(n, v)| match v {
@@ -448,7 +449,7 @@ fn describe(options: &[(String, OptionValue)]) -> String {
             other => format!("{n}={other}"),
         })
         .collect::<Vec<_>>()
-        .join("; ")
+        .join(separator)
 }
 
 fn open_append(path: &std::path::Path) -> Result<File> {

@@ -4,7 +4,7 @@
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::{Arena, OptionSet, PairLabel};
+use super::{Arena, OptionSet, PairLabel, describe_options};
 use crate::engine::OptionValue;
 use crate::source::{GameScore, MatchSource, PairOutcome, PairTask};
 use crate::spsa::rounding::{RoundingMode, round_pair};
@@ -67,19 +67,16 @@ impl TuningSource {
     }
 }
 
-fn values(set: &OptionSet) -> String {
-    set.iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 impl MatchSource for TuningSource {
     async fn play(&self, task: PairTask) -> anyhow::Result<PairOutcome> {
         let (plus, minus) = self.option_sets(&task);
         let label = PairLabel {
             round: task.iteration.to_string(),
-            note: format!("θ+ {}; θ− {}", values(&plus), values(&minus)),
+            note: format!(
+                "θ+ {}; θ− {}",
+                describe_options(&plus, " "),
+                describe_options(&minus, " ")
+            ),
         };
         let pair = self
             .arena

@@ -435,13 +435,7 @@ pub fn describe_options(set: &OptionSet) -> String {
     if set.is_empty() {
         return "defaults".into();
     }
-    set.iter()
-        .map(|(n, v)| match v {
-            OptionValue::Text(t) => format!("{n}={t}"),
-            other => format!("{n}={other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    crate::arena::describe_options(set, " ")
 }
 
 /// Run `spsa match` to its end or Ctrl-C and print the results.

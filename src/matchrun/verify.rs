@@ -131,17 +131,12 @@ fn values_table(a: &ValueSet, b: &ValueSet, a_name: &str, b_name: &str) -> Strin
             names.push(n);
         }
     }
-    let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(8);
     let show = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_else(|| "-".into());
-    let mut out = format!("{:width$}  {a_name:>8}  {b_name:>8}\n", "variable");
-    for n in names {
-        out.push_str(&format!(
-            "{n:width$}  {:>8}  {:>8}\n",
-            show(a.get(n)),
-            show(b.get(n))
-        ));
-    }
-    out
+    let rows: Vec<Vec<String>> = names
+        .into_iter()
+        .map(|n| vec![n.clone(), show(a.get(n)), show(b.get(n))])
+        .collect();
+    crate::report::status::table(&["variable", a_name, b_name], &rows)
 }
 
 /// Run `spsa verify` and print the values, the counts and the Elo difference.

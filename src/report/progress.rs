@@ -186,11 +186,17 @@ pub fn line(applied: u64, total: u64, started: Instant, started_at: u64, c: &Cou
         c.draws,
         c.losses
     );
-    if !c.faults.is_empty() {
-        let faults: Vec<String> = c.faults.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        s.push_str(&format!(", faults: {}", faults.join(", ")));
-    }
+    s.push_str(&faults_suffix(c));
     s
+}
+
+/// `, faults: crash 2, stall 1`, or nothing when there were none.
+pub fn faults_suffix(c: &Counts) -> String {
+    if c.faults.is_empty() {
+        return String::new();
+    }
+    let faults: Vec<String> = c.faults.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    format!(", faults: {}", faults.join(", "))
 }
 
 /// `3h05m`, `4m10s`, `12s`.

@@ -1,18 +1,16 @@
 //! The end-of-run table: each variable's start, final value and bounds.
 
-use std::fmt::Write as _;
-
+use super::status::table;
 use crate::vars::{Variable, format_value};
 
 /// Render the final table. `decimals` is how values are shown: 0 for engine runs (spin options
 /// take integers), more for simulations.
 pub fn final_table(vars: &[Variable], start: &[f64], theta: &[f64], decimals: usize) -> String {
-    let header = ["variable", "start", "final", "min", "max"];
-    let rows: Vec<[String; 5]> = vars
+    let rows: Vec<Vec<String>> = vars
         .iter()
         .zip(start.iter().zip(theta))
         .map(|(v, (&s, &t))| {
-            [
+            vec![
                 v.name.clone(),
                 format_value(s, decimals),
                 format_value(t, decimals),
@@ -21,25 +19,7 @@ pub fn final_table(vars: &[Variable], start: &[f64], theta: &[f64], decimals: us
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: [&str; 5]| {
-        let _ = write!(out, "{:<w$}", cells[0], w = widths[0]);
-        for (cell, w) in cells[1..].iter().zip(&widths[1..]) {
-            let _ = write!(out, "  {cell:>w$}");
-        }
-        out.push('\n');
-    };
-    line(header);
-    for row in &rows {
-        line([&row[0], &row[1], &row[2], &row[3], &row[4]]);
-    }
-    out
+    table(&["variable", "start", "final", "min", "max"], &rows)
 }
 
 #[cfg(test)]
