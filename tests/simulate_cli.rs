@@ -5,16 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod run_common;
+use run_common::{log_iterations, spsa_in as run, text};
+
 fn spsa() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spsa"))
 }
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    spsa().args(args).current_dir(dir).output().unwrap()
-}
-
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    text(&o.stderr)
 }
 
 const VARS: &str = "# test\nx,100,-1000,1000,100,0.002,1\ny,-50,-200,200,20,0.002,10\n";
@@ -203,15 +202,6 @@ fn long_toml(iterations: u64) -> String {
     format!(
         "simulate = true\nvariables = \"t.var\"\nlog = \"logs/t.log\"\niterations = {iterations}\nA = 5000\ngamma = 0.101\nalpha = 0.602\nseed = 9\ncheckpoint_seconds = 0.05\n"
     )
-}
-
-fn log_iterations(path: &Path) -> Vec<u64> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').next().unwrap().parse().unwrap())
-        .collect()
 }
 
 fn wait_for(path: &Path) {

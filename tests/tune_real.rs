@@ -2,24 +2,15 @@
 //! Debian's Toga II and Glaurung.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
 const STANDIN: &str = env!("CARGO_BIN_EXE_uci-standin");
 const BOOK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openings/balanced_6ply.epd");
 
-fn spsa(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spsa"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod run_common;
+use run_common::{log_iterations, spsa_in as spsa, text};
 
 /// A TOML config in a fresh folder, with `engine2` and `games` tables given by the caller.
 fn setup(vars: &str, iterations: u64, concurrency: usize, tables: &str) -> tempfile::TempDir {
@@ -42,15 +33,6 @@ fn sparring_tables(extra_games: &str) -> String {
 }
 
 const MINORS: &str = "KnightValue,200,50,700,30,0.01,0\nBishopValue,200,50,700,30,0.01,0\n";
-
-fn log_iterations(path: &Path) -> Vec<u64> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').next().unwrap().parse().unwrap())
-        .collect()
-}
 
 #[test]
 fn sparring_run_survives_kill_9_and_resumes_to_a_complete_log() {
