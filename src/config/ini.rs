@@ -261,6 +261,7 @@ impl Entries<'_> {
             game_log,
             schedule,
             concurrency,
+            pairs_per_iteration: 1,
             seed: None,
             checkpoint_interval: None,
             draw_rate: 0.0,

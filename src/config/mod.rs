@@ -26,8 +26,11 @@ pub struct Config {
     /// The per-slot game log, with `$THREAD` still in it (see [`Config::game_log_for`]).
     pub game_log: Option<PathBuf>,
     pub schedule: Schedule,
-    /// How many game pairs are in flight at once.
+    /// How many games (parts of trials) are in flight at once.
     pub concurrency: usize,
+    /// Game pairs per iteration: one δ, B pairs on different openings, one update with their
+    /// summed result (TOML `pairs_per_iteration`; the classic INI always plays 1).
+    pub pairs_per_iteration: u32,
     pub seed: Option<u64>,
     /// How often a checkpoint is written while running; `None`: the default for the mode
     /// (see [`Config::checkpoint_every`]).
@@ -240,6 +243,14 @@ pub(crate) mod check {
             Ok(v)
         } else {
             Err(format!("must be a number >= 0, not {v}"))
+        }
+    }
+
+    pub fn pairs_per_iteration(v: u64) -> Result<u32, String> {
+        if (1..=10_000).contains(&v) {
+            Ok(v as u32)
+        } else {
+            Err(format!("must be between 1 and 10000, not {v}"))
         }
     }
 

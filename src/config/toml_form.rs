@@ -32,6 +32,8 @@ struct File {
     #[serde(default = "one")]
     concurrency: u64,
     seed: Option<u64>,
+    #[serde(default = "one")]
+    pairs_per_iteration: u64,
     checkpoint_seconds: Option<f64>,
     #[serde(default)]
     simulation: Simulation,
@@ -166,6 +168,11 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         )?,
     };
     let concurrency = checked(path, "concurrency", check::concurrency(file.concurrency))?;
+    let pairs_per_iteration = checked(
+        path,
+        "pairs_per_iteration",
+        check::pairs_per_iteration(file.pairs_per_iteration),
+    )?;
     let draw_rate = checked(
         path,
         "simulation.draw_rate",
@@ -202,6 +209,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         game_log: file.game_log.as_deref().map(|g| resolve(path, g)),
         schedule,
         concurrency,
+        pairs_per_iteration,
         seed: file.seed,
         checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
