@@ -59,6 +59,7 @@ fn is_checkpoint(path: &Path) -> Result<bool> {
         .map_err(|e| ReportError(format!("{}: cannot read: {e}", path.display())))?;
     for line in BufReader::new(file).lines().take(64) {
         let line = line.unwrap_or_default();
+        let line = crate::textfile::strip_bom_str(&line);
         if line.starts_with("#:") {
             return Ok(true);
         }
@@ -105,6 +106,7 @@ impl History {
     }
 
     pub fn parse(bytes: &[u8], path: &Path) -> Result<History> {
+        let bytes = crate::textfile::strip_bom(bytes);
         let header_end = bytes
             .iter()
             .position(|&b| b == b'\n')
