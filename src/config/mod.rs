@@ -83,6 +83,23 @@ pub struct LimitsConfig {
     pub stall_timeout_ms: u64,
 }
 
+impl LimitsConfig {
+    /// The search limits that are set, by their TOML key under `[games]` (a clock counts once,
+    /// as `base_time_ms`). A game is played under exactly one, so more than one is a mistake
+    /// that would otherwise be resolved silently by precedence.
+    pub fn chosen(&self) -> Vec<&'static str> {
+        [
+            ("base_time_ms", self.base_time_ms.is_some()),
+            ("nodes", self.nodes.is_some()),
+            ("depth", self.depth.is_some()),
+            ("movetime_ms", self.movetime_ms.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, set)| set.then_some(key))
+        .collect()
+    }
+}
+
 /// Score adjudication. A limit or move count of 0 disables that rule.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AdjudicationConfig {

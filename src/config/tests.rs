@@ -162,3 +162,42 @@ fn toml_engine_settings() {
             .contains("needs a search limit")
     );
 }
+
+/// Defect 7 of issue 12: two search limits in TOML are an error naming the keys, not silently
+/// reduced to one by precedence.
+#[test]
+fn toml_rejects_two_search_limits() {
+    let base = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[games]\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let cases = [
+        (
+            "depth = 3\nnodes = 500\n",
+            "`games.nodes` and `games.depth`",
+        ),
+        (
+            "depth = 3\nmovetime_ms = 100\n",
+            "`games.depth` and `games.movetime_ms`",
+        ),
+        (
+            "base_time_ms = 1000\ninc_time_ms = 10\ndepth = 3\n",
+            "`games.base_time_ms` and `games.depth`",
+        ),
+        (
+            "base_time_ms = 1000\nnodes = 1\nmovetime_ms = 5\n",
+            "`games.base_time_ms` and `games.nodes` and `games.movetime_ms`",
+        ),
+    ];
+    for (limits, keys) in cases {
+        let err = toml(&format!("{base}{limits}")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "conf/t.toml: keys {keys}: a game has one search limit"
+            )),
+            "{err}"
+        );
+    }
+    let one = toml(&format!("{base}base_time_ms = 1000\ninc_time_ms = 10\n")).unwrap();
+    assert_eq!(one.games.unwrap().limits.chosen(), ["base_time_ms"]);
+}

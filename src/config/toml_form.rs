@@ -269,16 +269,20 @@ fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, Conf
         time_margin_ms: g.time_margin_ms.unwrap_or(50),
         stall_timeout_ms: g.stall_timeout_ms.unwrap_or(10_000),
     };
-    let chosen = [
-        limits.base_time_ms.is_some(),
-        limits.nodes.is_some(),
-        limits.depth.is_some(),
-        limits.movetime_ms.is_some(),
-    ];
-    if !chosen.iter().any(|c| *c) {
-        return Err(in_file(
-            "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),
-        ));
+    match limits.chosen().as_slice() {
+        [] => {
+            return Err(in_file(
+                "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),
+            ));
+        }
+        [_] => {}
+        several => {
+            let keys: Vec<String> = several.iter().map(|k| format!("`games.{k}`")).collect();
+            return Err(in_file(format!(
+                "keys {}: a game has one search limit; keep one of them (as `spsa match` takes one of --tc, --nodes, --depth, --movetime)",
+                keys.join(" and ")
+            )));
+        }
     }
     if limits.inc_time_ms.is_some() && limits.base_time_ms.is_none() {
         return Err(in_file(
