@@ -232,13 +232,19 @@ pub(crate) fn resolve_input(config: &Path, value: &str) -> PathBuf {
     }
 }
 
-/// Resolve an engine command: a bare name is looked up on PATH at spawn time, anything with a
-/// folder in it is a path.
+/// Resolve an engine command: a bare name (no `/`) is looked up on PATH at spawn time; anything
+/// with a `/` in it (`./eng`, `engines/sf`, `../sf`) is a path relative to the config's folder,
+/// always, also when the config was named without a folder (`spsa run aggr.conf`). The result
+/// keeps a folder part (`./eng`), or the OS would search PATH for it.
 pub(crate) fn resolve_command(config: &Path, value: &str) -> PathBuf {
-    if value.contains('/') {
-        resolve_input(config, value)
+    if !value.contains('/') {
+        return PathBuf::from(value);
+    }
+    let path = resolve(config, value);
+    if path.is_relative() && path.components().count() == 1 {
+        Path::new(".").join(path)
     } else {
-        PathBuf::from(value)
+        path
     }
 }
 

@@ -201,3 +201,35 @@ fn toml_rejects_two_search_limits() {
     let one = toml(&format!("{base}base_time_ms = 1000\ninc_time_ms = 10\n")).unwrap();
     assert_eq!(one.games.unwrap().limits.chosen(), ["base_time_ms"]);
 }
+
+/// Defect 5 of issue 12: a command with a `/` stays a path from the config's folder, also for a
+/// config named without a folder; only a bare name is left for the PATH search.
+#[test]
+fn engine_commands_with_a_slash_stay_paths_beside_a_bare_config_name() {
+    let text = |e1: &str, e2: &str| {
+        format!(
+            "[Main]\nSimulate = 0\nVariables = v.var\nIterations = 10\nA = 1\nGamma = 0.1\nAlpha = 0.6\n[Engine]\nEngine1 = {e1}\nEngine2 = {e2}\nEPDBook = b.epd\nBaseTime = 1000\n"
+        )
+    };
+    let commands = |config: &str, e1: &str, e2: &str| {
+        let g = ini::parse(&text(e1, e2), Path::new(config))
+            .unwrap()
+            .games
+            .unwrap();
+        (g.engine1.command, g.engine2.command)
+    };
+    assert_eq!(
+        commands("aggr.conf", "./stockfish", "engines/foo"),
+        ("./stockfish".into(), "engines/foo".into())
+    );
+    assert_eq!(
+        commands("conf/aggr.conf", "../sf", "stockfish"),
+        ("./sf".into(), "stockfish".into())
+    );
+    let t = toml_form::parse(
+        "variables = \"v.var\"\niterations = 1\nA = 1\ngamma = 0.1\nalpha = 0.6\n[engine1]\ncommand = \"./eng\"\n[games]\ndepth = 1\n",
+        Path::new("t.toml"),
+    )
+    .unwrap();
+    assert_eq!(t.games.unwrap().engine1.command, Path::new("./eng"));
+}
