@@ -176,12 +176,80 @@ impl Config {
         })
     }
 
+    /// Check, before anything is written or played, that every file the run writes (θ log,
+    /// checkpoint, PGN, the game log of each slot 1..=concurrency) can be written: the path is
+    /// not a folder, an existing file opens for appending, and its folder exists or can be
+    /// created under a writable folder. Creates none of them (a probe file in the nearest
+    /// existing folder is created and removed at once), so a refused start leaves no trace.
+    pub fn check_outputs(&self) -> Result<(), ConfigError> {
+        let mut outputs = vec![
+            ("θ log", self.log.clone()),
+            ("checkpoint", self.checkpoint.clone()),
+        ];
+        if let Some(pgn) = self.games.as_ref().and_then(|g| g.pgn.clone()) {
+            outputs.push(("PGN file", pgn));
+        }
+        outputs.extend(
+            (1..=self.concurrency)
+                .filter_map(|slot| self.game_log_for(slot).map(|p| ("game log", p))),
+        );
+        let mut seen = std::collections::HashSet::new();
+        for (what, path) in outputs {
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            check_writable(&path).map_err(|problem| ConfigError::InFile {
+                path: self.path.clone(),
+                message: format!(
+                    "the {what} `{}` cannot be written: {problem}",
+                    path.display()
+                ),
+            })?;
+        }
+        Ok(())
+    }
+
     /// The game log path for a worker: `$THREAD` replaced by its number.
     pub fn game_log_for(&self, worker: usize) -> Option<PathBuf> {
         self.game_log
             .as_ref()
             .map(|p| PathBuf::from(p.to_string_lossy().replace("$THREAD", &worker.to_string())))
     }
+}
+
+/// Why `path` cannot be written, if it cannot (see [`Config::check_outputs`]).
+fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("it is a folder".into());
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| format!("cannot open it for writing: {e}"));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let existing = folder
+        .ancestors()
+        .find(|a| a.as_os_str().is_empty() || a.exists())
+        .filter(|a| !a.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !existing.is_dir() {
+        return Err(format!("`{}` is a file, not a folder", existing.display()));
+    }
+    let probe = existing.join(format!(".spsa-write-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map(|_| {
+            let _ = std::fs::remove_file(&probe);
+        })
+        .map_err(|e| format!("folder `{}` is not writable: {e}", existing.display()))
 }
 
 /// The checkpoint path that goes with a log: `logs/x.log` → `logs/x.checkpoint.var`.

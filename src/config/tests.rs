@@ -233,3 +233,105 @@ fn engine_commands_with_a_slash_stay_paths_beside_a_bare_config_name() {
     .unwrap();
     assert_eq!(t.games.unwrap().engine1.command, Path::new("./eng"));
 }
+
+/// Defect 8 of issue 12: an option value of the wrong type names the file, its line and key; and
+/// options keep their file order.
+#[test]
+fn toml_option_values_of_the_wrong_type_name_file_line_and_key() {
+    let base = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[engine1.options]\nThreads = 1\nHash = 16\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let games = "[games]\ndepth = 1\n";
+    let ok = toml(&format!("{base}{games}")).unwrap().games.unwrap();
+    assert_eq!(
+        ok.engine1.options,
+        [("Threads".into(), "1".into()), ("Hash".into(), "16".into())]
+    );
+    let line_of_bad = base.lines().count() + 1;
+    for (value, kind) in [
+        ("[16]", "array"),
+        ("{ a = 1 }", "table"),
+        ("1979-05-27", "datetime"),
+    ] {
+        let err = toml(&format!("{base}Book = {value}\n{games}"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "conf/t.toml:{line_of_bad}: key `engine1.options.Book`: expected a string, number or boolean, found {kind}"
+            )
+        );
+    }
+    let err = toml(&format!(
+        "{base}{games}[engine2]\ncommand = \"sf\"\n[engine2.options]\nHash = [1]\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "conf/t.toml:{}: key `engine2.options.Hash`",
+            line_of_bad + 5
+        )),
+        "{err}"
+    );
+}
+
+/// Defect 8 of issue 12: unwritable output paths are found before anything is written, and the
+/// check itself writes nothing.
+#[test]
+fn check_outputs_finds_unwritable_paths_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("somefile"), "x").unwrap();
+    std::fs::create_dir(root.join("adir")).unwrap();
+    let config_path = root.join("t.toml");
+    let load = |outputs: &str| {
+        let text = format!(
+            "variables = \"v.var\"\niterations = 1\nA = 1\ngamma = 0.1\nalpha = 0.6\nconcurrency = 2\n{outputs}\n[engine1]\ncommand = \"sf\"\n[games]\ndepth = 1\n"
+        );
+        toml_form::parse(&text, &config_path).unwrap()
+    };
+    // Fine: folders that do not exist yet under a writable one, and an existing log.
+    let fine = load("log = \"new/deeper/x.log\"\ngame_log = \"logs/g_$THREAD.log\"");
+    fine.check_outputs().unwrap();
+    std::fs::write(root.join("old.log"), "iteration,a\n").unwrap();
+    load("log = \"old.log\"").check_outputs().unwrap();
+    let mut entries: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["adir", "old.log", "somefile"], "nothing created");
+    let cases = [
+        ("log = \"somefile/x.log\"", "θ log", "somefile/x.log"),
+        ("log = \"adir\"", "θ log", "adir"),
+        (
+            "checkpoint = \"somefile/deeper/x.var\"",
+            "checkpoint",
+            "somefile/deeper/x.var",
+        ),
+        (
+            "game_log = \"ok/../somefile/g_$THREAD.log\"",
+            "game log",
+            "somefile/g_1.log",
+        ),
+    ];
+    for (outputs, what, bad) in cases {
+        let err = load(outputs).check_outputs().unwrap_err().to_string();
+        let want = format!(
+            "{}: the {what} `{}` cannot be written: ",
+            config_path.display(),
+            root.join(bad).display()
+        );
+        assert!(err.starts_with(&want), "{err}\nwant {want}");
+    }
+    let mut with_pgn = load("");
+    with_pgn.games.as_mut().unwrap().pgn = Some(root.join("somefile/games.pgn"));
+    let err = with_pgn.check_outputs().unwrap_err().to_string();
+    assert!(
+        err.contains("the PGN file") && err.ends_with("is a file, not a folder"),
+        "{err}"
+    );
+}

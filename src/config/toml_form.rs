@@ -61,8 +61,9 @@ struct Engine {
     #[serde(default)]
     args: Vec<String>,
     workdir: Option<String>,
+    /// With their place in the file, for messages and to keep file order.
     #[serde(default)]
-    options: BTreeMap<String, toml::Value>,
+    options: BTreeMap<String, toml::Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -123,9 +124,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
     };
     let text = crate::textfile::strip_bom_str(text);
     let file: File = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let line = e.span().map(|s| line_of(text, s.start));
         let message = e.message().trim().to_string();
         match line {
             Some(line) => ConfigError::AtLine {
@@ -188,7 +187,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
                 "missing table [engine1] (needed when simulate = false)".into(),
             ));
         }
-        (Some(e1), _) => Some(games(&file, e1, path)?),
+        (Some(e1), _) => Some(games(&file, e1, path, text)?),
     };
     Ok(Config {
         path: path.to_path_buf(),
@@ -210,6 +209,15 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
     })
 }
 
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
 /// Attach the file and key to a value check's message.
 fn checked<T>(path: &Path, name: &str, r: Result<T, String>) -> Result<T, ConfigError> {
     r.map_err(|message| ConfigError::InFile {
@@ -218,29 +226,39 @@ fn checked<T>(path: &Path, name: &str, r: Result<T, String>) -> Result<T, Config
     })
 }
 
-fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, ConfigError> {
+fn games(
+    file: &File,
+    engine1: &Engine,
+    path: &Path,
+    text: &str,
+) -> Result<GamesConfig, ConfigError> {
     let in_file = |message: String| ConfigError::InFile {
         path: path.to_path_buf(),
         message,
     };
     let engine = |e: &Engine, table: &str| -> Result<EngineConfig, ConfigError> {
-        let options = e
-            .options
-            .iter()
+        let mut spanned: Vec<_> = e.options.iter().collect();
+        spanned.sort_by_key(|(_, value)| value.span().start);
+        let options = spanned
+            .into_iter()
             .map(|(name, value)| {
-                let text = match value {
+                let value_text = match value.get_ref() {
                     toml::Value::String(s) => s.clone(),
                     toml::Value::Integer(i) => i.to_string(),
                     toml::Value::Float(f) => f.to_string(),
                     toml::Value::Boolean(b) => b.to_string(),
                     other => {
-                        return Err(in_file(format!(
-                            "key `{table}.options.{name}`: expected a string, number or boolean, found {}",
-                            other.type_str()
-                        )));
+                        return Err(ConfigError::AtLine {
+                            path: path.to_path_buf(),
+                            line: line_of(text, value.span().start),
+                            message: format!(
+                                "key `{table}.options.{name}`: expected a string, number or boolean, found {}",
+                                other.type_str()
+                            ),
+                        });
                     }
                 };
-                Ok((name.clone(), text))
+                Ok((name.clone(), value_text))
             })
             .collect::<Result<_, _>>()?;
         Ok(EngineConfig {
@@ -302,7 +320,10 @@ fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, Conf
     }
     Ok(GamesConfig {
         engine1: engine(engine1, "engine1")?,
-        engine2: engine(file.engine2.as_ref().unwrap_or(engine1), "engine2")?,
+        engine2: match &file.engine2 {
+            Some(e2) => engine(e2, "engine2")?,
+            None => engine(engine1, "engine1")?,
+        },
         book: g.book.as_deref().map(|b| resolve_input(path, b)),
         book_random,
         book_plies: g.book_plies,
