@@ -17,6 +17,7 @@
 //! EPDBook = ../openings/book.epd
 //! BaseTime = 1000   ; milliseconds
 //! IncTime = 10      ; milliseconds
+//! TimeMargin = 200  ; optional: clock overrun allowed before a time forfeit, ms (default 50)
 //! Concurrency = 2
 //! DrawScoreLimit = 10
 //! DrawMoveLimit = 10
@@ -57,6 +58,7 @@ const KEYS: [(&str, &[&str]); 2] = [
             "EPDBook",
             "BaseTime",
             "IncTime",
+            "TimeMargin",
             "Concurrency",
             "DrawScoreLimit",
             "DrawMoveLimit",
@@ -328,7 +330,7 @@ impl Entries<'_> {
             limits: LimitsConfig {
                 base_time_ms,
                 inc_time_ms: ms("IncTime")?.or(Some(0)),
-                time_margin_ms: 50,
+                time_margin_ms: ms("TimeMargin")?.unwrap_or(50),
                 stall_timeout_ms: 10_000,
                 ..LimitsConfig::default()
             },

@@ -335,3 +335,26 @@ fn check_outputs_finds_unwritable_paths_and_creates_nothing() {
         "{err}"
     );
 }
+
+/// Defect 11 of issue 12: the classic INI's optional `TimeMargin` (ms) is TOML's `time_margin_ms`.
+#[test]
+fn ini_time_margin_is_the_toml_time_margin() {
+    let text = "[Main]\nSimulate = 0\nVariables = v.var\nIterations = 10\nA = 1\nGamma = 0.1\nAlpha = 0.6\n[Engine]\nEngine1 = sf\nEngine2 = sf\nEPDBook = b.epd\nBaseTime = 1000\nIncTime = 10\n";
+    let margin = |t: &str| ini(t).map(|c| c.games.unwrap().limits.time_margin_ms);
+    assert_eq!(margin(text).unwrap(), 50, "default as in TOML");
+    assert_eq!(
+        margin(&format!("{text}timemargin = 250 ; ms\n")).unwrap(),
+        250
+    );
+    let err = margin(&format!("{text}TimeMargin = soon\n")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "conf/t.conf:14: [Engine] TimeMargin: `soon` is not a number of milliseconds"
+    );
+    let toml_twin = toml(&format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[games]\nbase_time_ms = 1000\ntime_margin_ms = 250\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    ))
+    .unwrap();
+    assert_eq!(toml_twin.games.unwrap().limits.time_margin_ms, 250);
+}
