@@ -449,3 +449,68 @@ fn settled_is_not_claimed_when_the_window_cannot_tell() {
         "{t:?}"
     );
 }
+
+/// Defect 12 of issue 12: a classic tool's θ log (no header row, full precision, variables in
+/// the variables file's order) is read with `--config`, which names the columns and gives the
+/// schedule; there is no checkpoint.
+#[test]
+fn report_reads_a_classic_log_through_its_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("logs")).unwrap();
+    std::fs::write(
+        root.join("t.var"),
+        "Trend Up,10,0,100,2,0.002,0\nFlat,0,-5,5,1,0.1,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("t.conf"),
+        "[Main]\nSimulate = 1\nVariables = t.var\nLog = logs/c.log\nIterations = 100\nA = 10\nGamma = 0.101\nAlpha = 0.602\n",
+    )
+    .unwrap();
+    let mut log = String::new();
+    for k in 1..=APPLIED {
+        let t = theta_at(k);
+        log.push_str(&format!("{k},{:.15},{:.15}\n", t[0] + 1e-9, t[1]));
+    }
+    std::fs::write(root.join("logs/c.log"), &log).unwrap();
+
+    let table = run(root, &["report", "--config", "t.conf"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.starts_with("iteration 50 of 100 (not finished); no games recorded"),
+        "{text}"
+    );
+    let up = text.lines().find(|l| l.starts_with("Trend Up")).unwrap();
+    assert!(up.ends_with("moving"), "{text}");
+    let uci = run(root, &["report", "--config", "t.conf", "--format", "uci"]);
+    assert_eq!(
+        stdout(&uci),
+        "setoption name Trend Up value 20\nsetoption name Flat value 0\n"
+    );
+    let h = History::read_named(
+        &root.join("logs/c.log"),
+        Some(&["Trend Up".to_string(), "Flat".to_string()]),
+    )
+    .unwrap();
+    assert_eq!(h.rows(), APPLIED as usize);
+    assert_eq!(h.values[0][0], 10.2 + 1e-9, "full precision kept");
+    let plot = run(root, &["report", "--config", "t.conf", "--plot", "c.svg"]);
+    assert!(plot.status.success(), "{}", stderr(&plot));
+    assert!(root.join("c.svg").exists());
+
+    // Without the config nothing names the columns: a user error saying what to pass.
+    let bare = run(root, &["report", "logs/c.log"]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(stderr(&bare).contains("pass --config"), "{}", stderr(&bare));
+    // A variables file that does not fit the log is named as such.
+    std::fs::write(root.join("t.var"), "Only,1,0,2,1,0.1,0\n").unwrap();
+    let misfit = run(root, &["report", "--config", "t.conf"]);
+    assert_eq!(misfit.status.code(), Some(2));
+    assert!(
+        stderr(&misfit).contains("logs/c.log:1: 2 value columns, but the variables file has 1"),
+        "{}",
+        stderr(&misfit)
+    );
+}

@@ -301,10 +301,13 @@ pub fn render(status: &Status, fraction: f64) -> String {
     } else {
         "not finished"
     };
-    let (w, d, l) = status.games;
+    let games = match status.games {
+        (0, 0, 0) => "no games recorded".to_string(),
+        (w, d, l) => format!("games +{w} ={d} -{l}"),
+    };
     let _ = writeln!(
         out,
-        "iteration {} of {} ({state}); games +{w} ={d} -{l}",
+        "iteration {} of {} ({state}); {games}",
         status.applied, status.total
     );
     match status.window {
