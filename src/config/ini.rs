@@ -267,6 +267,7 @@ impl Entries<'_> {
             checkpoint_interval: None,
             draw_rate: 0.0,
             games,
+            option_origins: Vec::new(),
         })
     }
 

@@ -36,6 +36,20 @@ pub struct Config {
     pub draw_rate: f64,
     /// Real-game settings; `None` only when `simulate` is set and no engines were given.
     pub games: Option<GamesConfig>,
+    /// Where each engine option was set (TOML only), so that a value an engine refuses can be
+    /// reported at its line ([`Config::option_error`]).
+    pub option_origins: Vec<OptionOrigin>,
+}
+
+/// The place in the config file that set one engine option.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptionOrigin {
+    /// 1 for the θ+ engine (`engine1`), 2 for the θ− engine.
+    pub side: usize,
+    /// The table the key is in: `engine2`, or `engine1` when engine 2 copies engine 1.
+    pub table: String,
+    pub name: String,
+    pub line: usize,
 }
 
 /// How real games are played.
@@ -207,6 +221,22 @@ impl Config {
             })?;
         }
         Ok(())
+    }
+
+    /// An engine's refusal of an option value (`message`, e.g. "`Hash` is a spin option and
+    /// cannot take \"big\"") as a config error at the line that set it: `conf/t.toml:9: key
+    /// `engine1.options.Hash`: …`. `side` is 1 or 2; `None` when the config did not set that
+    /// option for that side (it came from the command line). Option names match without regard
+    /// to case, as UCI names do.
+    pub fn option_error(&self, side: usize, option: &str, message: &str) -> Option<ConfigError> {
+        self.option_origins
+            .iter()
+            .find(|o| o.side == side && o.name.eq_ignore_ascii_case(option))
+            .map(|o| ConfigError::AtLine {
+                path: self.path.clone(),
+                line: o.line,
+                message: format!("key `{}.options.{}`: {message}", o.table, o.name),
+            })
     }
 
     /// The game log path for a worker: `$THREAD` replaced by its number.

@@ -358,3 +358,41 @@ fn ini_time_margin_is_the_toml_time_margin() {
     .unwrap();
     assert_eq!(toml_twin.games.unwrap().limits.time_margin_ms, 250);
 }
+
+/// Defect 8 of issue 12: a value the engine refuses (known only after its handshake) can be
+/// reported at the config line that set it.
+#[test]
+fn an_engine_refusal_points_at_the_option_line() {
+    let text = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[engine1.options]\nHash = \"big\"\n[games]\ndepth = 1\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let line = text.lines().position(|l| l.starts_with("Hash")).unwrap() + 1;
+    let c = toml(&text).unwrap();
+    for side in [1, 2] {
+        let err = c
+            .option_error(side, "hash", "a spin option cannot take \"big\"")
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "conf/t.toml:{line}: key `engine1.options.Hash`: a spin option cannot take \"big\""
+            )
+        );
+    }
+    assert!(c.option_error(1, "Threads", "x").is_none());
+    let own = toml(&format!(
+        "{text}[engine2]\ncommand = \"sf\"\n[engine2.options]\nThreads = 2\n"
+    ))
+    .unwrap();
+    assert!(
+        own.option_error(2, "Hash", "x").is_none(),
+        "engine2 has its own table"
+    );
+    let err = own.option_error(2, "Threads", "too many").unwrap();
+    assert!(
+        err.to_string()
+            .ends_with("key `engine2.options.Threads`: too many"),
+        "{err}"
+    );
+}

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::{
-    AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, check,
-    default_checkpoint, default_log, resolve, resolve_command, resolve_input,
+    AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, OptionOrigin,
+    check, default_checkpoint, default_log, resolve, resolve_command, resolve_input,
 };
 use crate::spsa::Schedule;
 use crate::spsa::rounding::RoundingMode;
@@ -206,7 +206,31 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
         games,
+        option_origins: option_origins(&file, text),
     })
+}
+
+/// Where each side's options were set; engine 2 without a table of its own plays engine 1's.
+fn option_origins(file: &File, text: &str) -> Vec<OptionOrigin> {
+    let engine2 = match &file.engine2 {
+        Some(e2) => Some((e2, "engine2")),
+        None => file.engine1.as_ref().map(|e1| (e1, "engine1")),
+    };
+    [
+        (1, file.engine1.as_ref().map(|e1| (e1, "engine1"))),
+        (2, engine2),
+    ]
+    .into_iter()
+    .filter_map(|(side, engine)| engine.map(|(e, table)| (side, e, table)))
+    .flat_map(|(side, e, table)| {
+        e.options.iter().map(move |(name, value)| OptionOrigin {
+            side,
+            table: table.to_string(),
+            name: name.clone(),
+            line: line_of(text, value.span().start),
+        })
+    })
+    .collect()
 }
 
 /// The 1-based line of a byte offset.
