@@ -21,5 +21,6 @@ pub mod source;
 pub mod spsa;
 pub mod stats;
 pub mod study;
+pub mod textfile;
 pub mod tuner;
 pub mod vars;

@@ -212,9 +212,7 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
             l.inc_time_ms = Some(inc);
         }
     }
-    let l = &games.limits;
-    if l.base_time_ms.is_none() && l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none()
-    {
+    if games.limits.chosen().is_empty() {
         return Err(bad(
             "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
         ));

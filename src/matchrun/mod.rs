@@ -216,15 +216,8 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
         t.draws,
         t.losses
     );
-    if let Some(e) = stats::pentanomial(&t.pentanomial).filter(|e| !e.elo.is_finite()) {
-        s.push_str(&format!(", Elo {}", e.elo_text(t.games())));
-    } else if let Some(e) = stats::pentanomial(&t.pentanomial) {
-        s.push_str(&format!(
-            ", Elo {} [{}, {}]",
-            e.elo_text(t.games()),
-            stats::format_elo(e.elo_low),
-            stats::format_elo(e.elo_high)
-        ));
+    if let Some(elo) = stats::progress_elo(t) {
+        s.push_str(&format!(", {elo}"));
     }
     if !out.faults.is_empty() {
         s.push_str(&format!(", faults: {}", out.faults_text()));
