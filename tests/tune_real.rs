@@ -146,7 +146,11 @@ fn an_engine_that_fails_every_game_stops_the_run_with_a_checkpoint() {
         "{ck}"
     );
     let pgn = std::fs::read_to_string(dir.path().join("logs/t.pgn")).unwrap();
-    assert_eq!(pgn.matches("[Result ").count(), 10, "every game written was counted");
+    assert_eq!(
+        pgn.matches("[Result ").count(),
+        10,
+        "every game written was counted"
+    );
 }
 
 #[test]

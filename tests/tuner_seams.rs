@@ -126,8 +126,8 @@ fn runtime() -> tokio::runtime::Runtime {
 /// Run until `for_ms` of wall time pass, then drop everything without a final checkpoint.
 fn run_then_kill(dir: &Path, source: &Scripted, every: Duration, for_ms: u64) {
     let rt = runtime();
-    let mut tuner = Tuner::prepare(vars(), plan(3), files(dir, source, every), StartMode::New)
-        .unwrap();
+    let mut tuner =
+        Tuner::prepare(vars(), plan(3), files(dir, source, every), StartMode::New).unwrap();
     rt.block_on(async {
         let (shutdown, mut quiet) = (Shutdown::new(), Quiet);
         let run = tuner.run(source, &shutdown, &mut quiet);
