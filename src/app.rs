@@ -40,6 +40,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<BookError>()
             || e.is::<OptionError>()
             || e.is::<crate::matchrun::MatchInputError>()
+            || e.is::<crate::game::TablebaseError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))
@@ -118,7 +119,7 @@ pub async fn start_arena(
             .context("empty book")?,
     };
     let settings = ArenaSettings {
-        game: arena::game_settings(games),
+        game: arena::game_settings(games)?,
         game_log: config.game_log.clone(),
         pgn: games.pgn.clone(),
         max_faulty_pairs: 5,

@@ -22,6 +22,7 @@ pub mod fake;
 mod pgn;
 mod record;
 mod settings;
+mod tablebase;
 
 pub use adjudication::Adjudicator;
 pub use arbiter::play_game;
@@ -32,3 +33,4 @@ pub use settings::{
     Adjudication, ClockVerdict, Clocks, DrawAdjudication, GameSettings, TimeControl,
     WinAdjudication,
 };
+pub use tablebase::{TablebaseError, Tablebases};
