@@ -58,6 +58,9 @@ pub struct MatchFlags {
     /// Stop after this many pairs in a row in which every game ended in an engine fault.
     #[arg(long, default_value_t = 5)]
     pub max_faulty_pairs: u32,
+    /// End a game by the Syzygy tables in this folder once it reaches a position they cover.
+    #[arg(long, value_name = "DIR")]
+    pub tb: Option<PathBuf>,
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
@@ -235,6 +238,9 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     if f.pgn.is_some() {
         games.pgn = f.pgn.clone();
     }
+    if f.tb.is_some() {
+        games.adjudication.tb_path = f.tb.clone();
+    }
     Ok(())
 }
 
@@ -332,7 +338,7 @@ pub fn plan(
         }
     }
     let book = load_book(games, seed)?;
-    let game = arena::game_settings(games);
+    let game = arena::game_settings(games)?;
     let description = format!(
         "{}, seed {seed}, book {}",
         game.time_control.describe(),
