@@ -130,6 +130,7 @@ fn main() {
             &arena,
             &plan.sides(),
             plan.pairs,
+            None,
             std::future::pending(),
             None,
         )

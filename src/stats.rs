@@ -7,6 +7,8 @@
 //! the two games of a pair share an opening, so their results are correlated and the trinomial
 //! interval (games treated as independent) is usually too wide or too narrow.
 
+pub mod sprt;
+
 use std::fmt;
 
 use statrs::function::erf::erfc;

@@ -19,6 +19,7 @@ use shakmaty::Color;
 
 use crate::arena::{Arena, OptionSet, PairGames, PairLabel};
 use crate::report::progress::format_duration;
+use crate::stats::sprt::{Sprt, SprtStatus};
 use crate::stats::{self, Tally};
 
 pub use args::{MatchArgs, MatchFlags};
@@ -39,6 +40,8 @@ pub enum MatchEnding {
     Interrupted,
     /// The arena gave up (for example an engine that faults in every game).
     Failed(anyhow::Error),
+    /// The SPRT accepted a hypothesis; the pairs in flight were dropped.
+    SprtDecided,
 }
 
 /// Everything a match produced.
@@ -54,6 +57,8 @@ pub struct MatchOutcome {
     pub engine_moves: u64,
     pub elapsed: Duration,
     pub ending: MatchEnding,
+    /// The test and its last state, when the match ran one.
+    pub sprt: Option<(Sprt, SprtStatus)>,
 }
 
 impl MatchOutcome {
@@ -83,6 +88,9 @@ impl MatchOutcome {
     /// The result block printed on stdout.
     pub fn report(&self) -> String {
         let mut out = stats::Report(&self.tally).to_string();
+        if let Some((test, status)) = &self.sprt {
+            out.push_str(&format!("{test}: {status}\n"));
+        }
         out.push_str(&format!("faults: {}\n", self.faults_text()));
         out
     }
@@ -98,12 +106,13 @@ pub struct Sides<'a> {
 }
 
 /// Play `pairs` pairs over all of the arena's slots, printing a progress line on stderr every
-/// `progress_every`. Stops early when `shutdown` resolves or the arena fails; the outcome holds
-/// what was played either way.
+/// `progress_every`. Stops early when `shutdown` resolves, the arena fails or `sprt` decides;
+/// the outcome holds what was played either way.
 pub async fn play(
     arena: &Arena,
     sides: &Sides<'_>,
     pairs: u64,
+    sprt: Option<&Sprt>,
     shutdown: impl Future<Output = ()>,
     progress_every: Option<Duration>,
 ) -> MatchOutcome {
@@ -116,6 +125,7 @@ pub async fn play(
         engine_moves: 0,
         elapsed: Duration::ZERO,
         ending: MatchEnding::Finished,
+        sprt: sprt.map(|s| (*s, s.status(&[0; 5]))),
     };
     let mut free_slots: Vec<usize> = (0..arena.slots()).rev().collect();
     let mut next: u64 = 0;
@@ -162,7 +172,16 @@ pub async fn play(
             Some((slot, result)) = in_flight.next() => {
                 free_slots.push(slot);
                 match result {
-                    Ok(pair) => out.add(&pair, sides),
+                    Ok(pair) => {
+                        out.add(&pair, sides);
+                        if let Some((test, status)) = &mut out.sprt {
+                            *status = test.status(&out.tally.pentanomial);
+                            if status.decision.is_some() {
+                                out.ending = MatchEnding::SprtDecided;
+                                break;
+                            }
+                        }
+                    }
                     Err(e) => {
                         out.ending = MatchEnding::Failed(e);
                         break;
@@ -229,6 +248,9 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
             stats::format_elo(e.elo_high)
         ));
     }
+    if let Some((_, status)) = &out.sprt {
+        s.push_str(&format!(", {status}"));
+    }
     if !out.faults.is_empty() {
         s.push_str(&format!(", faults: {}", out.faults_text()));
     }
@@ -240,7 +262,7 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
 pub fn finish(out: MatchOutcome) -> Result<()> {
     print!("{}", out.report());
     match out.ending {
-        MatchEnding::Finished => Ok(()),
+        MatchEnding::Finished | MatchEnding::SprtDecided => Ok(()),
         MatchEnding::Interrupted => {
             eprintln!(
                 "interrupted after {} of {} pairs; the results above are for the pairs played",
