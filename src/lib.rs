@@ -11,6 +11,7 @@ pub mod engine;
 pub mod game;
 pub mod matchrun;
 pub mod report;
+pub mod plan;
 pub mod simulate;
 pub mod source;
 pub mod spsa;

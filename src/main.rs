@@ -22,6 +22,8 @@ enum Command {
     /// Run a config with simulated games (the quadratic Elo model), whatever it says.
     /// With --runs N: a study of N seeded runs in memory (nothing written), to choose c_end/R_end.
     Simulate(SimulateArgs),
+    /// Choose c_end and R_end by simulated studies of the config's model; writes a variables file.
+    Plan(PlanArgs),
     /// Show where a run stands (table), plot it, or print its values for an engine.
     Report(ReportArgs),
     /// Play game pairs between two engines (or two option sets) and report the Elo difference.
@@ -59,6 +61,24 @@ struct SimulateArgs {
     /// values and of the model's Elo loss. Writes no log or checkpoint.
     #[arg(long, conflicts_with_all = ["resume", "fresh"])]
     runs: Option<usize>,
+}
+
+#[derive(Args)]
+struct PlanArgs {
+    /// The config (its variables file needs simul_elo, start and bounds).
+    config: PathBuf,
+    /// Plan for this many iterations (default: the config's Iterations).
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// Simulated runs per evaluated setting (more: slower, less noisy).
+    #[arg(long, default_value_t = 32)]
+    runs: usize,
+    /// Seed for reproducible plans (random when not given; the output file names it).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where to write the variables file with the chosen c_end and R_end.
+    #[arg(short = 'o', long = "output", value_name = "OUT.var")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -139,6 +159,13 @@ fn main() -> ExitCode {
                 })
             }
             Command::Simulate(args) => app::run(args.run.request(true, args.iterations)).await,
+            Command::Plan(args) => spsa::plan::command(&spsa::plan::PlanRequest {
+                config: args.config,
+                iterations: args.iterations,
+                runs: args.runs,
+                seed: args.seed,
+                out: args.out,
+            }),
             Command::Report(args) => {
                 spsa::report::command::run(&spsa::report::command::ReportRequest {
                     path: args.path,
