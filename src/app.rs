@@ -40,6 +40,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<BookError>()
             || e.is::<OptionError>()
             || e.is::<crate::matchrun::MatchInputError>()
+            || e.is::<crate::init::InitError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

@@ -22,6 +22,8 @@ enum Command {
     /// Run a config with simulated games (the quadratic Elo model), whatever it says.
     /// With --runs N: a study of N seeded runs in memory (nothing written), to choose c_end/R_end.
     Simulate(SimulateArgs),
+    /// Write a variables file from an engine's spin options (start = default, bounds = range).
+    Init(spsa::init::InitArgs),
     /// Choose c_end and R_end by simulated studies of the config's model; writes a variables file.
     Plan(PlanArgs),
     /// Show where a run stands (table), plot it, or print its values for an engine.
@@ -89,7 +91,8 @@ struct ReportArgs {
     /// Find the log and checkpoint from this config instead.
     #[arg(long, conflicts_with = "path")]
     config: Option<PathBuf>,
-    /// What to print: table (default), csv (variables file), uci (setoption lines), pairs.
+    /// What to print: table (default), csv (variables file), uci (setoption lines), pairs,
+    /// openbench (the OpenBench/fishtest SPSA block), tune (Stockfish TUNE lines).
     #[arg(long, default_value = "table")]
     format: spsa::report::export::Format,
     /// Decimals of the values in uci/pairs output (0: integers, as spin options take).
@@ -159,6 +162,7 @@ fn main() -> ExitCode {
                 })
             }
             Command::Simulate(args) => app::run(args.run.request(true, args.iterations)).await,
+            Command::Init(args) => spsa::init::run(args).await,
             Command::Plan(args) => spsa::plan::command(&spsa::plan::PlanRequest {
                 config: args.config,
                 iterations: args.iterations,

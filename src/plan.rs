@@ -39,8 +39,18 @@ const C_FRACTIONS: [f64; 3] = [0.25, 0.5, 1.0];
 /// Shared-scale grid, step 1: R_end values (factors of 4 from 1.25·10⁻⁵ to 0.0512).
 const R_VALUES: [f64; 7] = [1.25e-5, 5e-5, 2e-4, 8e-4, 3.2e-3, 1.28e-2, 5.12e-2];
 /// Step 2: factors applied to a variable's best c_end and R_end.
-const C_STEPS: [f64; 3] = [std::f64::consts::FRAC_1_SQRT_2, 1.0, std::f64::consts::SQRT_2];
-const R_STEPS: [f64; 5] = [0.5, std::f64::consts::FRAC_1_SQRT_2, 1.0, std::f64::consts::SQRT_2, 2.0];
+const C_STEPS: [f64; 3] = [
+    std::f64::consts::FRAC_1_SQRT_2,
+    1.0,
+    std::f64::consts::SQRT_2,
+];
+const R_STEPS: [f64; 5] = [
+    0.5,
+    std::f64::consts::FRAC_1_SQRT_2,
+    1.0,
+    std::f64::consts::SQRT_2,
+    2.0,
+];
 
 /// What `spsa plan` was asked to do.
 #[derive(Clone, Debug)]
@@ -229,7 +239,13 @@ impl Planner {
             v.c_end = c;
             v.r_end = r;
         }
-        let study = run_study(&setup, runs, first_seed, self.threads, &ProgressBar::hidden());
+        let study = run_study(
+            &setup,
+            runs,
+            first_seed,
+            self.threads,
+            &ProgressBar::hidden(),
+        );
         self.runs_played += runs;
         let sim = Simulator::new(&setup.vars, setup.draw_rate);
         let per_run: Vec<Vec<f64>> = study.finals.iter().map(|t| sim.losses(t)).collect();
@@ -488,7 +504,8 @@ pub fn command(req: &PlanRequest) -> Result<()> {
         first_seed
     );
     text.push_str(&vars::to_csv(&outcome.suggestion, &start));
-    std::fs::write(&req.out, text).with_context(|| format!("{}: cannot write", req.out.display()))?;
+    std::fs::write(&req.out, text)
+        .with_context(|| format!("{}: cannot write", req.out.display()))?;
     print!("{}", render(&setup, &outcome));
     println!("wrote {}", req.out.display());
     Ok(())
@@ -529,7 +546,11 @@ mod tests {
         assert_eq!(o.suggestion[1].c_end, 7.0);
         assert_eq!(o.suggestion[1].r_end, 0.003);
         assert_eq!(o.warnings.len(), 1);
-        assert!(o.warnings[0].contains("`b` has simul_elo 0"), "{:?}", o.warnings);
+        assert!(
+            o.warnings[0].contains("`b` has simul_elo 0"),
+            "{:?}",
+            o.warnings
+        );
         assert!(o.suggestion[0].c_end != 5.0 || o.suggestion[0].r_end != 0.002);
     }
 
