@@ -8,46 +8,15 @@
 //! gains. Without --option, every spin option is taken except the ones that steer the engine
 //! rather than its play ([`is_engine_control`]).
 
-use std::path::PathBuf;
-use std::time::Duration;
-
-use anyhow::{Context, Result};
-use clap::Args;
-
 use crate::engine::options::find_option;
-use crate::engine::{EngineSpec, OptionKind, UciEngine, UciOption};
+use crate::engine::{OptionKind, UciOption};
+use crate::error::UserError;
 use crate::vars::{self, Variable};
 
 /// The TUNE rule: c_end is this fraction of the range.
 pub const C_END_FRACTION_OF_RANGE: f64 = 1.0 / 20.0;
 /// The TUNE rule's R_end.
 pub const R_END: f64 = 0.002;
-
-/// `spsa init`'s command line.
-#[derive(Args, Clone, Debug)]
-pub struct InitArgs {
-    /// The engine to ask for its options.
-    #[arg(long, value_name = "PATH")]
-    pub engine: PathBuf,
-    /// A command-line argument for the engine (repeat for several).
-    #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
-    pub args: Vec<String>,
-    /// Take only this spin option (repeat for several); default: every spin option except
-    /// engine controls such as Hash, Threads, MultiPV, Move Overhead, UCI_* and Syzygy*.
-    #[arg(long = "option", value_name = "NAME")]
-    pub options: Vec<String>,
-    /// Where to write the variables file (not overwritten when anything is wrong).
-    #[arg(short = 'o', long = "output", value_name = "VARS.var")]
-    pub out: PathBuf,
-    /// How long the engine may take to answer `uci`.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
-    pub handshake_timeout: u64,
-}
-
-/// A request the engine's options cannot satisfy (exit status 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct InitError(pub String);
 
 /// Words in option names that mark engine controls (case-insensitive), skipped unless named.
 const CONTROL_WORDS: [&str; 12] = [
@@ -103,7 +72,7 @@ pub fn select(
     engine: &str,
     declared: &[UciOption],
     wanted: &[String],
-) -> Result<(Vec<Variable>, Vec<String>), InitError> {
+) -> Result<(Vec<Variable>, Vec<String>), UserError> {
     if wanted.is_empty() {
         let mut skipped = Vec::new();
         let mut vars = Vec::new();
@@ -120,7 +89,7 @@ pub fn select(
             }
         }
         if vars.is_empty() {
-            return Err(InitError(format!(
+            return Err(UserError(format!(
                 "{engine}: no spin option to tune (skipped as engine controls or without a range: {})",
                 if skipped.is_empty() {
                     "none".to_string()
@@ -134,18 +103,18 @@ pub fn select(
     let mut vars: Vec<Variable> = Vec::new();
     for name in wanted {
         let Some(o) = find_option(declared, name) else {
-            return Err(InitError(format!(
+            return Err(UserError(format!(
                 "--option `{name}`: {engine} declares no such option; its options:\n{}",
                 crate::engine::options::describe_options(declared)
             )));
         };
         let Some(v) = variable_of(o) else {
-            return Err(InitError(format!(
+            return Err(UserError(format!(
                 "--option `{name}`: {o} is not a spin option with min < max, so it cannot be tuned"
             )));
         };
         if vars.iter().any(|x| x.name == v.name) {
-            return Err(InitError(format!("--option `{name}` is given twice")));
+            return Err(UserError(format!("--option `{name}` is given twice")));
         }
         vars.push(v);
     }
@@ -161,39 +130,6 @@ pub fn file_text(engine: &str, vars: &[Variable]) -> String {
          # simul_elo 0 = unknown: set it (Elo lost at +-100 from the best value) and run `spsa plan`.\n{}",
         vars::to_csv(vars, &start)
     )
-}
-
-/// Run `spsa init`: start the engine, read its options, write the file, list what was taken.
-pub async fn run(args: InitArgs) -> Result<()> {
-    let shown = args.engine.display().to_string();
-    let mut spec = EngineSpec::new(
-        args.engine
-            .file_stem()
-            .map_or(shown.clone(), |s| s.to_string_lossy().into_owned()),
-        &args.engine,
-    );
-    spec.args = args.args.clone();
-    spec.handshake_timeout = Duration::from_millis(args.handshake_timeout);
-    let mut engine = UciEngine::start(spec).await?;
-    let declared = engine.options().to_vec();
-    engine.quit().await;
-    let (vars, skipped) = select(&shown, &declared, &args.options)?;
-    if !skipped.is_empty() {
-        eprintln!(
-            "skipped (engine controls or no range; name them with --option to take them): {}",
-            skipped.join(", ")
-        );
-    }
-    std::fs::write(&args.out, file_text(&shown, &vars))
-        .with_context(|| format!("{}: cannot write", args.out.display()))?;
-    for v in &vars {
-        println!(
-            "{}: start {}, [{}, {}], c_end {}, R_end {}",
-            v.name, v.start, v.min, v.max, v.c_end, v.r_end
-        );
-    }
-    println!("wrote {} variables to {}", vars.len(), args.out.display());
-    Ok(())
 }
 
 #[cfg(test)]

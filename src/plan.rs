@@ -22,15 +22,11 @@
 //! settings and are named in a warning.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
-use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 
-use crate::app::{RunRequest, load_config};
-use crate::config::ConfigError;
 use crate::report::status::table;
-use crate::simulate::Simulator;
+use crate::source::simulate::Simulator;
 use crate::study::{Spread, StudySetup, quantile, run_study};
 use crate::vars::{self, Variable, format_value};
 
@@ -51,17 +47,6 @@ const R_STEPS: [f64; 5] = [
     std::f64::consts::SQRT_2,
     2.0,
 ];
-
-/// What `spsa plan` was asked to do.
-#[derive(Clone, Debug)]
-pub struct PlanRequest {
-    pub config: PathBuf,
-    pub iterations: Option<u64>,
-    /// Simulated runs per evaluated setting (the comparison on fresh seeds uses twice as many).
-    pub runs: usize,
-    pub seed: Option<u64>,
-    pub out: PathBuf,
-}
 
 /// Mean and 90th percentile of the final Elo loss over simulated runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -186,8 +171,13 @@ impl Planner {
         }
     }
 
+    /// Whether any variable can be planned (positive simul_elo and a range).
+    pub fn has_tunable(&self) -> bool {
+        !self.tunable.is_empty()
+    }
+
     /// Warnings for the variables the planner leaves alone.
-    fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<String> {
         self.setup
             .vars
             .iter()
@@ -450,65 +440,11 @@ pub fn render(setup: &StudySetup, o: &PlanOutcome) -> String {
     out
 }
 
-/// `spsa plan`: run the search, print the comparison, write OUT.var.
-pub fn command(req: &PlanRequest) -> Result<()> {
-    let bad = |message: String| -> anyhow::Error {
-        ConfigError::InFile {
-            path: req.config.clone(),
-            message,
-        }
-        .into()
-    };
-    if req.runs < 2 {
-        return Err(bad("--runs must be at least 2".into()));
-    }
-    let config = load_config(&RunRequest {
-        config: req.config.clone(),
-        seed: req.seed,
-        iterations: req.iterations,
-        force_simulate: true,
-        ..RunRequest::default()
-    })?;
-    let vars = vars::load(&config.variables)?;
-    let setup = StudySetup {
-        vars,
-        schedule: config.schedule,
-        draw_rate: config.draw_rate,
-        concurrency: config.concurrency,
-    };
-    let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let planner = Planner::new(setup.clone(), req.runs, first_seed, threads);
-    if planner.tunable.is_empty() {
-        return Err(bad(format!(
-            "{}: no variable has a positive simul_elo and a range, so the model has nothing to plan; set simul_elo (column 7)",
-            config.variables.display()
-        )));
-    }
-    for w in planner.warnings() {
-        eprintln!("warning: {w}");
-    }
-    eprintln!(
-        "planning {} variables over {} iterations with {} runs per setting on {threads} threads...",
-        setup.vars.len(),
-        setup.schedule.iterations,
-        req.runs
-    );
-    let outcome = planner.plan();
+/// The file `spsa plan` writes: a comment line saying how it was made, then the variables
+/// with the suggested gains.
+pub fn file_text(how: &str, outcome: &PlanOutcome) -> String {
     let start: Vec<f64> = outcome.suggestion.iter().map(|v| v.start).collect();
-    let mut text = format!(
-        "# spsa plan {} --iterations {} --runs {} --seed {}\n",
-        req.config.display(),
-        setup.schedule.iterations,
-        req.runs,
-        first_seed
-    );
-    text.push_str(&vars::to_csv(&outcome.suggestion, &start));
-    std::fs::write(&req.out, text)
-        .with_context(|| format!("{}: cannot write", req.out.display()))?;
-    print!("{}", render(&setup, &outcome));
-    println!("wrote {}", req.out.display());
-    Ok(())
+    format!("# {how}\n{}", vars::to_csv(&outcome.suggestion, &start))
 }
 
 #[cfg(test)]
@@ -536,6 +472,7 @@ mod tests {
             },
             draw_rate: 0.0,
             concurrency: 1,
+            pairs: 1,
         }
     }
 

@@ -62,6 +62,7 @@ fn mean_loss(vars: &[Variable], n: u64, conc: usize, runs: usize, seed: u64) -> 
         },
         draw_rate: 0.0,
         concurrency: conc,
+        pairs: 1,
     };
     let study = run_study(&setup, runs, seed, 2, &ProgressBar::hidden());
     study.losses.iter().sum::<f64>() / runs as f64
