@@ -141,6 +141,7 @@ fn main() {
             &source,
             plan.concurrency,
             plan.pairs,
+            None,
             plan.max_faulty_pairs,
             &spsa::shutdown::Shutdown::new(),
             None,
