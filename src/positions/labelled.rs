@@ -230,10 +230,12 @@ impl LabelledPositions {
         self.position(i).turn() == Color::White
     }
 
-    /// Append position `i`'s FEN to `buf`.
-    pub fn write_fen(&self, i: usize, buf: &mut String) {
+    /// Append position `i`'s FEN to `buf`; returns the side to move (the side an engine's score
+    /// is from).
+    pub fn write_fen(&self, i: usize, buf: &mut String) -> Color {
         let pos = self.position(i);
         Fen::from_position(&pos, EnPassantMode::Legal).append_to_string(buf);
+        pos.turn()
     }
 
     /// Position `i`'s FEN.

@@ -2,6 +2,7 @@
 //! fit, the evaluation of positions through any UCI engine, and the methods that minimise the loss
 //! over the engine's options (SPSA on the loss, Texel's local search).
 
+pub mod eval;
 pub mod labelled;
 pub mod loss;
 
