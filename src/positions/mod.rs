@@ -4,7 +4,9 @@
 
 pub mod eval;
 pub mod labelled;
+pub mod local;
 pub mod loss;
+pub mod source;
 
 pub use labelled::{LabelledPositions, Outcome, PositionsError};
 pub use loss::{KFit, Loss, LossKind, fit_k};
