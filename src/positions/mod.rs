@@ -3,6 +3,7 @@
 //! over the engine's options (SPSA on the loss, Texel's local search).
 
 pub mod eval;
+pub mod extract;
 pub mod labelled;
 pub mod local;
 pub mod loss;
