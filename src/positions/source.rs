@@ -6,8 +6,6 @@
 //! Opening the source loads the data, splits off validation positions, starts the engines and
 //! fixes K (fitted at the start values on the training set unless the config gives it).
 
-use std::path::Path;
-
 use anyhow::Result;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -172,15 +170,6 @@ impl PositionSource {
     }
 }
 
-/// Where a run's loss log goes: beside the θ log, `x.log` → `x.loss.csv`.
-pub fn loss_log_path(theta_log: &Path) -> std::path::PathBuf {
-    let stem = theta_log
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "spsa".into());
-    theta_log.with_file_name(format!("{stem}.loss.csv"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,13 +190,5 @@ mod tests {
         let parts: Vec<&[usize]> = (0..3).map(|p| part_of(&b, p, 3)).collect();
         assert_eq!(parts.concat(), b);
         assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), [3, 3, 4]);
-    }
-
-    #[test]
-    fn loss_log_sits_beside_the_theta_log() {
-        assert_eq!(
-            loss_log_path(Path::new("logs/run.log")),
-            Path::new("logs/run.loss.csv")
-        );
     }
 }
