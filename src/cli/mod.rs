@@ -5,6 +5,7 @@
 pub mod init;
 pub mod r#match;
 pub mod plan;
+pub mod positions;
 pub mod report;
 pub mod run;
 pub mod simulate;
@@ -38,6 +39,8 @@ pub enum Command {
     Match(crate::matchrun::MatchArgs),
     /// Play a run's tuned values against its start values and report the Elo difference.
     Verify(crate::matchrun::VerifyArgs),
+    /// Labelled positions (EPD with results) from finished games, for a tune from positions.
+    Positions(crate::positions::extract::PositionsArgs),
 }
 
 /// Run one command to its end.
@@ -50,6 +53,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Report(args) => report::command(args),
         Command::Match(args) => r#match::command(args).await,
         Command::Verify(args) => verify::command(args).await,
+        Command::Positions(args) => positions::command(&args),
     }
 }
 
