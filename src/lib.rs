@@ -7,6 +7,7 @@
 pub mod app;
 pub mod arena;
 pub mod config;
+pub mod db;
 pub mod engine;
 pub mod game;
 pub mod matchrun;

@@ -28,6 +28,46 @@ enum Command {
     Match(spsa::matchrun::MatchArgs),
     /// Play a run's tuned values against its start values and report the Elo difference.
     Verify(spsa::matchrun::VerifyArgs),
+    /// Serve the shared runs of a database: lease iterations, play them, report.
+    Worker(WorkerArgs),
+    /// Show the shared runs and workers of a database.
+    Status(StatusArgs),
+}
+
+#[derive(Args)]
+struct WorkerArgs {
+    /// The database, e.g. postgres://worker:PASSWORD@host/spsa (add ?sslmode=require for TLS).
+    #[arg(long)]
+    db: String,
+    /// Pairs played at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Where an engine is on this machine: NAME is the config's engine file name (or Engine1 /
+    /// Engine2), PATH the binary here. Repeatable.
+    #[arg(long = "engine", value_name = "NAME=PATH", value_parser = parse_engine)]
+    engines: Vec<(String, PathBuf)>,
+    /// The name shown in `spsa status` (default: host and process id).
+    #[arg(long)]
+    name: Option<String>,
+    /// Exit when no active run is left, instead of waiting for new ones.
+    #[arg(long)]
+    until_idle: bool,
+}
+
+#[derive(Args)]
+struct StatusArgs {
+    /// The database URL (its password is never printed).
+    #[arg(long)]
+    db: String,
+}
+
+fn parse_engine(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!("`{text}`: expected NAME=PATH")),
+    }
 }
 
 #[derive(Args)]
@@ -43,9 +83,15 @@ struct RunArgs {
     /// Seed the run for exact reproducibility (with Concurrency 1).
     #[arg(long)]
     seed: Option<u64>,
-    /// Pairs in flight at once (overrides the config).
+    /// Pairs in flight at once (overrides the config). With --db, 0 only coordinates.
     #[arg(long)]
     concurrency: Option<usize>,
+    /// Share the run through this PostgreSQL database; workers anywhere can then serve it.
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
+    /// With --db: seconds a lease lives without a heartbeat before its work is handed on.
+    #[arg(long, default_value_t = 60.0, requires = "db")]
+    lease_timeout: f64,
 }
 
 #[derive(Args)]
@@ -87,14 +133,14 @@ struct ReportArgs {
 }
 
 impl RunArgs {
-    fn request(self, force_simulate: bool, iterations: Option<u64>) -> RunRequest {
+    fn request(&self, force_simulate: bool, iterations: Option<u64>) -> RunRequest {
         let mode = match (self.resume, self.fresh) {
             (true, _) => StartMode::Resume,
             (_, true) => StartMode::Fresh,
             _ => StartMode::New,
         };
         RunRequest {
-            config: self.config,
+            config: self.config.clone(),
             mode,
             seed: self.seed,
             iterations,
@@ -128,6 +174,13 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
+            Command::Run(args) if args.db.is_some() => {
+                let shared = spsa::db::run::SharedRun {
+                    url: args.db.clone().unwrap_or_default(),
+                    lease_seconds: args.lease_timeout,
+                };
+                spsa::db::run::run(&args.request(false, None), &shared).await
+            }
             Command::Run(args) => app::run(args.request(false, None)).await,
             Command::Simulate(args) if args.runs.is_some() => {
                 spsa::study::command(&spsa::study::StudyRequest {
@@ -152,6 +205,10 @@ fn main() -> ExitCode {
             }
             Command::Match(args) => spsa::matchrun::args::run_match(args).await,
             Command::Verify(args) => spsa::matchrun::verify::run_verify(args).await,
+            Command::Worker(args) => worker(args).await,
+            Command::Status(args) => spsa::db::status::render(&args.db).await.map(|text| {
+                print!("{text}");
+            }),
         }
     });
     match result {
@@ -161,4 +218,26 @@ fn main() -> ExitCode {
             ExitCode::from(app::exit_code(&e) as u8)
         }
     }
+}
+
+async fn worker(args: WorkerArgs) -> anyhow::Result<()> {
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "host".into());
+    let opts = spsa::db::worker::WorkerOptions {
+        name: args
+            .name
+            .unwrap_or_else(|| format!("{}-{}", host.trim(), std::process::id())),
+        concurrency: args.concurrency.max(1),
+        engines: args.engines,
+        only_run: None,
+        until_idle: args.until_idle,
+    };
+    let summary = spsa::db::worker::serve(&args.db, opts, app::shutdown_signal()).await?;
+    for (run, why) in &summary.unplayable {
+        eprintln!("run {run} not served: {why}");
+    }
+    eprintln!(
+        "worker done: {} results reported, {} refused, {} leases given back",
+        summary.reported, summary.refused, summary.given_back
+    );
+    Ok(())
 }

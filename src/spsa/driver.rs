@@ -349,26 +349,13 @@ mod tests {
         assert!(saved.is_applied(2) && !saved.is_applied(3) && !saved.is_applied(5));
 
         let v = vars(3);
-        let mut resumed = Driver::new(
-            d.spsa().clone(),
-            Rounding::Continuous,
-            1,
-            3,
-            saved.clone(),
-        );
+        let mut resumed = Driver::new(d.spsa().clone(), Rounding::Continuous, 1, 3, saved.clone());
         let again: Vec<u64> = (0..3)
             .map(|_| resumed.next_trial().unwrap().iteration)
             .collect();
         assert_eq!(again, vec![1, 3, 5], "missing first, then new ones");
         // The replayed iteration draws the same δ as before the kill.
-        let replay = Driver::new(
-            d.spsa().clone(),
-            Rounding::Continuous,
-            1,
-            3,
-            saved,
-        )
-        .trial(1);
+        let replay = Driver::new(d.spsa().clone(), Rounding::Continuous, 1, 3, saved).trial(1);
         assert_eq!(replay.delta, trials[0].delta);
         assert_eq!(v.len(), replay.delta.len());
     }
