@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// One running cluster.
 pub struct Cluster {
     dir: PathBuf,
+    /// Started by this process (and stopped by it); false for the CI run's cluster.
+    owned: bool,
     /// `postgres://spsa_admin:PASSWORD@127.0.0.1:PORT/postgres`
     pub admin_url: String,
     pub port: u16,
@@ -44,6 +46,10 @@ impl Cluster {
             String::from_utf8_lossy(&out.stderr)
         );
         let admin_url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Cluster::at(dir, admin_url, true)
+    }
+
+    fn at(dir: PathBuf, admin_url: String, owned: bool) -> Cluster {
         let port = std::fs::read_to_string(dir.join("port"))
             .unwrap()
             .trim()
@@ -55,16 +61,29 @@ impl Cluster {
             .to_string();
         Cluster {
             dir,
+            owned,
             admin_url,
             port,
             password,
         }
     }
 
-    /// The cluster shared by all tests of this binary (stopped by the watchdog at exit).
+    /// The cluster shared by all tests of this binary: the one `.ci/run` started (its
+    /// `SPSA_TEST_PG_DIR`/`SPSA_TEST_PG_URL`), else one of our own, stopped by the watchdog
+    /// when this process exits.
     pub fn shared() -> &'static Cluster {
         static SHARED: OnceLock<Cluster> = OnceLock::new();
-        SHARED.get_or_init(Cluster::start)
+        SHARED.get_or_init(|| {
+            match (
+                std::env::var("SPSA_TEST_PG_DIR"),
+                std::env::var("SPSA_TEST_PG_URL"),
+            ) {
+                (Ok(dir), Ok(url)) if Path::new(&dir).join("port").exists() => {
+                    Cluster::at(PathBuf::from(dir), url, false)
+                }
+                _ => Cluster::start(),
+            }
+        })
     }
 
     /// A URL for `user`/`password` on database `db`.
@@ -129,7 +148,9 @@ impl Drop for Cluster {
         if std::thread::panicking() {
             eprintln!("--- PostgreSQL log ({})\n{}", self.dir.display(), self.log());
         }
-        let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
+        if self.owned {
+            let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
+        }
     }
 }
 
