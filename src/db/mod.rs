@@ -105,11 +105,15 @@ impl RunDefinition {
 
     /// The run's driver at θ (every iteration not yet handed out): used by the owner to derive
     /// the steps and by workers to derive the trial of a leased iteration.
-    pub fn driver_at(&self, theta: Vec<f64>) -> crate::spsa::driver::Driver {
+    pub fn driver_at(
+        &self,
+        theta: Vec<f64>,
+        rounding: crate::spsa::driver::Rounding,
+    ) -> crate::spsa::driver::Driver {
         let spsa = crate::spsa::Spsa::new(&self.variables(), self.schedule());
         crate::spsa::driver::Driver::new(
             spsa,
-            crate::spsa::driver::Rounding::Continuous,
+            rounding,
             self.pairs,
             self.seed,
             crate::spsa::driver::DriverState::start(theta),

@@ -8,10 +8,10 @@ use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 use super::{Db, DbError, RunDefinition};
-use crate::source::{GameScore, PairOutcome};
-use crate::spsa::driver::Driver;
+use crate::source::{Fault, GameScore, Measurement};
+use crate::spsa::driver::{Driver, Rounding};
 use crate::tuner::log::ThetaLog;
-use crate::tuner::{Counts, Observer, RunState, StartMode, StartRefused, Update, checkpoint};
+use crate::tuner::{Counts, Observer, RunState, StartMode, Update, UserError, checkpoint};
 use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
@@ -57,18 +57,18 @@ pub async fn attach(
             let stored: RunDefinition =
                 serde_json::from_value(stored).context("the stored run definition")?;
             if stored.vars != def.vars || stored.schedule() != def.schedule() {
-                return Err(StartRefused(format!(
+                return Err(UserError(format!(
                     "run {id} in the database was created with other variables or another schedule; use --fresh to start a new run"
                 ))
                 .into());
             }
             Ok(id)
         }
-        (StartMode::Resume, None) => Err(StartRefused(format!(
+        (StartMode::Resume, None) => Err(UserError(format!(
             "no run of {name} in the database to resume; start it without --resume"
         ))
         .into()),
-        (StartMode::New, Some((id, state))) => Err(StartRefused(format!(
+        (StartMode::New, Some((id, state))) => Err(UserError(format!(
             "the database holds run {id} of {name} ({state}); add --resume to continue it, or --fresh to start over"
         ))
         .into()),
@@ -91,7 +91,7 @@ pub async fn attach(
 async fn create(db: &mut Db, name: &str, def: &RunDefinition, lease_seconds: f64) -> Result<i64> {
     let vars = def.variables();
     let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
-    let mut driver = def.driver_at(start.clone());
+    let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
     // Every iteration is handed out to the database now; the step a_k/c_k·δ is all the report
     // needs to apply a result (see the module docs of `db`).
     let mut iterations = Vec::with_capacity(def.iterations as usize);
@@ -222,7 +222,7 @@ impl Mirror {
     pub fn new(run_id: i64, def: RunDefinition, log: &Path, checkpoint: &Path) -> Result<Mirror> {
         let vars = def.variables();
         let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
-        let mut driver = def.driver_at(start.clone());
+        let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
         while driver.next_trial().is_some() {}
         if log.exists() {
             std::fs::remove_file(log)
@@ -237,12 +237,15 @@ impl Mirror {
             finished: false,
             theta: start.clone(),
             start,
-            rng_word_pos: "0".into(),
+            next_fresh: def.iterations + 1,
+            missing: Vec::new(),
             log_bytes: 0,
             iterations: def.iterations,
             a: def.a,
             alpha: def.alpha,
             gamma: def.gamma,
+            pairs_per_iteration: def.pairs,
+            outputs: Default::default(),
             counts: Counts::default(),
         };
         Ok(Mirror {
@@ -351,13 +354,13 @@ impl Mirror {
             *c.faults.entry(f.clone()).or_default() += 1;
         }
         self.log.append(a.seq, &self.state.theta)?;
-        let outcome = outcome_of(a);
+        let measurement = measurement_of(a);
         observer.on_update(&Update {
             applied: self.state.applied,
             total: self.def.iterations,
             iteration: a.iteration,
             theta: &self.state.theta,
-            outcome: &outcome,
+            measurement: &measurement,
             counts: &self.state.counts,
         });
         Ok(())
@@ -366,27 +369,35 @@ impl Mirror {
     /// Flush the log and write the checkpoint.
     pub fn save(&mut self) -> Result<()> {
         self.state.finished = self.is_finished();
+        let d = self.driver.state();
+        self.state.next_fresh = d.next_fresh;
+        self.state.missing = d.missing;
         self.state.log_bytes = self.log.flush()?;
         checkpoint::write(&self.checkpoint, &self.state, &self.vars)
     }
 }
 
-/// A pair outcome for progress displays, from the counts of one pair.
-fn outcome_of(a: &Applied) -> PairOutcome {
-    let mut games = [GameScore::Draw; 2];
-    let mut wins = a.wins;
-    let mut losses = a.losses;
-    for g in games.iter_mut() {
-        if wins > 0 {
-            *g = GameScore::Win;
-            wins -= 1;
-        } else if losses > 0 {
-            *g = GameScore::Loss;
-            losses -= 1;
-        }
-    }
-    PairOutcome {
+/// A measurement for progress displays, from the counts the database recorded (the games'
+/// order within the iteration is not kept).
+fn measurement_of(a: &Applied) -> Measurement {
+    let games = std::iter::repeat_n(GameScore::Win, a.wins as usize)
+        .chain(std::iter::repeat_n(GameScore::Draw, a.draws as usize))
+        .chain(std::iter::repeat_n(GameScore::Loss, a.losses as usize))
+        .collect();
+    let faults = a
+        .faults
+        .iter()
+        .map(|f| {
+            let (side, kind) = f.split_once(": ").unwrap_or(("", f));
+            Fault {
+                side: side.to_string(),
+                kind: kind.to_string(),
+            }
+        })
+        .collect();
+    Measurement {
         games,
-        faults: a.faults.clone(),
+        faults,
+        ..Default::default()
     }
 }

@@ -8,15 +8,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rand::Rng;
-use tokio::sync::watch;
 
 use super::owner::{self, Mirror};
 use super::worker::{self, WorkerOptions};
 use super::{Db, RunDefinition, VarDef};
-use crate::app::RunRequest;
 use crate::config::Config;
 use crate::report::{progress, summary};
-use crate::tuner::{StartMode, StartRefused};
+use crate::shutdown::Shutdown;
+use crate::tuner::{StartMode, UserError};
 use crate::vars::{self, Variable};
 
 /// Settings of a shared run beyond the config.
@@ -25,6 +24,8 @@ pub struct SharedRun {
     pub url: String,
     /// Seconds a lease lives without a heartbeat before its work is handed to another worker.
     pub lease_seconds: f64,
+    /// Play with the config's Concurrency in this process too (else only create and follow).
+    pub play: bool,
 }
 
 /// The run's definition as stored in the database.
@@ -54,7 +55,7 @@ pub fn definition(
         alpha: config.schedule.alpha,
         gamma: config.schedule.gamma,
         seed,
-        pairs: 1,
+        pairs: config.pairs_per_iteration.max(1),
         simulate: config.simulate,
         draw_rate: config.draw_rate,
         lease_seconds,
@@ -68,14 +69,13 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
-pub async fn run(req: &RunRequest, shared: &SharedRun) -> Result<()> {
-    let config = crate::app::load_config(req)?;
+pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
     let vars = vars::load(&config.variables)?;
     // Local files follow the local rules: a new run never overwrites an earlier one's.
     let found = config.log.exists() || config.checkpoint.exists();
-    match req.mode {
+    match mode {
         StartMode::New if found => {
-            return Err(StartRefused(format!(
+            return Err(UserError(format!(
                 "{} or {} exists from an earlier run; add --resume to continue it, or --fresh to start over",
                 config.log.display(),
                 config.checkpoint.display()
@@ -103,7 +103,7 @@ pub async fn run(req: &RunRequest, shared: &SharedRun) -> Result<()> {
 
     let mut db = Db::new(&shared.url)?;
     owner::install_schema(&mut db).await?;
-    let id = owner::attach(&mut db, &name, &def, req.mode, shared.lease_seconds).await?;
+    let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
     // A resumed run keeps the definition (seed included) it was created with.
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
@@ -118,30 +118,26 @@ pub async fn run(req: &RunRequest, shared: &SharedRun) -> Result<()> {
     eprintln!("run {id} in database {}", db.url());
 
     let mut mirror = Mirror::new(id, def, &config.log, &config.checkpoint)?;
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let concurrency = req.concurrency.unwrap_or(config.concurrency);
+    let stop = Shutdown::new();
     let own_worker = async {
-        if concurrency == 0 {
+        if !shared.play {
             return Ok(Default::default());
         }
         let opts = WorkerOptions {
             name: format!("run-{id}-{}", std::process::id()),
-            concurrency,
+            concurrency: config.concurrency.max(1),
             engines: Vec::new(),
             only_run: Some(id),
             until_idle: true,
         };
-        let mut stop = stop_rx.clone();
-        worker::serve(&shared.url, opts, async move {
-            let _ = stop.wait_for(|s| *s).await;
-        })
-        .await
+        worker::serve(&shared.url, opts, &stop).await
     };
     let follow = async {
         let mut progress = progress::for_terminal(Duration::from_secs(5));
         let mut last_save = Instant::now();
         let every = config.checkpoint_every();
-        let signal = crate::app::shutdown_signal();
+        let signals = Shutdown::on_signals();
+        let signal = signals.wait();
         tokio::pin!(signal);
         let interrupted = loop {
             let n = mirror.pull(&mut db, &mut *progress).await?;
@@ -160,7 +156,7 @@ pub async fn run(req: &RunRequest, shared: &SharedRun) -> Result<()> {
                 }
             }
         };
-        let _ = stop_tx.send(true);
+        stop.request();
         mirror.save()?;
         anyhow::Ok(interrupted)
     };
@@ -175,7 +171,7 @@ pub async fn run(req: &RunRequest, shared: &SharedRun) -> Result<()> {
             "stopped following run {id} after {} of {} iterations; other workers carry on; re-attach with `spsa run {} --db URL --resume`",
             state.applied,
             state.iterations,
-            req.config.display()
+            config.path.display()
         );
     }
     let decimals = if config.simulate { 2 } else { 0 };

@@ -1,36 +1,34 @@
-//! A worker: serves every active run it can play. For each run it first rebuilds the driver and
-//! the source from the run's definition (for engine runs: starts its own engines and checks
-//! every variable is an option with the right range; a run it cannot play is refused with the
-//! reason, and its work is left to others). Then it leases iterations, plays them, reports, and
-//! keeps its leases alive with heartbeats. On shutdown it gives back what it still holds.
+//! A worker: serves the active runs it can play. For each run it first opens the run's source
+//! with `source::open`, from the run's definition (for engine runs: its own engines, started
+//! and checked to offer every variable as an option with the right range; a run it cannot play
+//! is refused with the reason, and its work is left to others). Then it leases a batch of
+//! iterations, measures them through the same [`pool`](crate::pool) a local run uses, reports
+//! each as it finishes, and keeps its leases alive with heartbeats. On shutdown it gives back
+//! what it still holds.
 //!
-//! Reports go through their own connection and task, so a slow or restarting database never
-//! stalls the games being played.
+//! Reports go through their own connection, so a restarting database never stalls the games.
 
-use std::collections::{HashMap, HashSet};
-use std::future::Future;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 use tokio_postgres::Client;
 
 use super::{Db, RunDefinition};
-use crate::arena::TuningSource;
 use crate::config::Config;
-use crate::simulate::Simulator;
-use crate::source::{MatchSource, PairOutcome, PairTask};
+use crate::pool::{self, Feed};
+use crate::shutdown::Shutdown;
+use crate::source::{self, Measurement, OpenRequest, Source, Trial};
+use crate::spsa::driver::Rounding;
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
 pub struct WorkerOptions {
     /// Shown in `status` (qualified by the login role there).
     pub name: String,
-    /// Pairs played at once.
+    /// Games played at once.
     pub concurrency: usize,
     /// Engine paths on this machine, by the config's engine file name or by Engine1/Engine2.
     pub engines: Vec<(String, PathBuf)>,
@@ -55,27 +53,14 @@ pub struct WorkerSummary {
 type Token = String;
 
 /// A run this worker plays.
-enum Player {
-    Simulated(Simulator),
-    Games {
-        source: Box<TuningSource>,
-        /// Holds the run's config and book while the engines play.
-        _files: tempfile::TempDir,
-    },
-}
-
-impl Player {
-    async fn play(&self, task: PairTask) -> Result<PairOutcome> {
-        match self {
-            Player::Simulated(s) => s.play(task).await,
-            Player::Games { source, .. } => source.play(task).await,
-        }
-    }
-}
-
 struct Served {
     def: RunDefinition,
-    player: Player,
+    rounding: Rounding,
+    source: Box<dyn Source>,
+    /// Parts (games) per trial: a batch of concurrency/parts trials fills every slot.
+    parts: usize,
+    /// Holds the run's config and book while the engines play.
+    _files: Option<tempfile::TempDir>,
 }
 
 /// A leased iteration.
@@ -84,196 +69,190 @@ struct Lease {
     run: i64,
     iteration: u64,
     token: Token,
-    theta: Vec<f64>,
 }
 
 struct Report {
     lease: Lease,
-    outcome: PairOutcome,
+    measurement: Measurement,
 }
 
-/// Serve until `shutdown` resolves (or, with `until_idle`, until no active run is left).
-pub async fn serve(
-    url: &str,
-    opts: WorkerOptions,
-    shutdown: impl Future<Output = ()>,
-) -> Result<WorkerSummary> {
+/// The pool's feed: the leased batch; finished trials go to the reporter, unfinished ones are
+/// given back.
+struct LeaseFeed {
+    queue: VecDeque<(Lease, Trial)>,
+    playing: HashMap<u64, Lease>,
+    reports: mpsc::UnboundedSender<Report>,
+    unfinished: Vec<Token>,
+}
+
+impl Feed for LeaseFeed {
+    fn next_trial(&mut self) -> Option<Trial> {
+        let (lease, trial) = self.queue.pop_front()?;
+        self.playing.insert(trial.iteration, lease);
+        Some(trial)
+    }
+
+    fn finished(&mut self, trial: Trial, measurement: Measurement) -> Result<()> {
+        if let Some(lease) = self.playing.remove(&trial.iteration) {
+            let _ = self.reports.send(Report { lease, measurement });
+        }
+        Ok(())
+    }
+
+    fn unfinished(&mut self, trial: &Trial) {
+        if let Some(lease) = self.playing.remove(&trial.iteration) {
+            self.unfinished.push(lease.token);
+        }
+    }
+}
+
+/// Serve until `shutdown` is requested (or, with `until_idle`, until no active run is left).
+pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Result<WorkerSummary> {
     let mut db = Db::new(url)?;
-    let mut summary = WorkerSummary::default();
     db.run("register the worker", async |c: &Client| {
         c.execute("SELECT spsa.hello($1, $2)", &[&opts.name, &"starting"])
             .await
     })
     .await
     .context("register the worker (is this role a member of spsa_worker?)")?;
-
     let (report_tx, report_rx) = mpsc::unbounded_channel::<Report>();
     let reporter = reporter(Db::new(url)?, opts.name.clone(), report_rx);
-
-    let mut served: HashMap<i64, Rc<Served>> = HashMap::new();
-    let mut refused_runs: HashSet<i64> = HashSet::new();
-    let mut held: HashMap<Token, i64> = HashMap::new();
-    let mut lease_seconds: f64 = 60.0;
-    let mut free_slots: Vec<usize> = (0..opts.concurrency.max(1)).rev().collect();
-    let mut in_flight = FuturesUnordered::new();
-    let mut last_refresh: Option<Instant> = None;
-    let mut last_heartbeat = Instant::now();
-    let mut idle_wait = Duration::from_millis(50);
-    let mut active_ids: Vec<i64> = Vec::new();
-    tokio::pin!(shutdown);
-
-    let main_loop = async {
-        // Dropped when the loop ends, which lets the reporter finish its queue and stop.
+    let mut summary = WorkerSummary::default();
+    let mut served: HashMap<i64, Served> = HashMap::new();
+    let work = async {
         let report_tx = report_tx;
+        let mut refused_runs: HashSet<i64> = HashSet::new();
+        let mut idle_wait = Duration::from_millis(50);
         loop {
-            // Learn about new runs (and finished ones) now and then.
-            let refresh_due = last_refresh.is_none_or(|t| t.elapsed() > Duration::from_secs(2));
-            if refresh_due || (in_flight.is_empty() && active_ids.is_empty()) {
-                let runs = db
-                    .run("list the active runs", async |c: &Client| {
-                        c.query("SELECT id, definition FROM spsa.active_runs()", &[])
-                            .await
-                    })
-                    .await?;
-                last_refresh = Some(Instant::now());
-                active_ids.clear();
-                for row in runs {
-                    let id: i64 = row.get(0);
-                    if opts.only_run.is_some_and(|only| only != id) || refused_runs.contains(&id) {
-                        continue;
-                    }
-                    if let std::collections::hash_map::Entry::Vacant(slot) = served.entry(id) {
-                        let def: serde_json::Value = row.get(1);
-                        match prepare(def, &opts, id).await {
-                            Ok(s) => {
-                                slot.insert(Rc::new(s));
-                                note(&mut db, &opts.name, &format!("serving run {id}")).await;
-                            }
-                            Err(why) => {
-                                let why = format!("cannot play run {id}: {why:#}");
-                                eprintln!("spsa worker: {why}");
-                                note(&mut db, &opts.name, &why).await;
-                                refused_runs.insert(id);
-                                summary.unplayable.push((id, why));
-                                continue;
-                            }
+            if shutdown.is_requested() {
+                return Ok(());
+            }
+            let runs = db
+                .run("list the active runs", async |c: &Client| {
+                    c.query("SELECT id, definition FROM spsa.active_runs()", &[])
+                        .await
+                })
+                .await?;
+            let mut active = Vec::new();
+            for row in runs {
+                let id: i64 = row.get(0);
+                if opts.only_run.is_some_and(|only| only != id) || refused_runs.contains(&id) {
+                    continue;
+                }
+                if let std::collections::hash_map::Entry::Vacant(slot) = served.entry(id) {
+                    match prepare(row.get(1), &opts, id).await {
+                        Ok(s) => {
+                            slot.insert(s);
+                            note(&mut db, &opts.name, &format!("serving run {id}")).await;
+                        }
+                        Err(why) => {
+                            let why = format!("cannot play run {id}: {why:#}");
+                            eprintln!("spsa worker: {why}");
+                            note(&mut db, &opts.name, &why).await;
+                            refused_runs.insert(id);
+                            summary.unplayable.push((id, why));
+                            continue;
                         }
                     }
-                    active_ids.push(id);
                 }
-                served.retain(|id, _| active_ids.contains(id) || held.values().any(|r| r == id));
-                lease_seconds = active_ids
-                    .iter()
-                    .filter_map(|id| served.get(id))
-                    .map(|s| s.def.lease_seconds)
-                    .fold(60.0, f64::min);
+                active.push(id);
             }
-
-            // Lease for the free slots.
-            let mut leased = 0;
-            if !free_slots.is_empty() && !active_ids.is_empty() {
-                let want = free_slots.len() as i32;
-                let ids = active_ids.clone();
+            for (id, s) in served.extract_if(|id, _| !active.contains(id)) {
+                tracing::info!("run {id} is no longer active");
+                s.source.close().await;
+            }
+            if active.is_empty() && opts.until_idle {
+                return Ok(());
+            }
+            // One run at a time: the first with work to lease.
+            let mut played = false;
+            for &id in &active {
+                let s = &served[&id];
+                let want = opts.concurrency.div_ceil(s.parts).max(1) as i32;
                 let rows = db
                     .run("lease work", async |c: &Client| {
                         c.query(
-                            "SELECT run_id, iteration, token::text, theta FROM spsa.lease($1, $2, $3)",
-                            &[&opts.name, &ids, &want],
+                            "SELECT run_id, iteration, token::text, theta FROM spsa.lease($1, ARRAY[$2::bigint], $3)",
+                            &[&opts.name, &id, &want],
                         )
                         .await
                     })
                     .await?;
+                if rows.is_empty() {
+                    continue;
+                }
+                let mut feed = LeaseFeed {
+                    queue: VecDeque::new(),
+                    playing: HashMap::new(),
+                    reports: report_tx.clone(),
+                    unfinished: Vec::new(),
+                };
+                let mut tokens = Vec::new();
                 for row in rows {
                     let lease = Lease {
                         run: row.get(0),
                         iteration: row.get::<_, i64>(1) as u64,
                         token: row.get(2),
-                        theta: row.get(3),
                     };
-                    let Some(s) = served.get(&lease.run) else {
-                        continue;
-                    };
-                    let Some(slot) = free_slots.pop() else { break };
-                    let trial = s.def.driver_at(lease.theta.clone()).trial(lease.iteration);
-                    let task = PairTask {
-                        iteration: trial.iteration,
-                        slot,
-                        plus: trial.plus,
-                        minus: trial.minus,
-                        opening: trial.opening,
-                        seed: trial.seed,
-                    };
-                    held.insert(lease.token.clone(), lease.run);
-                    let served_run = s.clone();
-                    in_flight.push(async move {
-                        let outcome = served_run.player.play(task).await;
-                        (lease, slot, outcome)
-                    });
-                    leased += 1;
+                    let theta: Vec<f64> = row.get(3);
+                    let trial = s.def.driver_at(theta, s.rounding).trial(lease.iteration);
+                    tokens.push(lease.token.clone());
+                    feed.queue.push_back((lease, trial));
                 }
-            }
-
-            if in_flight.is_empty() {
-                if leased == 0 {
-                    if opts.until_idle && active_ids.is_empty() {
-                        return Ok(());
-                    }
-                    // Nothing to do: wait a little longer each time (at most 1 s).
-                    tokio::select! {
-                        biased;
-                        _ = &mut shutdown => return Ok(()),
-                        _ = tokio::time::sleep(idle_wait) => {}
-                    }
-                    idle_wait = (idle_wait * 2).min(Duration::from_secs(1));
-                    if idle_wait >= Duration::from_millis(400) {
-                        last_refresh = None;
-                    }
-                }
-                continue;
-            }
-            idle_wait = Duration::from_millis(50);
-
-            let heartbeat_every = Duration::from_secs_f64((lease_seconds / 3.0).clamp(0.1, 30.0));
-            let next_heartbeat = last_heartbeat + heartbeat_every;
-            tokio::select! {
-                biased;
-                _ = &mut shutdown => return Ok(()),
-                Some((lease, slot, outcome)) = in_flight.next() => {
-                    free_slots.push(slot);
-                    held.remove(&lease.token);
-                    match outcome {
-                        Ok(outcome) => { let _ = report_tx.send(Report { lease, outcome }); }
-                        Err(e) => {
-                            // The pair could not be played (engines failing): give it back.
-                            eprintln!("spsa worker: run {} iteration {}: {e:#}", lease.run, lease.iteration);
-                            let tokens = vec![lease.token.clone()];
-                            give_back(&mut db, &opts.name, &tokens).await;
+                let every = Duration::from_secs_f64((s.def.lease_seconds / 3.0).clamp(0.1, 30.0));
+                let heartbeats = async {
+                    loop {
+                        tokio::time::sleep(every).await;
+                        let r = db
+                            .run("heartbeat", async |c: &Client| {
+                                c.execute(
+                                    "SELECT spsa.heartbeat($1, $2::text[]::uuid[])",
+                                    &[&opts.name, &tokens],
+                                )
+                                .await
+                            })
+                            .await;
+                        if let Err(e) = r {
+                            tracing::warn!("{e}");
                         }
                     }
+                };
+                let ended = tokio::select! {
+                    ended = pool::run(&*s.source, opts.concurrency.max(1), &mut feed, shutdown) => ended,
+                    _ = heartbeats => unreachable!("heartbeats never end"),
+                };
+                if !feed.unfinished.is_empty() {
+                    summary.given_back += give_back(&mut db, &opts.name, &feed.unfinished).await;
                 }
-                _ = tokio::time::sleep_until(next_heartbeat.into()) => {
-                    last_heartbeat = Instant::now();
-                    let tokens: Vec<Token> = held.keys().cloned().collect();
-                    if !tokens.is_empty() {
-                        db.run("heartbeat", async |c: &Client| {
-                            c.execute("SELECT spsa.heartbeat($1, $2::text[]::uuid[])", &[&opts.name, &tokens]).await
-                        }).await?;
-                    }
+                if let Err(e) = ended {
+                    // The engines cannot go on: stop serving this run (others may).
+                    let why = format!("stopped playing run {id}: {e:#}");
+                    eprintln!("spsa worker: {why}");
+                    note(&mut db, &opts.name, &why).await;
+                    refused_runs.insert(id);
+                    summary.unplayable.push((id, why));
                 }
+                played = true;
+                idle_wait = Duration::from_millis(50);
+                break;
+            }
+            if !played {
+                // Nothing to lease: wait a little longer each time (at most 1 s).
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => return Ok(()),
+                    _ = tokio::time::sleep(idle_wait) => {}
+                }
+                idle_wait = (idle_wait * 2).min(Duration::from_secs(1));
             }
         }
     };
-    let (result, (reported, refused)): (Result<()>, _) = tokio::join!(main_loop, reporter);
-
-    // Whatever is still leased goes back at once, so others need not wait for a timeout.
-    drop(in_flight);
-    let tokens: Vec<Token> = held.keys().cloned().collect();
-    if !tokens.is_empty() {
-        summary.given_back = give_back(&mut db, &opts.name, &tokens).await;
-    }
+    let (result, (reported, refused)): (Result<()>, _) = tokio::join!(work, reporter);
     summary.reported = reported;
     summary.refused = refused;
-    drop(served);
+    for (_, s) in served {
+        s.source.close().await;
+    }
     result.map(|()| summary)
 }
 
@@ -282,9 +261,9 @@ pub async fn serve(
 async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Report>) -> (u64, u64) {
     let (mut reported, mut refused) = (0, 0);
     while let Some(r) = rx.recv().await {
-        let o = &r.outcome;
+        let m = &r.measurement;
         let (mut wins, mut draws, mut losses) = (0i32, 0i32, 0i32);
-        for g in o.games {
+        for g in &m.games {
             match g.value() {
                 1 => wins += 1,
                 0 => draws += 1,
@@ -292,8 +271,15 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
             }
         }
         let mut penta = vec![0i32; 5];
-        penta[o.pentanomial_bucket()] += 1;
-        let signal = f64::from(o.score());
+        for bucket in m.pentanomial() {
+            penta[bucket] += 1;
+        }
+        let faults: Vec<String> = m
+            .faults
+            .iter()
+            .map(|f| format!("{}: {}", f.side, f.kind))
+            .collect();
+        let signal = m.signal();
         let iteration = r.lease.iteration as i64;
         let done = db
             .run("report a result", async |c: &Client| {
@@ -309,7 +295,7 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
                         &draws,
                         &losses,
                         &penta,
-                        &o.faults,
+                        &faults,
                         &"",
                     ],
                 )
@@ -356,65 +342,73 @@ async fn note(db: &mut Db, name: &str, text: &str) {
     }
 }
 
-/// Rebuild a run's player on this machine: the simulator, or this machine's engines (started
-/// and checked against the variables' ranges).
+/// Open a run's source on this machine: the simulator, or this machine's engines (started and
+/// checked against the variables' ranges by `source::open`).
 async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Result<Served> {
     let def: RunDefinition =
         serde_json::from_value(def).context("the run's definition is not one this spsa reads")?;
     let vars = def.variables();
-    if def.simulate {
-        return Ok(Served {
-            player: Player::Simulated(Simulator::new(&vars, def.draw_rate)),
-            def,
-        });
-    }
     // The config is parsed here from its text, in a folder of its own with the book beside it.
     let dir = tempfile::tempdir().context("a temporary folder for the run's config")?;
     let config_path = dir.path().join(&def.config_name);
     std::fs::write(&config_path, &def.config_text)?;
     let mut config = Config::load(&config_path)?;
-    let games = config
-        .games
-        .as_mut()
-        .with_context(|| format!("run {id} has no engines"))?;
-    if let Some((name, text)) = &def.book {
-        let book = dir.path().join(name);
-        std::fs::write(&book, text)?;
-        games.book = Some(book);
-    }
-    games.pgn = None;
-    for (side, engine) in [
-        ("Engine1", &mut games.engine1),
-        ("Engine2", &mut games.engine2),
-    ] {
-        let file = engine
-            .command
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if let Some((_, path)) = opts
-            .engines
-            .iter()
-            .find(|(name, _)| *name == file || name == side)
-        {
-            engine.command = path.clone();
-            engine.workdir = None;
-        } else if !engine.command.exists() {
-            anyhow::bail!(
-                "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
-                engine.command.display()
-            );
+    config.simulate = def.simulate;
+    config.draw_rate = def.draw_rate;
+    config.game_log = None;
+    let mut rounding = Rounding::Continuous;
+    if !def.simulate {
+        let games = config
+            .games
+            .as_mut()
+            .with_context(|| format!("run {id} has no engines"))?;
+        rounding = Rounding::Integer(games.rounding);
+        if let Some((name, text)) = &def.book {
+            let book = dir.path().join(name);
+            std::fs::write(&book, text)?;
+            games.book = Some(book);
+        }
+        games.pgn = None;
+        for (side, engine) in [
+            ("Engine1", &mut games.engine1),
+            ("Engine2", &mut games.engine2),
+        ] {
+            let file = engine
+                .command
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some((_, path)) = opts
+                .engines
+                .iter()
+                .find(|(name, _)| *name == file || name == side)
+            {
+                engine.command = path.clone();
+                engine.workdir = None;
+            } else if !engine.command.exists() {
+                anyhow::bail!(
+                    "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
+                    engine.command.display()
+                );
+            }
         }
     }
-    config.game_log = None;
-    let games = config.games.clone().expect("checked above");
-    let arena = crate::app::start_arena(&config, &games, def.seed, opts.concurrency.max(1)).await?;
-    let source = TuningSource::new(arena, &vars, games.rounding).await?;
+    let source = source::open(&OpenRequest {
+        config: &config,
+        vars: &vars,
+        seed: def.seed,
+        slots: opts.concurrency.max(1),
+    })
+    .await?;
+    let start = vars.iter().map(|v| v.start).collect();
+    let parts = source
+        .parts(&def.driver_at(start, rounding).trial(1))
+        .max(1);
     Ok(Served {
-        player: Player::Games {
-            source: Box::new(source),
-            _files: dir,
-        },
         def,
+        rounding,
+        source,
+        parts,
+        _files: Some(dir),
     })
 }

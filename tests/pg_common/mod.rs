@@ -88,10 +88,7 @@ impl Cluster {
 
     /// A URL for `user`/`password` on database `db`.
     pub fn url(&self, user: &str, password: &str, db: &str) -> String {
-        format!(
-            "postgres://{user}:{password}@127.0.0.1:{}/{db}",
-            self.port
-        )
+        format!("postgres://{user}:{password}@127.0.0.1:{}/{db}", self.port)
     }
 
     /// Create a fresh database (named after the test) and return the admin URL for it. Its
@@ -146,7 +143,11 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            eprintln!("--- PostgreSQL log ({})\n{}", self.dir.display(), self.log());
+            eprintln!(
+                "--- PostgreSQL log ({})\n{}",
+                self.dir.display(),
+                self.log()
+            );
         }
         if self.owned {
             let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
