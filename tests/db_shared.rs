@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 mod pg_common;
 mod run_common;
 use pg_common::{Cluster, TestDb};
-use run_common::{log_iterations, text};
+use run_common::{log_iterations, spsa_in, text};
 
 const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
@@ -307,17 +307,9 @@ fn killed_run_process_workers_carry_on_and_resume_reattaches() {
         "finished"
     );
     // A new start without --resume is refused; --resume re-attaches and rebuilds the local files.
-    let refused = Command::new(SPSA)
-        .args(["run", "t.toml", "--db", &db.url])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let refused = spsa_in(dir.path(), &["run", "t.toml", "--db", &db.url]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
-    let resumed = Command::new(SPSA)
-        .args(["run", "t.toml", "--db", &db.url, "--resume"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let resumed = spsa_in(dir.path(), &["run", "t.toml", "--db", &db.url, "--resume"]);
     assert!(resumed.status.success(), "{}", text(&resumed.stderr));
     assert_exactly_once(&db, &run, n, &dir.path().join("t.log"));
 }

@@ -95,7 +95,7 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         _ => {}
     }
     let seed = config.seed.unwrap_or_else(|| rand::rng().next_u64());
-    let def = definition(&config, &vars, seed, shared.lease_seconds)?;
+    let def = definition(config, &vars, seed, shared.lease_seconds)?;
     let name = std::fs::canonicalize(&config.path)
         .unwrap_or_else(|_| config.path.clone())
         .display()
