@@ -22,6 +22,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<ReportError>()
             || e.is::<BookError>()
             || e.is::<OptionError>()
+            || e.is::<crate::game::TablebaseError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

@@ -98,6 +98,7 @@ pub async fn command(args: RunArgs) -> Result<()> {
 /// Run (or resume) a tuning run of `config`; `verb` is the command typed, for messages.
 pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     let vars = vars::load(&config.variables)?;
+    config.check_outputs()?;
     let mode = args.mode();
     // The seed is settled before anything starts: a resumed run keeps its own, so its opening
     // order is the same as before the interruption.

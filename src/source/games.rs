@@ -11,8 +11,8 @@ use shakmaty::Color;
 
 use super::{Fault, GameScore, Measurement, OpenRequest, Record, Source, Trial};
 use crate::arena::{self, Arena, OptionSet, describe_options};
-use crate::config::GamesConfig;
-use crate::engine::OptionValue;
+use crate::config::{Config, GamesConfig};
+use crate::engine::{OptionError, OptionValue};
 use crate::game::{Book, BookOrder, Opening};
 use crate::vars::Variable;
 
@@ -74,7 +74,9 @@ impl GameSource {
                 path: config.path.clone(),
                 message: "no engines configured".into(),
             })?;
-        let arena = start_arena(games, req.seed, req.slots).await?;
+        let arena = start_arena(games, req.seed, req.slots)
+            .await
+            .map_err(|e| at_config_line(config, e))?;
         check_variables(&arena, req.vars).await?;
         let files = GameFiles {
             pgn: games.pgn.clone(),
@@ -181,6 +183,27 @@ impl Source for GameSource {
     }
 }
 
+/// An option the engine refuses in a fixed-options table is reported at the config line that
+/// set it (file, line, key), with the engine's own explanation.
+fn at_config_line(config: &Config, err: anyhow::Error) -> anyhow::Error {
+    let found = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<OptionError>())
+        .and_then(|o| {
+            let (engine, option) = o.engine_and_option()?;
+            let side = match engine {
+                "Engine1" => 1,
+                "Engine2" => 2,
+                _ => return None,
+            };
+            config.option_error(side, option, &o.to_string())
+        });
+    match found {
+        Some(line_error) => line_error.into(),
+        None => err,
+    }
+}
+
 /// Load the book and start the engine pairs of a config.
 pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result<Arena> {
     let book = match &games.book {
@@ -192,7 +215,7 @@ pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result
         arena::engine_setup("Engine1", &games.engine1),
         arena::engine_setup("Engine2", &games.engine2),
     ];
-    Arena::start(setups, slots, book, arena::game_settings(games)).await
+    Arena::start(setups, slots, book, arena::game_settings(games)?).await
 }
 
 /// Every variable must be an option of both engines whose range covers its bounds.
