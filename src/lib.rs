@@ -10,6 +10,7 @@
 pub mod arena;
 pub mod cli;
 pub mod config;
+pub mod db;
 pub mod engine;
 pub mod error;
 pub mod game;

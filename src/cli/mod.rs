@@ -9,7 +9,9 @@ pub mod positions;
 pub mod report;
 pub mod run;
 pub mod simulate;
+pub mod status;
 pub mod verify;
+pub mod worker;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -41,6 +43,10 @@ pub enum Command {
     Verify(crate::matchrun::VerifyArgs),
     /// Labelled positions (EPD with results) from finished games, for a tune from positions.
     Positions(crate::positions::extract::PositionsArgs),
+    /// Serve the shared runs of a database: lease iterations, play them, report.
+    Worker(worker::WorkerArgs),
+    /// Show the shared runs of a database and their workers.
+    Status(status::StatusArgs),
 }
 
 /// Run one command to its end.
@@ -54,6 +60,8 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Match(args) => r#match::command(args).await,
         Command::Verify(args) => verify::command(args).await,
         Command::Positions(args) => positions::command(&args),
+        Command::Worker(args) => worker::command(args).await,
+        Command::Status(args) => status::command(args).await,
     }
 }
 

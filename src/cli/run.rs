@@ -33,6 +33,15 @@ pub struct RunArgs {
     /// Games in flight at once (overrides the config's Concurrency).
     #[arg(long, value_parser = super::concurrency_flag)]
     pub concurrency: Option<usize>,
+    /// Share the run through this PostgreSQL database: workers anywhere can serve it.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// With --db: seconds a lease lives without a heartbeat before its work is handed on.
+    #[arg(long, default_value_t = 60.0, requires = "db")]
+    pub lease_timeout: f64,
+    /// With --db: create and follow the run, but play nothing in this process.
+    #[arg(long, requires = "db")]
+    pub no_play: bool,
 }
 
 impl RunArgs {
@@ -76,6 +85,14 @@ pub fn load_config(
 
 pub async fn command(args: RunArgs) -> Result<()> {
     let config = load_config(&args, None, false)?;
+    if let Some(url) = &args.db {
+        let shared = crate::db::run::SharedRun {
+            url: url.clone(),
+            lease_seconds: args.lease_timeout,
+            play: !args.no_play,
+        };
+        return crate::db::run::run(&config, args.mode(), &shared).await;
+    }
     tune(&args, config, "run").await
 }
 

@@ -1,0 +1,59 @@
+//! `spsa worker --db URL [--concurrency N] [--engine NAME=PATH]...`: serve the shared runs of a
+//! database from this machine until Ctrl-C, giving back whatever is still leased.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::db::worker::{WorkerOptions, serve};
+use crate::shutdown::Shutdown;
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The database, e.g. postgres://worker:PASSWORD@host/spsa (add ?sslmode=require for TLS).
+    #[arg(long, value_name = "URL")]
+    db: String,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1, value_parser = super::concurrency_flag)]
+    concurrency: usize,
+    /// Where an engine is on this machine: NAME is the config's engine file name (or Engine1 /
+    /// Engine2), PATH the binary here. Repeatable.
+    #[arg(long = "engine", value_name = "NAME=PATH", value_parser = engine_flag)]
+    engines: Vec<(String, PathBuf)>,
+    /// The name shown in `spsa status` (default: host name and process id).
+    #[arg(long)]
+    name: Option<String>,
+    /// Exit when no active run is left, instead of waiting for new ones.
+    #[arg(long)]
+    until_idle: bool,
+}
+
+fn engine_flag(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!("`{text}`: expected NAME=PATH")),
+    }
+}
+
+pub async fn command(args: WorkerArgs) -> Result<()> {
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "host".into());
+    let opts = WorkerOptions {
+        name: args
+            .name
+            .unwrap_or_else(|| format!("{}-{}", host.trim(), std::process::id())),
+        concurrency: args.concurrency,
+        engines: args.engines,
+        only_run: None,
+        until_idle: args.until_idle,
+    };
+    let shutdown = Shutdown::on_signals();
+    let summary = serve(&args.db, opts, &shutdown).await?;
+    eprintln!(
+        "worker done: {} results reported, {} refused, {} leases given back",
+        summary.reported, summary.refused, summary.given_back
+    );
+    Ok(())
+}

@@ -1,0 +1,300 @@
+//! One connection to the database that comes back by itself: a lost connection (server restart,
+//! network) is reopened with backoff, and the operation that hit it is retried. TLS is used when
+//! the URL asks for it (`sslmode=require`: encrypted, certificate not verified, as libpq does).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::config::SslMode;
+use tokio_postgres::{Client, Config};
+
+/// Why a database operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The URL itself is wrong (exit status 2).
+    #[error("database URL {url}: {message}")]
+    BadUrl { url: String, message: String },
+    /// The server refused a request for good (rights, refused result, missing schema…).
+    #[error("{what}: {message}")]
+    Refused {
+        what: String,
+        /// SQLSTATE, e.g. SP003 for a lease taken back.
+        code: String,
+        message: String,
+    },
+    /// The server stayed unreachable for longer than the patience allowed.
+    #[error("database {url} unreachable for {seconds:.0} s: {last}")]
+    Unreachable {
+        url: String,
+        seconds: f64,
+        last: String,
+    },
+}
+
+impl DbError {
+    /// The SQLSTATE of a refusal ("" for other errors).
+    pub fn code(&self) -> &str {
+        match self {
+            DbError::Refused { code, .. } => code,
+            _ => "",
+        }
+    }
+}
+
+/// A URL with its password replaced by `***`, for logs and `status`.
+pub fn redact(url: &str) -> String {
+    // key=value form: password=secret or password='secret'
+    let mut out = String::with_capacity(url.len());
+    if !url.contains("://") {
+        let mut rest = url;
+        while let Some(pos) = rest.find("password=") {
+            out.push_str(&rest[..pos + "password=".len()]);
+            rest = &rest[pos + "password=".len()..];
+            let end = if let Some(quoted) = rest.strip_prefix('\'') {
+                quoted.find('\'').map_or(rest.len(), |e| e + 2)
+            } else {
+                rest.find(char::is_whitespace).unwrap_or(rest.len())
+            };
+            out.push_str("***");
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        return out;
+    }
+    // URL form: scheme://user:password@host/db?password=secret
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => format!("{userinfo}@{host}"),
+        },
+        None => authority.to_string(),
+    };
+    let tail = tail
+        .split('&')
+        .map(|part| match part.split_once("password=") {
+            Some((head, _)) => format!("{head}password=***"),
+            None => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// Whether an error is the connection's (worth reconnecting) rather than the request's.
+fn is_transient(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        // No SQLSTATE: trouble on the wire (I/O) is worth a retry; a bad parameter is not.
+        None => {
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                if s.is::<std::io::Error>() {
+                    return true;
+                }
+                source = s.source();
+            }
+            false
+        }
+        Some(code) => {
+            let c = code.code();
+            c.starts_with("08") // connection exception
+                || c.starts_with("57P") // admin shutdown, crash shutdown, cannot connect now
+                || c == "40001" // serialization failure
+                || c == "40P01" // deadlock detected
+                || c == "53300" // too many connections
+        }
+    }
+}
+
+/// A connection that reconnects. Cheap operations go through [`Db::run`], which retries an
+/// operation interrupted by a lost connection until `patience` runs out.
+pub struct Db {
+    config: Config,
+    url_shown: String,
+    require_tls: bool,
+    client: Option<Arc<Client>>,
+    /// How long to keep trying to reach the server before giving up.
+    pub patience: Duration,
+}
+
+impl Db {
+    /// Parse the URL (nothing is connected yet).
+    pub fn new(url: &str) -> Result<Db, DbError> {
+        let url_shown = redact(url);
+        let mut config: Config =
+            url.parse()
+                .map_err(|e: tokio_postgres::Error| DbError::BadUrl {
+                    url: url_shown.clone(),
+                    message: e.to_string(),
+                })?;
+        if config.get_hosts().is_empty() {
+            return Err(DbError::BadUrl {
+                url: url_shown,
+                message: "no host".into(),
+            });
+        }
+        config.connect_timeout(Duration::from_secs(10));
+        config.application_name("spsa");
+        let require_tls = config.get_ssl_mode() == SslMode::Require;
+        Ok(Db {
+            config,
+            url_shown,
+            require_tls,
+            client: None,
+            patience: Duration::from_secs(600),
+        })
+    }
+
+    /// The URL without its password.
+    pub fn url(&self) -> &str {
+        &self.url_shown
+    }
+
+    async fn open(&self) -> Result<Client, tokio_postgres::Error> {
+        let mut builder = native_tls::TlsConnector::builder();
+        if self.require_tls {
+            // libpq's `require`: encryption without verifying the certificate.
+            builder
+                .danger_accept_invalid_certs(true)
+                .danger_accept_invalid_hostnames(true);
+        }
+        let tls = match builder.build() {
+            Ok(connector) => postgres_native_tls::MakeTlsConnector::new(connector),
+            Err(e) => {
+                tracing::warn!("TLS unavailable: {e}");
+                let (client, connection) = self.config.connect(tokio_postgres::NoTls).await?;
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                return Ok(client);
+            }
+        };
+        let (client, connection) = self.config.connect(tls).await?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(client)
+    }
+
+    /// The open connection, reconnecting with backoff when there is none.
+    pub async fn client(&mut self) -> Result<Arc<Client>, DbError> {
+        if let Some(c) = &self.client
+            && !c.is_closed()
+        {
+            return Ok(c.clone());
+        }
+        self.client = None;
+        let started = Instant::now();
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match self.open().await {
+                Ok(c) => {
+                    let c = Arc::new(c);
+                    self.client = Some(c.clone());
+                    return Ok(c);
+                }
+                Err(e) if is_transient(&e) && started.elapsed() < self.patience => {
+                    tracing::warn!("database {}: {e}; retrying in {wait:?}", self.url_shown);
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+                Err(e) if is_transient(&e) => {
+                    return Err(DbError::Unreachable {
+                        url: self.url_shown.clone(),
+                        seconds: started.elapsed().as_secs_f64(),
+                        last: e.to_string(),
+                    });
+                }
+                Err(e) => return Err(refused(&format!("connect to {}", self.url_shown), &e)),
+            }
+        }
+    }
+
+    /// Run `op` on the connection; when the connection is lost on the way, reconnect and run it
+    /// again. `op` must be safe to repeat (each of ours is: see `spsa.report`).
+    pub async fn run<T>(
+        &mut self,
+        what: &str,
+        op: impl AsyncFn(&Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, DbError> {
+        let started = Instant::now();
+        let mut wait = Duration::from_millis(100);
+        loop {
+            let client = self.client().await?;
+            match op(&client).await {
+                Ok(v) => return Ok(v),
+                Err(e) if is_transient(&e) && started.elapsed() < self.patience => {
+                    tracing::warn!("{what}: {e}; reconnecting");
+                    self.client = None;
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+                Err(e) if is_transient(&e) => {
+                    return Err(DbError::Unreachable {
+                        url: self.url_shown.clone(),
+                        seconds: started.elapsed().as_secs_f64(),
+                        last: e.to_string(),
+                    });
+                }
+                Err(e) => return Err(refused(what, &e)),
+            }
+        }
+    }
+}
+
+fn refused(what: &str, e: &tokio_postgres::Error) -> DbError {
+    let (code, message) = match e.as_db_error() {
+        Some(db) => (db.code().code().to_string(), db.message().to_string()),
+        None => (String::new(), e.to_string()),
+    };
+    DbError::Refused {
+        what: what.to_string(),
+        code,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_survive_redaction() {
+        assert_eq!(
+            redact("postgres://spsa:s3cr%40t@db.example:5432/tune?sslmode=require"),
+            "postgres://spsa:***@db.example:5432/tune?sslmode=require"
+        );
+        assert_eq!(
+            redact("postgresql://w1@h/db?password=hunter2&sslmode=require"),
+            "postgresql://w1@h/db?password=***&sslmode=require"
+        );
+        assert_eq!(
+            redact("host=h user=w password='a b c' dbname=x"),
+            "host=h user=w password=*** dbname=x"
+        );
+        assert_eq!(
+            redact("host=h password=abc dbname=x"),
+            "host=h password=*** dbname=x"
+        );
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        // A password containing '@' keeps only the host after the last '@'.
+        assert_eq!(redact("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
+    }
+
+    #[test]
+    fn a_bad_url_is_refused_without_its_password() {
+        let err = Db::new("postgres://u:topsecret@/db?sslmode=bogus")
+            .err()
+            .expect("bad sslmode");
+        let text = err.to_string();
+        assert!(!text.contains("topsecret"), "{text}");
+        assert!(text.contains("database URL"), "{text}");
+    }
+}

@@ -1,0 +1,136 @@
+//! Runs shared through PostgreSQL: `spsa run CONFIG --db URL` creates a run, `spsa worker --db
+//! URL` on any machine leases its iterations, plays them and reports, `spsa status --db URL`
+//! shows where everything stands.
+//!
+//! # Where the update is applied, and why there
+//!
+//! An iteration's update θ += a_k/c_k·signal·δ must be applied exactly once, in the same
+//! transaction that records its result, and it must keep being applied while the `spsa run`
+//! process is dead (the workers carry on). So it cannot wait for the owner: it happens in
+//! `spsa.report`, the SECURITY DEFINER function a worker calls with its result. To keep the SPSA
+//! math in Rust, the function does no schedule math: when the run is created, the owner's
+//! [`Driver`](crate::spsa::driver::Driver) hands out every iteration and the owner stores, per
+//! iteration k, the vector `step_k = a_k/c_k·δ_k` (computed by the same `Spsa::gains` the local
+//! tuner uses; it depends only on the schedule, the seed and k, not on θ). The report then does
+//! `θ := clip(θ + step_k·signal)`, one multiply-add-clamp per variable. Since δ = ±1, that is
+//! bit for bit what `Spsa::apply` computes; the owner checks it: it replays every applied result
+//! through its own driver, in the order the database applied them (`results.seq`), and stops
+//! with an error if its θ ever differs from the database's in a single bit.
+//!
+//! θ± to play are not stored: a worker rebuilds the run's driver from the run's definition and
+//! asks it for `trial(k)` at the θ the lease returned, so rounding and clipping stay in Rust too.
+//! A hostile worker can thus play other values or report another score, which skews its own
+//! result only: the score is range-checked ([−2B, 2B], consistent with the game counts), the
+//! lease token must be the current one, and the step comes from the owner's row.
+//!
+//! The owner's local θ log and checkpoint are a mirror of the database: rebuilt from the
+//! results on every start (a resume included), so they always agree with the database.
+//!
+//! # Roles
+//! The role that runs `spsa run --db` installs the schema ([`schema.sql`](self)) and owns its
+//! tables and functions. Workers log in as members of `spsa_worker`, which has EXECUTE on the
+//! worker functions only (lease, heartbeat, give back, report, status) and no table rights.
+
+pub mod conn;
+pub mod owner;
+pub mod run;
+pub mod status;
+pub mod worker;
+
+use serde::{Deserialize, Serialize};
+
+pub use conn::{Db, DbError, redact};
+
+/// The schema and functions, installed idempotently by the owner.
+pub const SCHEMA: &str = include_str!("schema.sql");
+
+/// What a worker needs to rebuild a run's driver and source, stored as JSON with the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunDefinition {
+    /// The config file's name (its extension says INI or TOML) and text.
+    pub config_name: String,
+    pub config_text: String,
+    /// The opening book's file name and text, when the config names one.
+    pub book: Option<(String, String)>,
+    pub vars: Vec<VarDef>,
+    pub iterations: u64,
+    pub a: f64,
+    pub alpha: f64,
+    pub gamma: f64,
+    /// Seeds every draw: δ, rounding and the games' own randomness of each iteration.
+    pub seed: u64,
+    pub pairs: u32,
+    pub simulate: bool,
+    pub draw_rate: f64,
+    /// A lease not reported or renewed within this many seconds is handed to another worker.
+    pub lease_seconds: f64,
+}
+
+/// One variable of a run, as in the variables file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VarDef {
+    pub name: String,
+    pub start: f64,
+    pub min: f64,
+    pub max: f64,
+    pub c_end: f64,
+    pub r_end: f64,
+    pub simul_elo: f64,
+}
+
+impl RunDefinition {
+    pub fn variables(&self) -> Vec<crate::vars::Variable> {
+        self.vars
+            .iter()
+            .map(|v| crate::vars::Variable {
+                name: v.name.clone(),
+                start: v.start,
+                min: v.min,
+                max: v.max,
+                c_end: v.c_end,
+                r_end: v.r_end,
+                simul_elo: v.simul_elo,
+            })
+            .collect()
+    }
+
+    pub fn schedule(&self) -> crate::spsa::Schedule {
+        crate::spsa::Schedule {
+            iterations: self.iterations,
+            a: self.a,
+            alpha: self.alpha,
+            gamma: self.gamma,
+        }
+    }
+
+    /// The run's driver at θ (every iteration not yet handed out): used by the owner to derive
+    /// the steps and by workers to derive the trial of a leased iteration.
+    pub fn driver_at(
+        &self,
+        theta: Vec<f64>,
+        rounding: crate::spsa::driver::Rounding,
+    ) -> crate::spsa::driver::Driver {
+        let spsa = crate::spsa::Spsa::new(&self.variables(), self.schedule());
+        crate::spsa::driver::Driver::new(
+            spsa,
+            rounding,
+            self.pairs,
+            self.seed,
+            crate::spsa::driver::DriverState::start(theta),
+        )
+    }
+}
+
+impl VarDef {
+    pub fn from_variable(v: &crate::vars::Variable) -> Self {
+        VarDef {
+            name: v.name.clone(),
+            start: v.start,
+            min: v.min,
+            max: v.max,
+            c_end: v.c_end,
+            r_end: v.r_end,
+            simul_elo: v.simul_elo,
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! The run's owner: installs the schema, creates the run (one work row per iteration, with the
+//! driver's step vector), and mirrors the applied results into the local θ log and checkpoint
+//! through its own driver, checking that the database's θ is the driver's, bit for bit.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use tokio_postgres::Client;
+
+use super::{Db, DbError, RunDefinition};
+use crate::source::{Fault, GameScore, Measurement};
+use crate::spsa::driver::{Driver, Rounding};
+use crate::tuner::log::ThetaLog;
+use crate::tuner::{Counts, Observer, RunState, StartMode, Update, UserError, checkpoint};
+use crate::vars::Variable;
+
+/// Install (or upgrade) the schema; safe to run from several owners at once.
+pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
+    db.run("install the spsa schema", async |c: &Client| {
+        c.batch_execute(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock(2117321); {} COMMIT;",
+            super::SCHEMA
+        ))
+        .await
+    })
+    .await
+}
+
+/// Find or create the run named `name` as `mode` says; returns its id.
+pub async fn attach(
+    db: &mut Db,
+    name: &str,
+    def: &RunDefinition,
+    mode: StartMode,
+    lease_seconds: f64,
+) -> Result<i64> {
+    let existing: Option<(i64, String)> = db
+        .run("find the run", async |c: &Client| {
+            let row = c
+                .query_opt(
+                    "SELECT id, state FROM spsa.runs WHERE name = $1 ORDER BY id DESC LIMIT 1",
+                    &[&name],
+                )
+                .await?;
+            Ok(row.map(|r| (r.get(0), r.get(1))))
+        })
+        .await?;
+    match (mode, existing) {
+        (StartMode::Resume, Some((id, _))) => {
+            let stored: serde_json::Value = db
+                .run("read the run", async |c: &Client| {
+                    Ok(c.query_one("SELECT definition FROM spsa.runs WHERE id = $1", &[&id])
+                        .await?
+                        .get(0))
+                })
+                .await?;
+            let stored: RunDefinition =
+                serde_json::from_value(stored).context("the stored run definition")?;
+            if stored.vars != def.vars || stored.schedule() != def.schedule() {
+                return Err(UserError(format!(
+                    "run {id} in the database was created with other variables or another schedule; use --fresh to start a new run"
+                ))
+                .into());
+            }
+            Ok(id)
+        }
+        (StartMode::Resume, None) => Err(UserError(format!(
+            "no run of {name} in the database to resume; start it without --resume"
+        ))
+        .into()),
+        (StartMode::New, Some((id, state))) => Err(UserError(format!(
+            "the database holds run {id} of {name} ({state}); add --resume to continue it, or --fresh to start over"
+        ))
+        .into()),
+        (StartMode::Fresh, Some((id, _))) => {
+            db.run("stop the old run", async |c: &Client| {
+                c.execute(
+                    "UPDATE spsa.runs SET state = 'stopped' WHERE id = $1 AND state = 'active'",
+                    &[&id],
+                )
+                .await
+            })
+            .await?;
+            create(db, name, def, lease_seconds).await
+        }
+        (_, None) => create(db, name, def, lease_seconds).await,
+    }
+}
+
+/// Create the run and all its work rows in one transaction.
+async fn create(db: &mut Db, name: &str, def: &RunDefinition, lease_seconds: f64) -> Result<i64> {
+    let vars = def.variables();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
+    // Every iteration is handed out to the database now; the step a_k/c_k·δ is all the report
+    // needs to apply a result (see the module docs of `db`).
+    let mut iterations = Vec::with_capacity(def.iterations as usize);
+    let mut steps = Vec::with_capacity(def.iterations as usize * vars.len());
+    while let Some(trial) = driver.next_trial() {
+        iterations.push(trial.iteration as i64);
+        steps.extend(step_vector(&driver, trial.iteration, &trial.delta));
+    }
+    let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+    let lo: Vec<f64> = vars.iter().map(|v| v.min).collect();
+    let hi: Vec<f64> = vars.iter().map(|v| v.max).collect();
+    let definition = serde_json::to_value(def)?;
+    let n_vars = vars.len() as i32;
+    let pairs = def.pairs as i32;
+    let total = def.iterations as i64;
+    let id = db
+        .run("create the run", async |c: &Client| {
+            c.batch_execute("BEGIN").await?;
+            let done = insert_run(
+                c,
+                name,
+                &definition,
+                &names,
+                &lo,
+                &hi,
+                &start,
+                total,
+                lease_seconds,
+                &iterations,
+                &steps,
+                n_vars,
+                pairs,
+            )
+            .await;
+            if done.is_err() {
+                let _ = c.batch_execute("ROLLBACK").await;
+            }
+            done
+        })
+        .await?;
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_run(
+    c: &Client,
+    name: &str,
+    definition: &serde_json::Value,
+    names: &[String],
+    lo: &[f64],
+    hi: &[f64],
+    start: &[f64],
+    total: i64,
+    lease_seconds: f64,
+    iterations: &[i64],
+    steps: &[f64],
+    n_vars: i32,
+    pairs: i32,
+) -> Result<i64, tokio_postgres::Error> {
+    {
+        {
+            let id: i64 = c
+                .query_one(
+                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds)
+                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8) RETURNING id",
+                    &[&name, definition, &names, &lo, &hi, &start, &total, &lease_seconds],
+                )
+                .await?
+                .get(0);
+            for (ks, st) in iterations
+                .chunks(2000)
+                .zip(steps.chunks(2000 * n_vars as usize))
+            {
+                c.execute(
+                    "INSERT INTO spsa.work (run_id, iteration, step, pairs)
+                     SELECT $1, k, ($3::float8[])[(i - 1) * $4::int + 1 : i * $4::int], $5
+                       FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)",
+                    &[&id, &ks, &st, &n_vars, &pairs],
+                )
+                .await?;
+            }
+            c.batch_execute("COMMIT").await?;
+            Ok(id)
+        }
+    }
+}
+
+/// a_k/c_k·δ_i per variable: what `Spsa::apply` multiplies by the signal.
+fn step_vector(driver: &Driver, k: u64, delta: &[f64]) -> Vec<f64> {
+    let spsa = driver.spsa();
+    (0..spsa.len())
+        .map(|i| {
+            let g = spsa.gains(i, k);
+            g.a_k / g.c_k * delta[i]
+        })
+        .collect()
+}
+
+/// One applied result as the database recorded it.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    pub seq: u64,
+    pub iteration: u64,
+    pub signal: f64,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    pub pentanomial: [u64; 5],
+    pub faults: Vec<String>,
+    pub records: String,
+    pub theta: Vec<f64>,
+}
+
+/// The local mirror of a shared run: a driver fed with the database's results in their order,
+/// the θ log and the checkpoint.
+pub struct Mirror {
+    pub run_id: i64,
+    def: RunDefinition,
+    vars: Vec<Variable>,
+    driver: Driver,
+    log: ThetaLog,
+    checkpoint: std::path::PathBuf,
+    state: RunState,
+}
+
+impl Mirror {
+    /// Start the mirror; the θ log is rebuilt from the database (it is the checkpoint).
+    pub fn new(run_id: i64, def: RunDefinition, log: &Path, checkpoint: &Path) -> Result<Mirror> {
+        let vars = def.variables();
+        let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+        let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
+        while driver.next_trial().is_some() {}
+        if log.exists() {
+            std::fs::remove_file(log)
+                .with_context(|| format!("{}: cannot rewrite the log", log.display()))?;
+        }
+        let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+        let log = ThetaLog::create(log, &names)?;
+        let state = RunState {
+            version: checkpoint::VERSION,
+            seed: def.seed.to_string(),
+            applied: 0,
+            finished: false,
+            theta: start.clone(),
+            start,
+            next_fresh: def.iterations + 1,
+            missing: Vec::new(),
+            log_bytes: 0,
+            iterations: def.iterations,
+            a: def.a,
+            alpha: def.alpha,
+            gamma: def.gamma,
+            pairs_per_iteration: def.pairs,
+            outputs: Default::default(),
+            counts: Counts::default(),
+        };
+        Ok(Mirror {
+            run_id,
+            def,
+            vars,
+            driver,
+            log,
+            checkpoint: checkpoint.to_path_buf(),
+            state,
+        })
+    }
+
+    pub fn applied(&self) -> u64 {
+        self.state.applied
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.state.applied >= self.def.iterations
+    }
+
+    pub fn state(&self) -> &RunState {
+        &self.state
+    }
+
+    pub fn vars(&self) -> &[Variable] {
+        &self.vars
+    }
+
+    /// Fetch and apply the results the database applied since the last call; returns how many.
+    pub async fn pull(&mut self, db: &mut Db, observer: &mut dyn Observer) -> Result<usize> {
+        let (run, after) = (self.run_id, self.state.applied as i64);
+        let rows = db
+            .run("read results", async |c: &Client| {
+                c.query(
+                    "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults, records, theta
+                       FROM spsa.results WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT 5000",
+                    &[&run, &after],
+                )
+                .await
+            })
+            .await?;
+        let n = rows.len();
+        for row in rows {
+            let penta: Vec<i32> = row.get(6);
+            let mut pentanomial = [0u64; 5];
+            for (slot, v) in pentanomial.iter_mut().zip(penta) {
+                *slot = v.max(0) as u64;
+            }
+            let applied = Applied {
+                seq: row.get::<_, i64>(0) as u64,
+                iteration: row.get::<_, i64>(1) as u64,
+                signal: row.get(2),
+                wins: row.get::<_, i32>(3).max(0) as u32,
+                draws: row.get::<_, i32>(4).max(0) as u32,
+                losses: row.get::<_, i32>(5).max(0) as u32,
+                pentanomial,
+                faults: row.get(7),
+                records: row.get(8),
+                theta: row.get(9),
+            };
+            self.apply(&applied, observer)?;
+        }
+        Ok(n)
+    }
+
+    fn apply(&mut self, a: &Applied, observer: &mut dyn Observer) -> Result<()> {
+        if a.seq != self.state.applied + 1 {
+            bail!(
+                "run {}: result {} arrived after {} (the database skipped or repeated one)",
+                self.run_id,
+                a.seq,
+                self.state.applied
+            );
+        }
+        self.driver
+            .apply(a.iteration, a.signal)
+            .with_context(|| format!("run {}: result {}", self.run_id, a.seq))?;
+        let ours = self.driver.theta();
+        if ours.len() != a.theta.len()
+            || ours
+                .iter()
+                .zip(&a.theta)
+                .any(|(x, y)| x.to_bits() != y.to_bits())
+        {
+            bail!(
+                "run {}: after result {} (iteration {}) the database's θ {:?} differs from the driver's {:?}",
+                self.run_id,
+                a.seq,
+                a.iteration,
+                a.theta,
+                ours
+            );
+        }
+        self.state.applied = a.seq;
+        self.state.theta = ours.to_vec();
+        let c = &mut self.state.counts;
+        c.pairs += u64::from(self.def.pairs);
+        c.wins += u64::from(a.wins);
+        c.draws += u64::from(a.draws);
+        c.losses += u64::from(a.losses);
+        for (t, v) in c.pentanomial.iter_mut().zip(a.pentanomial) {
+            *t += v;
+        }
+        for f in &a.faults {
+            *c.faults.entry(f.clone()).or_default() += 1;
+        }
+        self.log.append(a.seq, &self.state.theta)?;
+        let measurement = measurement_of(a);
+        observer.on_update(&Update {
+            applied: self.state.applied,
+            total: self.def.iterations,
+            iteration: a.iteration,
+            theta: &self.state.theta,
+            measurement: &measurement,
+            counts: &self.state.counts,
+        });
+        Ok(())
+    }
+
+    /// Flush the log and write the checkpoint.
+    pub fn save(&mut self) -> Result<()> {
+        self.state.finished = self.is_finished();
+        let d = self.driver.state();
+        self.state.next_fresh = d.next_fresh;
+        self.state.missing = d.missing;
+        self.state.log_bytes = self.log.flush()?;
+        checkpoint::write(&self.checkpoint, &self.state, &self.vars)
+    }
+}
+
+/// A measurement for progress displays, from the counts the database recorded (the games'
+/// order within the iteration is not kept).
+fn measurement_of(a: &Applied) -> Measurement {
+    let games = std::iter::repeat_n(GameScore::Win, a.wins as usize)
+        .chain(std::iter::repeat_n(GameScore::Draw, a.draws as usize))
+        .chain(std::iter::repeat_n(GameScore::Loss, a.losses as usize))
+        .collect();
+    let faults = a
+        .faults
+        .iter()
+        .map(|f| {
+            let (side, kind) = f.split_once(": ").unwrap_or(("", f));
+            Fault {
+                side: side.to_string(),
+                kind: kind.to_string(),
+            }
+        })
+        .collect();
+    Measurement {
+        games,
+        faults,
+        ..Default::default()
+    }
+}

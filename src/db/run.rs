@@ -1,0 +1,183 @@
+//! `spsa run CONFIG --db URL`: create (or re-attach to) the shared run, take part as a worker
+//! with the config's Concurrency, and mirror the run into the local θ log and checkpoint until
+//! every iteration is applied. Ctrl-C stops this process only: the run stays active in the
+//! database, other workers carry on, and `--resume` re-attaches.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rand::Rng;
+
+use super::owner::{self, Mirror};
+use super::worker::{self, WorkerOptions};
+use super::{Db, RunDefinition, VarDef};
+use crate::config::Config;
+use crate::report::{progress, summary};
+use crate::shutdown::Shutdown;
+use crate::tuner::{StartMode, UserError};
+use crate::vars::{self, Variable};
+
+/// Settings of a shared run beyond the config.
+#[derive(Clone, Debug)]
+pub struct SharedRun {
+    pub url: String,
+    /// Seconds a lease lives without a heartbeat before its work is handed to another worker.
+    pub lease_seconds: f64,
+    /// Play with the config's Concurrency in this process too (else only create and follow).
+    pub play: bool,
+}
+
+/// The run's definition as stored in the database.
+pub fn definition(
+    config: &Config,
+    vars: &[Variable],
+    seed: u64,
+    lease_seconds: f64,
+) -> Result<RunDefinition> {
+    let config_text = std::fs::read_to_string(&config.path)
+        .with_context(|| format!("{}: cannot read config", config.path.display()))?;
+    let book = match config.games.as_ref().and_then(|g| g.book.as_ref()) {
+        Some(path) => Some((
+            file_name(path),
+            std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read the book", path.display()))?,
+        )),
+        None => None,
+    };
+    Ok(RunDefinition {
+        config_name: file_name(&config.path),
+        config_text,
+        book,
+        vars: vars.iter().map(VarDef::from_variable).collect(),
+        iterations: config.schedule.iterations,
+        a: config.schedule.a,
+        alpha: config.schedule.alpha,
+        gamma: config.schedule.gamma,
+        seed,
+        pairs: config.pairs_per_iteration.max(1),
+        simulate: config.simulate,
+        draw_rate: config.draw_rate,
+        lease_seconds,
+    })
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config".into())
+}
+
+/// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
+pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
+    let vars = vars::load(&config.variables)?;
+    // Local files follow the local rules: a new run never overwrites an earlier one's.
+    let found = config.log.exists() || config.checkpoint.exists();
+    match mode {
+        StartMode::New if found => {
+            return Err(UserError(format!(
+                "{} or {} exists from an earlier run; add --resume to continue it, or --fresh to start over",
+                config.log.display(),
+                config.checkpoint.display()
+            ))
+            .into());
+        }
+        StartMode::Fresh => {
+            for path in [&config.log, &config.checkpoint] {
+                if path.exists() {
+                    let mut bak = path.as_os_str().to_owned();
+                    bak.push(".bak");
+                    std::fs::rename(path, &bak)
+                        .with_context(|| format!("{}: cannot move aside", path.display()))?;
+                }
+            }
+        }
+        _ => {}
+    }
+    let seed = config.seed.unwrap_or_else(|| rand::rng().next_u64());
+    let def = definition(config, &vars, seed, shared.lease_seconds)?;
+    let name = std::fs::canonicalize(&config.path)
+        .unwrap_or_else(|_| config.path.clone())
+        .display()
+        .to_string();
+
+    let mut db = Db::new(&shared.url)?;
+    owner::install_schema(&mut db).await?;
+    let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
+    // A resumed run keeps the definition (seed included) it was created with.
+    let stored: serde_json::Value = db
+        .run("read the run", async |c: &tokio_postgres::Client| {
+            Ok(
+                c.query_one("SELECT definition FROM spsa.runs WHERE id = $1", &[&id])
+                    .await?
+                    .get(0),
+            )
+        })
+        .await?;
+    let def: RunDefinition = serde_json::from_value(stored)?;
+    eprintln!("run {id} in database {}", db.url());
+
+    let mut mirror = Mirror::new(id, def, &config.log, &config.checkpoint)?;
+    let stop = Shutdown::new();
+    let own_worker = async {
+        if !shared.play {
+            return Ok(Default::default());
+        }
+        let opts = WorkerOptions {
+            name: format!("run-{id}-{}", std::process::id()),
+            concurrency: config.concurrency.max(1),
+            engines: Vec::new(),
+            only_run: Some(id),
+            until_idle: true,
+        };
+        worker::serve(&shared.url, opts, &stop).await
+    };
+    let follow = async {
+        let mut progress = progress::for_terminal(Duration::from_secs(5));
+        let mut last_save = Instant::now();
+        let every = config.checkpoint_every();
+        let signals = Shutdown::on_signals();
+        let signal = signals.wait();
+        tokio::pin!(signal);
+        let interrupted = loop {
+            let n = mirror.pull(&mut db, &mut *progress).await?;
+            if mirror.is_finished() {
+                break false;
+            }
+            if last_save.elapsed() >= every {
+                mirror.save()?;
+                last_save = Instant::now();
+            }
+            if n < 5000 {
+                tokio::select! {
+                    biased;
+                    _ = &mut signal => break true,
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                }
+            }
+        };
+        stop.request();
+        mirror.save()?;
+        anyhow::Ok(interrupted)
+    };
+    let (worked, followed) = tokio::join!(own_worker, follow);
+    let interrupted = followed?;
+    if let Err(e) = worked {
+        eprintln!("spsa: this process's worker stopped: {e:#}");
+    }
+    let state = mirror.state();
+    if interrupted {
+        eprintln!(
+            "stopped following run {id} after {} of {} iterations; other workers carry on; re-attach with `spsa run {} --db URL --resume`",
+            state.applied,
+            state.iterations,
+            config.path.display()
+        );
+    }
+    let decimals = if config.simulate { 2 } else { 0 };
+    print!(
+        "{}",
+        summary::final_table(mirror.vars(), &state.start, &state.theta, decimals)
+    );
+    Ok(())
+}

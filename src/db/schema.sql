@@ -1,0 +1,283 @@
+-- The shared-run schema. Installed (idempotently) by the role that runs `spsa run --db`: that
+-- role owns the tables and the functions. Workers belong to the group role `spsa_worker`, which
+-- may only EXECUTE the SECURITY DEFINER functions below: no table rights at all.
+
+CREATE SCHEMA IF NOT EXISTS spsa;
+REVOKE ALL ON SCHEMA spsa FROM PUBLIC;
+
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker') THEN
+    CREATE ROLE spsa_worker NOLOGIN;
+  END IF;
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'cannot create role spsa_worker; ask an administrator to create it';
+END
+$$;
+
+CREATE TABLE IF NOT EXISTS spsa.runs (
+  id            bigserial PRIMARY KEY,
+  -- The config file the run was created from (its canonical path): `--resume` finds it by this.
+  name          text NOT NULL,
+  state         text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'finished', 'stopped')),
+  created       timestamptz NOT NULL DEFAULT now(),
+  updated       timestamptz NOT NULL DEFAULT now(),
+  -- Everything a worker needs to rebuild the driver and the source (see db::RunDefinition).
+  definition    jsonb NOT NULL,
+  var_names     text[] NOT NULL,
+  lo            float8[] NOT NULL,
+  hi            float8[] NOT NULL,
+  start_theta   float8[] NOT NULL,
+  theta         float8[] NOT NULL,
+  iterations    bigint NOT NULL,
+  applied       bigint NOT NULL DEFAULT 0,
+  lease_seconds float8 NOT NULL CHECK (lease_seconds > 0),
+  wins          bigint NOT NULL DEFAULT 0,
+  draws         bigint NOT NULL DEFAULT 0,
+  losses        bigint NOT NULL DEFAULT 0,
+  pentanomial   bigint[] NOT NULL DEFAULT '{0,0,0,0,0}',
+  faults        bigint NOT NULL DEFAULT 0
+);
+
+-- One row per iteration, written by the owner when the run is created. `step` is the driver's
+-- a_k/c_k·δ per variable: the report multiplies it by the measured signal, nothing more.
+CREATE TABLE IF NOT EXISTS spsa.work (
+  run_id        bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  iteration     bigint NOT NULL,
+  step          float8[] NOT NULL,
+  pairs         int NOT NULL,
+  state         text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'leased', 'done')),
+  token         uuid,
+  worker        text,
+  leased_at     timestamptz,
+  lease_expires timestamptz,
+  leased_theta  float8[],
+  attempts      int NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, iteration)
+);
+CREATE INDEX IF NOT EXISTS work_todo ON spsa.work (run_id, iteration) WHERE state <> 'done';
+
+-- One row per applied iteration; `seq` is the order of application (runs.applied after it).
+CREATE TABLE IF NOT EXISTS spsa.results (
+  run_id      bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  iteration   bigint NOT NULL,
+  seq         bigint NOT NULL,
+  token       uuid NOT NULL,
+  worker      text NOT NULL,
+  signal      float8 NOT NULL,
+  wins        int NOT NULL,
+  draws       int NOT NULL,
+  losses      int NOT NULL,
+  pentanomial int[] NOT NULL,
+  faults      text[] NOT NULL,
+  records     text NOT NULL,
+  theta       float8[] NOT NULL,
+  reported    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, iteration),
+  UNIQUE (run_id, seq)
+);
+
+CREATE TABLE IF NOT EXISTS spsa.workers (
+  name       text PRIMARY KEY,
+  role       text NOT NULL,
+  first_seen timestamptz NOT NULL DEFAULT now(),
+  last_seen  timestamptz NOT NULL DEFAULT now(),
+  pairs      bigint NOT NULL DEFAULT 0,
+  games      bigint NOT NULL DEFAULT 0,
+  faults     bigint NOT NULL DEFAULT 0,
+  refused    bigint NOT NULL DEFAULT 0,
+  note       text NOT NULL DEFAULT ''
+);
+
+REVOKE ALL ON ALL TABLES IN SCHEMA spsa FROM PUBLIC;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA spsa FROM PUBLIC;
+
+-- A worker's name is qualified by its login role, so one role cannot pose as another's worker.
+CREATE OR REPLACE FUNCTION spsa.worker_key(p_worker text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT session_user || '/' || left(p_worker, 200) $$;
+
+-- Register a worker (or update its note: what it serves, or why it cannot).
+CREATE OR REPLACE FUNCTION spsa.hello(p_worker text, p_note text) RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  INSERT INTO spsa.workers (name, role, note) VALUES (spsa.worker_key(p_worker), session_user, left(p_note, 2000))
+  ON CONFLICT (name) DO UPDATE SET last_seen = now(), note = excluded.note;
+$$;
+
+-- The active runs and what a worker needs to play them.
+CREATE OR REPLACE FUNCTION spsa.active_runs()
+RETURNS TABLE (id bigint, name text, definition jsonb, iterations bigint, applied bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT id, name, definition, iterations, applied FROM spsa.runs WHERE state = 'active' ORDER BY id;
+$$;
+
+-- Lease up to p_count iterations of the given runs: open ones first, then ones whose lease ran
+-- out (taken back: their old token is replaced, so the old holder's report is refused).
+CREATE OR REPLACE FUNCTION spsa.lease(p_worker text, p_runs bigint[], p_count int)
+RETURNS TABLE (run_id bigint, iteration bigint, token uuid, theta float8[], pairs int)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  w text := spsa.worker_key(p_worker);
+BEGIN
+  UPDATE spsa.workers SET last_seen = now() WHERE name = w;
+  RETURN QUERY
+  WITH pick AS (
+    SELECT wk.run_id, wk.iteration FROM spsa.work wk
+    WHERE wk.run_id = ANY (p_runs) AND wk.state <> 'done'
+      AND (wk.state = 'open' OR wk.lease_expires < now())
+    ORDER BY wk.run_id, wk.iteration
+    LIMIT greatest(0, least(p_count, 256))
+    FOR UPDATE OF wk SKIP LOCKED
+  )
+  UPDATE spsa.work wk
+     SET state = 'leased', token = gen_random_uuid(), worker = w, leased_at = now(),
+         lease_expires = now() + make_interval(secs => r.lease_seconds),
+         leased_theta = r.theta, attempts = wk.attempts + 1
+    FROM pick, spsa.runs r
+   WHERE wk.run_id = pick.run_id AND wk.iteration = pick.iteration
+     AND r.id = wk.run_id AND r.state = 'active'
+  RETURNING wk.run_id, wk.iteration, wk.token, wk.leased_theta, wk.pairs;
+END
+$$;
+
+-- Keep the worker's leases alive during long games; returns how many are still held.
+CREATE OR REPLACE FUNCTION spsa.heartbeat(p_worker text, p_tokens uuid[]) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  w text := spsa.worker_key(p_worker);
+  n bigint;
+BEGIN
+  UPDATE spsa.workers SET last_seen = now() WHERE name = w;
+  UPDATE spsa.work wk SET lease_expires = now() + make_interval(secs => r.lease_seconds)
+    FROM spsa.runs r
+   WHERE wk.token = ANY (p_tokens) AND wk.state = 'leased' AND wk.worker = w AND r.id = wk.run_id;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END
+$$;
+
+-- Hand leases back (Ctrl-C): the iterations are open again at once.
+CREATE OR REPLACE FUNCTION spsa.give_back(p_worker text, p_tokens uuid[]) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  n bigint;
+BEGIN
+  UPDATE spsa.work SET state = 'open', token = NULL, lease_expires = NULL
+   WHERE token = ANY (p_tokens) AND state = 'leased' AND worker = spsa.worker_key(p_worker);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END
+$$;
+
+-- Record a result and apply its update in one transaction: θ := clip(θ + step·signal). Refused
+-- (SQLSTATE SP0xx) unless the lease is current, the iteration not yet applied, and the result
+-- consistent and in range. A retry of a report that did commit returns the same seq.
+CREATE OR REPLACE FUNCTION spsa.report(
+  p_worker text, p_run bigint, p_iteration bigint, p_token uuid, p_signal float8,
+  p_wins int, p_draws int, p_losses int, p_pentanomial int[], p_faults text[], p_records text)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  w text := spsa.worker_key(p_worker);
+  wk spsa.work;
+  r spsa.runs;
+  new_theta float8[];
+  n bigint;
+  prior bigint;
+BEGIN
+  SELECT * INTO wk FROM spsa.work WHERE run_id = p_run AND iteration = p_iteration FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'run % has no iteration %', p_run, p_iteration USING ERRCODE = 'SP001';
+  END IF;
+  IF wk.state = 'done' THEN
+    SELECT seq INTO prior FROM spsa.results
+     WHERE run_id = p_run AND iteration = p_iteration AND token = p_token AND worker = w;
+    IF FOUND THEN
+      RETURN prior;
+    END IF;
+    RAISE EXCEPTION 'iteration % of run % was already reported', p_iteration, p_run USING ERRCODE = 'SP002';
+  END IF;
+  IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL THEN
+    RAISE EXCEPTION 'no current lease for iteration % of run % with this token (taken back?)', p_iteration, p_run
+      USING ERRCODE = 'SP003';
+  END IF;
+  IF p_signal IS NULL OR p_signal = 'NaN'::float8 OR abs(p_signal) > 2 * wk.pairs THEN
+    RAISE EXCEPTION 'signal % out of range [-%, %]', p_signal, 2 * wk.pairs, 2 * wk.pairs USING ERRCODE = 'SP004';
+  END IF;
+  IF p_wins < 0 OR p_draws < 0 OR p_losses < 0 OR p_wins + p_draws + p_losses <> 2 * wk.pairs
+     OR p_signal <> (p_wins - p_losses)::float8 THEN
+    RAISE EXCEPTION 'counts +% =% -% do not make % pairs scoring %', p_wins, p_draws, p_losses, wk.pairs, p_signal
+      USING ERRCODE = 'SP004';
+  END IF;
+  IF p_pentanomial IS NULL OR array_length(p_pentanomial, 1) IS DISTINCT FROM 5
+     OR EXISTS (SELECT FROM unnest(p_pentanomial) x WHERE x IS NULL OR x < 0)
+     OR (SELECT sum(x) FROM unnest(p_pentanomial) x) <> wk.pairs
+     OR array_length(p_faults, 1) > 1000 OR length(p_records) > 10000000 THEN
+    RAISE EXCEPTION 'malformed pentanomial, faults or records' USING ERRCODE = 'SP004';
+  END IF;
+  SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
+  IF r.state <> 'active' THEN
+    RAISE EXCEPTION 'run % is %', p_run, r.state USING ERRCODE = 'SP005';
+  END IF;
+  new_theta := ARRAY(
+    SELECT least(r.hi[i], greatest(r.lo[i], r.theta[i] + wk.step[i] * p_signal))
+      FROM generate_subscripts(r.theta, 1) AS i ORDER BY i);
+  UPDATE spsa.runs
+     SET theta = new_theta, applied = applied + 1, updated = now(),
+         wins = wins + p_wins, draws = draws + p_draws, losses = losses + p_losses,
+         pentanomial = ARRAY(SELECT pentanomial[i] + p_pentanomial[i] FROM generate_series(1, 5) i ORDER BY i),
+         faults = faults + coalesce(array_length(p_faults, 1), 0),
+         state = CASE WHEN applied + 1 >= iterations THEN 'finished' ELSE state END
+   WHERE id = p_run
+  RETURNING applied INTO n;
+  UPDATE spsa.work SET state = 'done', lease_expires = NULL WHERE run_id = p_run AND iteration = p_iteration;
+  INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses,
+                            pentanomial, faults, records, theta)
+  VALUES (p_run, p_iteration, n, p_token, w, p_signal, p_wins, p_draws, p_losses,
+          p_pentanomial, coalesce(p_faults, '{}'), coalesce(p_records, ''), new_theta);
+  UPDATE spsa.workers
+     SET pairs = pairs + wk.pairs, games = games + 2 * wk.pairs,
+         faults = faults + coalesce(array_length(p_faults, 1), 0), last_seen = now()
+   WHERE name = w;
+  RETURN n;
+END
+$$;
+
+-- Where every run stands: progress, pairs per second over the last minute, θ.
+CREATE OR REPLACE FUNCTION spsa.status_runs()
+RETURNS TABLE (id bigint, name text, state text, applied bigint, iterations bigint,
+               recent_pairs bigint, var_names text[], theta float8[], leased bigint,
+               wins bigint, draws bigint, losses bigint, faults bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.id, r.name, r.state, r.applied, r.iterations,
+         (SELECT coalesce(sum(w.pairs), 0)::bigint FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
+           WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds'),
+         r.var_names, r.theta,
+         (SELECT count(*) FROM spsa.work w WHERE w.run_id = r.id AND w.state = 'leased' AND w.lease_expires >= now()),
+         r.wins, r.draws, r.losses, r.faults
+    FROM spsa.runs r ORDER BY r.id;
+$$;
+
+-- Every worker seen: when, how much it played, what it said.
+CREATE OR REPLACE FUNCTION spsa.status_workers()
+RETURNS TABLE (name text, last_seen_seconds float8, pairs bigint, games bigint, faults bigint,
+               leased bigint, note text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT w.name, extract(epoch FROM now() - w.last_seen)::float8, w.pairs, w.games, w.faults,
+         (SELECT count(*) FROM spsa.work k WHERE k.worker = w.name AND k.state = 'leased' AND k.lease_expires >= now()),
+         w.note
+    FROM spsa.workers w ORDER BY w.last_seen DESC;
+$$;
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA spsa FROM PUBLIC;
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker') THEN
+    GRANT USAGE ON SCHEMA spsa TO spsa_worker;
+    GRANT EXECUTE ON FUNCTION spsa.hello(text, text), spsa.active_runs(),
+      spsa.lease(text, bigint[], int), spsa.heartbeat(text, uuid[]), spsa.give_back(text, uuid[]),
+      spsa.report(text, bigint, bigint, uuid, float8, int, int, int, int[], text[], text),
+      spsa.status_runs(), spsa.status_workers(), spsa.worker_key(text)
+      TO spsa_worker;
+  END IF;
+END
+$$;

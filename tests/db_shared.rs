@@ -1,0 +1,578 @@
+//! Shared runs through a real PostgreSQL cluster (started by tests/pg_common on loopback):
+//! workers finishing a run, kill -9 of a worker and of the run process, a database restart, a
+//! worker without the right engine, a role without rights, forged results, and statistics
+//! against local simulated runs.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod pg_common;
+mod run_common;
+use pg_common::{Cluster, TestDb};
+use run_common::{log_iterations, spsa_in, text};
+
+const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
+const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
+
+/// A simulated run's config and variables in `dir`.
+fn sim_config(dir: &Path, name: &str, iterations: u64, seed: u64, concurrency: usize) {
+    std::fs::write(
+        dir.join(format!("{name}.var")),
+        "x,100,-1000,1000,100,0.002,1\ny,-50,-1000,1000,100,0.002,4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!(
+            "simulate = true\nvariables = \"{name}.var\"\nlog = \"{name}.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = {concurrency}\nseed = {seed}\n",
+            iterations / 10
+        ),
+    )
+    .unwrap();
+}
+
+fn spawn(dir: &Path, args: &[&str]) -> Child {
+    Command::new(SPSA)
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+/// Poll `sql` until it returns `want` (60 s at most).
+fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
+    let t = Instant::now();
+    loop {
+        let got = db.psql(sql);
+        if want(&got) {
+            return got;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "`{sql}` stayed at {got}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn count(db: &TestDb, sql: &str) -> u64 {
+    db.psql(sql).parse().unwrap()
+}
+
+/// Every iteration applied exactly once, in seq order 1..=n, the θ log agreeing.
+fn assert_exactly_once(db: &TestDb, run: &str, n: u64, log: &Path) {
+    let rows = count(
+        db,
+        &format!("SELECT count(*) FROM spsa.results WHERE run_id = {run}"),
+    );
+    let distinct = count(
+        db,
+        &format!("SELECT count(DISTINCT iteration) FROM spsa.results WHERE run_id = {run}"),
+    );
+    let seqs = count(
+        db,
+        &format!(
+            "SELECT count(*) FROM spsa.results WHERE run_id = {run} AND seq BETWEEN 1 AND {n}"
+        ),
+    );
+    assert_eq!((rows, distinct, seqs), (n, n, n));
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT applied, state FROM spsa.runs WHERE id = {run}"
+        )),
+        format!("{n}|finished")
+    );
+    assert_eq!(log_iterations(log), (1..=n).collect::<Vec<_>>());
+}
+
+fn run_id(db: &TestDb) -> String {
+    wait_for(db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
+        s != "0"
+    })
+}
+
+#[test]
+fn three_workers_finish_a_simulated_run() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("three_workers");
+    let dir = tempfile::tempdir().unwrap();
+    let n = 400;
+    sim_config(dir.path(), "t", n, 3, 1);
+    let owner = spawn(dir.path(), &["run", "t.toml", "--db", &db.url, "--no-play"]);
+    let run = run_id(&db);
+    let worker_url = db.worker_role("three_w", "pw3");
+    let workers: Vec<Child> = (0..3)
+        .map(|i| {
+            spawn(
+                dir.path(),
+                &[
+                    "worker",
+                    "--db",
+                    &worker_url,
+                    "--until-idle",
+                    "--concurrency",
+                    "2",
+                    "--name",
+                    &format!("w{i}"),
+                ],
+            )
+        })
+        .collect();
+    for w in workers {
+        let out = finish(w);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains("pw3"), "no password in logs");
+    }
+    let out = finish(owner);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains('x'), "{}", text(&out.stdout));
+    assert_exactly_once(&db, &run, n, &dir.path().join("t.log"));
+    // All three took part, and the status shows it without any password.
+    let busy = count(&db, "SELECT count(*) FROM spsa.workers WHERE pairs > 0");
+    assert_eq!(busy, 3);
+    let status = Command::new(SPSA)
+        .args(["status", "--db", &worker_url])
+        .output()
+        .unwrap();
+    let shown = text(&status.stdout);
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    assert!(shown.contains(&format!("{n}/{n} iterations")), "{shown}");
+    assert!(
+        shown.contains("three_w/w0") && !shown.contains("pw3"),
+        "{shown}"
+    );
+    // The local checkpoint holds the database's θ exactly.
+    let theta = db.psql(&format!("SELECT theta[1] FROM spsa.runs WHERE id = {run}"));
+    let ck = std::fs::read_to_string(dir.path().join("t.checkpoint.var")).unwrap();
+    let x: f64 = theta.parse().unwrap();
+    assert!(ck.contains("#: applied = 400"), "{ck}");
+    assert!(
+        ck.contains(&format!("{x}")) || ck.contains(&format!("{x:?}")),
+        "θ {x} in {ck}"
+    );
+}
+
+fn games_config(dir: &Path, iterations: u64) {
+    std::fs::write(
+        dir.join("g.var"),
+        "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("g.toml"),
+        format!(
+            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 3\nmax_plies = 200\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("killed_worker");
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6;
+    games_config(dir.path(), n);
+    let owner = spawn(
+        dir.path(),
+        &[
+            "run",
+            "g.toml",
+            "--db",
+            &db.url,
+            "--no-play",
+            "--lease-timeout",
+            "1",
+        ],
+    );
+    let run = run_id(&db);
+    let url = db.worker_role("killed_w", "pwk");
+
+    // An engine without the tuned options: the worker says why and leases nothing.
+    let wrong = Command::new(SPSA)
+        .args(["worker", "--db", &url, "--until-idle", "--name", "wrong"])
+        .args(["--engine", "sparring=/usr/games/glaurung"])
+        .output()
+        .unwrap();
+    let why = text(&wrong.stderr);
+    assert!(
+        why.contains("cannot play run") && why.contains("KnightValue"),
+        "{why}"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM spsa.work WHERE worker LIKE '%/wrong'"
+        ),
+        0
+    );
+    assert!(
+        db.psql("SELECT note FROM spsa.workers WHERE name = 'killed_w/wrong'")
+            .contains("KnightValue")
+    );
+
+    // A worker killed with -9 while it holds a lease.
+    let mut victim = spawn(
+        dir.path(),
+        &[
+            "worker",
+            "--db",
+            &url,
+            "--name",
+            "victim",
+            "--engine",
+            &format!("sparring={SPARRING}"),
+        ],
+    );
+    let held = wait_for(
+        &db,
+        "SELECT coalesce(max(iteration), 0) FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'",
+        |s| s != "0",
+    );
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let lost: Vec<String> = db
+        .psql(
+            "SELECT iteration FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'",
+        )
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(!held.is_empty());
+
+    // Another worker finishes the run, including the lost lease once it timed out.
+    let rescuer = Command::new(SPSA)
+        .args(["worker", "--db", &url, "--until-idle", "--name", "rescuer"])
+        .args(["--engine", &format!("sparring={SPARRING}")])
+        .output()
+        .unwrap();
+    assert!(rescuer.status.success(), "{}", text(&rescuer.stderr));
+    let out = finish(owner);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_exactly_once(&db, &run, n, &dir.path().join("g.log"));
+    for k in lost {
+        assert_eq!(
+            db.psql(&format!(
+                "SELECT r.worker, w.attempts >= 2 FROM spsa.results r JOIN spsa.work w USING (run_id, iteration) WHERE r.run_id = {run} AND r.iteration = {k}"
+            )),
+            "killed_w/rescuer|t",
+            "iteration {k} redone by the rescuer"
+        );
+    }
+    assert!(text(&out.stdout).contains("KnightValue"));
+}
+
+#[test]
+fn killed_run_process_workers_carry_on_and_resume_reattaches() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("killed_run");
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1500;
+    sim_config(dir.path(), "t", n, 5, 2);
+    let mut owner = spawn(dir.path(), &["run", "t.toml", "--db", &db.url]);
+    let run = run_id(&db);
+    wait_for(
+        &db,
+        &format!("SELECT applied > 100 FROM spsa.runs WHERE id = {run}"),
+        |s| s == "t",
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let at_kill = count(
+        &db,
+        &format!("SELECT applied FROM spsa.runs WHERE id = {run}"),
+    );
+    assert!(at_kill < n, "killed before the end");
+    // Its own in-flight leases are taken back by the timeout (60 s by default): hand them back
+    // as an expired lease would be, so the test need not wait a minute.
+    db.psql(
+        "UPDATE spsa.work SET lease_expires = now() - interval '1 second' WHERE state = 'leased'",
+    );
+    let url = db.worker_role("killed_r", "pwr");
+    let worker = Command::new(SPSA)
+        .args(["worker", "--db", &url, "--until-idle", "--concurrency", "2"])
+        .output()
+        .unwrap();
+    assert!(worker.status.success(), "{}", text(&worker.stderr));
+    assert_eq!(
+        db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {run}")),
+        "finished"
+    );
+    // A new start without --resume is refused; --resume re-attaches and rebuilds the local files.
+    let refused = spsa_in(dir.path(), &["run", "t.toml", "--db", &db.url]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let resumed = spsa_in(dir.path(), &["run", "t.toml", "--db", &db.url, "--resume"]);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert_exactly_once(&db, &run, n, &dir.path().join("t.log"));
+}
+
+#[test]
+fn a_database_restart_mid_run_loses_nothing() {
+    let cluster = Cluster::start();
+    let db = cluster.database("restart");
+    let dir = tempfile::tempdir().unwrap();
+    let n = 2500;
+    sim_config(dir.path(), "t", n, 7, 2);
+    let owner = spawn(dir.path(), &["run", "t.toml", "--db", &db.url]);
+    let run = run_id(&db);
+    let url = db.worker_role("restart_w", "pwd");
+    let worker = spawn(
+        dir.path(),
+        &["worker", "--db", &url, "--until-idle", "--name", "w"],
+    );
+    wait_for(
+        &db,
+        &format!("SELECT applied > 200 FROM spsa.runs WHERE id = {run}"),
+        |s| s == "t",
+    );
+    cluster.restart();
+    let before = count(
+        &db,
+        &format!("SELECT applied FROM spsa.runs WHERE id = {run}"),
+    );
+    assert!(before < n, "restarted mid-run");
+    let w = finish(worker);
+    assert!(w.status.success(), "{}", text(&w.stderr));
+    let out = finish(owner);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_exactly_once(&db, &run, n, &dir.path().join("t.log"));
+}
+
+/// Run `sql` through psql with the given URL; Err carries psql's message.
+fn psql_as(url: &str, sql: &str) -> Result<String, String> {
+    let out = Command::new("/usr/lib/postgresql/15/bin/psql")
+        .args([
+            "-X",
+            "-q",
+            "-t",
+            "-A",
+            "-v",
+            "ON_ERROR_STOP=1",
+            url,
+            "-c",
+            sql,
+        ])
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(text(&out.stdout).trim().to_string())
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+/// A run with a long lease, created without playing (the owner follows it in the background).
+fn quiet_run(db: &TestDb, dir: &Path, lease: &str) -> (Child, String) {
+    sim_config(dir, "t", 50, 11, 1);
+    let owner = spawn(
+        dir,
+        &[
+            "run",
+            "t.toml",
+            "--db",
+            &db.url,
+            "--no-play",
+            "--lease-timeout",
+            lease,
+        ],
+    );
+    let run = run_id(db);
+    (owner, run)
+}
+
+#[test]
+fn workers_can_only_lease_and_report() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("rights");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut owner, run) = quiet_run(&db, dir.path(), "60");
+    let worker = db.worker_role("rights_w", "pwx");
+    for sql in [
+        "SELECT * FROM spsa.runs".to_string(),
+        format!("UPDATE spsa.runs SET theta = '{{0,0}}' WHERE id = {run}"),
+        "SELECT * FROM spsa.work".to_string(),
+        format!(
+            "INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses, pentanomial, faults, records, theta) VALUES ({run}, 1, 1, gen_random_uuid(), 'x', 2, 2, 0, 0, '{{0,0,0,0,1}}', '{{}}', '', '{{0,0}}')"
+        ),
+        "DELETE FROM spsa.workers".to_string(),
+        "CREATE TABLE spsa.mine (x int)".to_string(),
+    ] {
+        let err = psql_as(&worker, &sql).expect_err(&sql);
+        assert!(err.contains("permission denied"), "{sql}: {err}");
+    }
+    // The functions work for the worker role...
+    assert!(psql_as(&worker, "SELECT count(*) FROM spsa.status_runs()").is_ok());
+    // ...and not for a role outside spsa_worker.
+    db.psql("DROP ROLE IF EXISTS rights_out; CREATE ROLE rights_out LOGIN PASSWORD 'pwo'");
+    let outsider = cluster.url("rights_out", "pwo", &db.name);
+    let err = psql_as(
+        &outsider,
+        &format!("SELECT * FROM spsa.lease('o', ARRAY[{run}::bigint], 1)"),
+    )
+    .unwrap_err();
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(
+        count(
+            &db,
+            &format!("SELECT applied FROM spsa.runs WHERE id = {run}")
+        ),
+        0
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+}
+
+#[test]
+fn forged_results_are_refused() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("forged");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut owner, run) = quiet_run(&db, dir.path(), "1");
+    let worker = db.worker_role("forged_w", "pwf");
+    let lease = |name: &str| -> (String, String) {
+        let row = psql_as(
+            &worker,
+            &format!("SELECT iteration, token FROM spsa.lease('{name}', ARRAY[{run}::bigint], 1)"),
+        )
+        .unwrap();
+        let (k, token) = row.split_once('|').expect(&row);
+        (k.to_string(), token.to_string())
+    };
+    let report = |name: &str,
+                  k: &str,
+                  token: &str,
+                  signal: i32,
+                  w: i32,
+                  d: i32,
+                  l: i32,
+                  penta: &str| {
+        psql_as(
+            &worker,
+            &format!(
+                "SELECT spsa.report('{name}', {run}, {k}, '{token}', {signal}, {w}, {d}, {l}, '{penta}', '{{}}', '')"
+            ),
+        )
+    };
+    let (k, token) = lease("a");
+    let theta_before = db.psql(&format!("SELECT theta FROM spsa.runs WHERE id = {run}"));
+    let wrong = "00000000-0000-0000-0000-000000000000";
+    for (why, r, code) in [
+        (
+            "wrong token",
+            report("a", &k, wrong, 2, 2, 0, 0, "{0,0,0,0,1}"),
+            "taken back",
+        ),
+        (
+            "out of range",
+            report("a", &k, &token, 5, 2, 0, 0, "{0,0,0,0,1}"),
+            "out of range",
+        ),
+        (
+            "inconsistent",
+            report("a", &k, &token, 2, 1, 1, 0, "{0,0,0,0,1}"),
+            "do not make",
+        ),
+        (
+            "bad pentanomial",
+            report("a", &k, &token, 2, 2, 0, 0, "{0,0,0,0,2}"),
+            "malformed",
+        ),
+        (
+            "other iteration",
+            report("a", "2", &token, 2, 2, 0, 0, "{0,0,0,0,1}"),
+            "no current lease",
+        ),
+        (
+            "other worker",
+            report("b", &k, &token, 2, 2, 0, 0, "{0,0,0,0,1}"),
+            "no current lease",
+        ),
+    ] {
+        let err = r.expect_err(why);
+        assert!(err.contains(code), "{why}: {err}");
+    }
+    assert_eq!(
+        db.psql(&format!("SELECT theta FROM spsa.runs WHERE id = {run}")),
+        theta_before
+    );
+    // Hmm: a worker other than the holder may report with the holder's token? No: see above.
+    assert_eq!(
+        report("a", &k, &token, 2, 2, 0, 0, "{0,0,0,0,1}").unwrap(),
+        "1"
+    );
+    // A retry of the same report returns the same seq; a duplicate with another lease is refused.
+    assert_eq!(
+        report("a", &k, &token, 2, 2, 0, 0, "{0,0,0,0,1}").unwrap(),
+        "1"
+    );
+    assert_eq!(
+        count(
+            &db,
+            &format!("SELECT applied FROM spsa.runs WHERE id = {run}")
+        ),
+        1
+    );
+    // θ moved by exactly step·signal (clipped) — the driver's step, the report's signal.
+    let moved = db.psql(&format!(
+        "SELECT bool_and(r.theta[i] = least(r.hi[i], greatest(r.lo[i], r.start_theta[i] + w.step[i] * 2))) FROM spsa.runs r JOIN spsa.work w ON w.run_id = r.id AND w.iteration = {k}, generate_subscripts(r.theta, 1) i WHERE r.id = {run}"
+    ));
+    assert_eq!(moved, "t");
+    // A lease taken back (timed out and leased again) cannot be reported by its first holder.
+    let (k2, old) = lease("a");
+    std::thread::sleep(Duration::from_millis(1100));
+    let (k3, _new) = lease("b");
+    assert_eq!(k2, k3, "the expired lease went to b");
+    let err = report("a", &k2, &old, 0, 1, 0, 1, "{0,0,1,0,0}").unwrap_err();
+    assert!(err.contains("taken back"), "{err}");
+    assert_eq!(
+        count(
+            &db,
+            &format!("SELECT applied FROM spsa.runs WHERE id = {run}")
+        ),
+        1
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+}
+
+#[test]
+fn tls_is_used_when_the_url_requires_it() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("tls");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut owner, run) = quiet_run(&db, dir.path(), "60");
+    // The cluster's pg_hba.conf lets spsa_tls_only in over TLS only (see .ci/pg).
+    let plain = db.worker_role("spsa_tls_only", "pwt");
+    let status = |url: &str| {
+        Command::new(SPSA)
+            .args(["status", "--db", url])
+            .output()
+            .unwrap()
+    };
+    let refused = status(&format!("{plain}?sslmode=disable"));
+    assert!(!refused.status.success());
+    let why = text(&refused.stderr);
+    assert!(
+        why.contains("no encryption") || why.contains("pg_hba"),
+        "{why}"
+    );
+    assert!(!why.contains("pwt"), "{why}");
+    let out = status(&format!("{plain}?sslmode=require"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains(&format!("run {run} active")), "{shown}");
+    assert!(
+        shown.contains("spsa_tls_only:***@") && !shown.contains("pwt"),
+        "{shown}"
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+}

@@ -1,0 +1,195 @@
+//! A throwaway PostgreSQL cluster for tests, started through `.ci/pg` (the same script CI uses).
+//!
+//! [`Cluster::start`] gives a test its own cluster (stopped on drop, even when the test fails);
+//! [`Cluster::shared`] starts one per test binary. Both are watched by the script's watchdog,
+//! which stops the server and deletes its folder when this process ends however it ends, so a
+//! panicking or killed test binary never leaves a server behind. Tests isolate themselves in
+//! the shared cluster with [`Cluster::database`].
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// One running cluster.
+pub struct Cluster {
+    dir: PathBuf,
+    /// Started by this process (and stopped by it); false for the CI run's cluster.
+    owned: bool,
+    /// `postgres://spsa_admin:PASSWORD@127.0.0.1:PORT/postgres`
+    pub admin_url: String,
+    pub port: u16,
+    pub password: String,
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/pg")
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+impl Cluster {
+    /// initdb + start a new cluster in a fresh temporary folder on a free loopback port.
+    pub fn start() -> Cluster {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("spsa-pg-{}-{n}", std::process::id()));
+        let out = Command::new(script())
+            .arg("start")
+            .arg(&dir)
+            .arg(std::process::id().to_string())
+            .output()
+            .expect("run .ci/pg");
+        assert!(
+            out.status.success(),
+            "cannot start PostgreSQL:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let admin_url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Cluster::at(dir, admin_url, true)
+    }
+
+    fn at(dir: PathBuf, admin_url: String, owned: bool) -> Cluster {
+        let port = std::fs::read_to_string(dir.join("port"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let password = std::fs::read_to_string(dir.join("password"))
+            .unwrap()
+            .trim()
+            .to_string();
+        Cluster {
+            dir,
+            owned,
+            admin_url,
+            port,
+            password,
+        }
+    }
+
+    /// The cluster shared by all tests of this binary: the one `.ci/run` started (its
+    /// `SPSA_TEST_PG_DIR`/`SPSA_TEST_PG_URL`), else one of our own, stopped by the watchdog
+    /// when this process exits.
+    pub fn shared() -> &'static Cluster {
+        static SHARED: OnceLock<Cluster> = OnceLock::new();
+        SHARED.get_or_init(|| {
+            match (
+                std::env::var("SPSA_TEST_PG_DIR"),
+                std::env::var("SPSA_TEST_PG_URL"),
+            ) {
+                (Ok(dir), Ok(url)) if Path::new(&dir).join("port").exists() => {
+                    Cluster::at(PathBuf::from(dir), url, false)
+                }
+                _ => Cluster::start(),
+            }
+        })
+    }
+
+    /// A URL for `user`/`password` on database `db`.
+    pub fn url(&self, user: &str, password: &str, db: &str) -> String {
+        format!("postgres://{user}:{password}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Create a fresh database (named after the test) and return the admin URL for it. Its
+    /// guard prints the server log when the test fails.
+    pub fn database(&self, name: &str) -> TestDb<'_> {
+        self.psql("postgres", &format!("DROP DATABASE IF EXISTS {name}"));
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        TestDb {
+            cluster: self,
+            name: name.to_string(),
+            url: self.url("spsa_admin", &self.password, name),
+        }
+    }
+
+    /// Run SQL as the admin through psql; panics with psql's message on error.
+    pub fn psql(&self, db: &str, sql: &str) -> String {
+        let out = Command::new("/usr/lib/postgresql/15/bin/psql")
+            .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1"])
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "spsa_admin", "-d", db, "-c", sql])
+            .env("PGPASSWORD", &self.password)
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "psql `{sql}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// `pg_ctl restart` (fast shutdown, same port); returns once it accepts connections.
+    pub fn restart(&self) {
+        let out = Command::new(script())
+            .arg("restart")
+            .arg(&self.dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "restart failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The server log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "--- PostgreSQL log ({})\n{}",
+                self.dir.display(),
+                self.log()
+            );
+        }
+        if self.owned {
+            let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
+        }
+    }
+}
+
+/// A test's own database in a cluster.
+pub struct TestDb<'c> {
+    pub cluster: &'c Cluster,
+    pub name: String,
+    /// The admin's URL for this database.
+    pub url: String,
+}
+
+impl TestDb<'_> {
+    /// Create a login role that may only work (member of `spsa_worker`), and return its URL.
+    pub fn worker_role(&self, role: &str, password: &str) -> String {
+        self.cluster.psql(
+            &self.name,
+            &format!(
+                "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{password}' IN ROLE spsa_worker"
+            ),
+        );
+        self.cluster.url(role, password, &self.name)
+    }
+
+    pub fn psql(&self, sql: &str) -> String {
+        self.cluster.psql(&self.name, sql)
+    }
+}
+
+impl Drop for TestDb<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.cluster.log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            eprintln!(
+                "--- PostgreSQL log tail for {}:\n{}",
+                self.name,
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+    }
+}
