@@ -12,9 +12,20 @@
 //! Run: `cargo bench --bench match_speed` (release). Environment: `MATCH_SPEED_PAIRS` (default
 //! 20), `MATCH_SPEED_ENGINE` (default /usr/games/stockfish), `MATCH_SPEED_RUNTIME=multi` (tokio's
 //! multi-thread scheduler instead of the current-thread one `spsa` uses).
+//!
+//! With `FASTCHESS=/path/to/fastchess` it then plays the same match (same engine and options,
+//! the same openings in file order from a comment-free EPD copy of the book, colours reversed
+//! per opening) with fastchess and with the `spsa match` binary, alternating which goes first,
+//! `MATCH_SPEED_ROUNDS` rounds (default 3), and prints for both the wall time, games/s and own
+//! CPU (the process's user+sys, engines excluded), their medians and the ratios spsa/fastchess.
+//! Each side's CPU is read from /proc/<pid>/stat once the process has exited and before it is
+//! reaped (a zombie's times are final and its children's are kept apart). fastchess is not part
+//! of this project: bring and build your own and name its path.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use spsa::matchrun::{self, MatchArgs, MatchFlags};
 
@@ -130,6 +141,7 @@ fn main() {
             &source,
             plan.concurrency,
             plan.pairs,
+            None,
             plan.max_faulty_pairs,
             &spsa::shutdown::Shutdown::new(),
             None,
@@ -189,4 +201,280 @@ fn main() {
         println!("match did not finish: {:?}", out.ending);
         std::process::exit(1);
     }
+    if let Ok(fastchess) = std::env::var("FASTCHESS") {
+        let book = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd");
+        against_fastchess(Path::new(&fastchess), &engine, &book, pairs);
+    }
+}
+
+/// One finished child process: wall time from spawn to exit, and its CPU split from
+/// /proc/<pid>/stat read while it was a zombie.
+struct Run {
+    wall: f64,
+    own_user: f64,
+    own_sys: f64,
+    engines: f64,
+}
+
+impl Run {
+    fn own(&self) -> f64 {
+        self.own_user + self.own_sys
+    }
+}
+
+/// utime, stime, cutime, cstime (seconds) and the state letter of a process.
+fn proc_times(pid: u32) -> Option<(char, [f64; 4])> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let state = f.first()?.chars().next()?;
+    let tck = clock_ticks();
+    let num = |i: usize| {
+        f.get(i - 3)
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(|v| v / tck)
+    };
+    Some((state, [num(14)?, num(15)?, num(16)?, num(17)?]))
+}
+
+/// Run `cmd` to its end in `dir`, polling every 2 ms for the zombie state to read its times.
+fn measure(mut cmd: Command, dir: &Path) -> Run {
+    let started = Instant::now();
+    let mut child = cmd
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the match program starts");
+    let pid = child.id();
+    let times = loop {
+        match proc_times(pid) {
+            Some(('Z', t)) => break t,
+            Some(_) => std::thread::sleep(Duration::from_millis(2)),
+            None => panic!("/proc/{pid}/stat vanished before the child was reaped"),
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{cmd:?} failed ({status})");
+    Run {
+        wall,
+        own_user: times[0],
+        own_sys: times[1],
+        engines: times[2] + times[3],
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The games of a PGN file as their SAN move sequences (comments, numbers, results dropped),
+/// counted, so two programs' games can be compared whatever order they finished in.
+fn movetexts(pgn: &str) -> HashMap<String, usize> {
+    let mut games = HashMap::new();
+    let mut moves = String::new();
+    let mut in_comment = false;
+    let mut finish = |moves: &mut String| {
+        if !moves.is_empty() {
+            *games.entry(std::mem::take(moves)).or_insert(0) += 1;
+        }
+    };
+    for line in pgn.lines() {
+        if line.starts_with('[') {
+            finish(&mut moves);
+            continue;
+        }
+        let mut token = String::new();
+        for c in line.chars().chain([' ']) {
+            match c {
+                '{' => in_comment = true,
+                '}' => in_comment = false,
+                _ if in_comment => {}
+                c if c.is_whitespace() => {
+                    let t = std::mem::take(&mut token);
+                    let number = t.trim_end_matches('.').chars().all(|c| c.is_ascii_digit());
+                    let result = matches!(t.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*");
+                    if !t.is_empty() && !number && !result {
+                        moves.push_str(&t);
+                        moves.push(' ');
+                    }
+                }
+                c => token.push(c),
+            }
+        }
+    }
+    finish(&mut moves);
+    games
+}
+
+fn game_count(games: &HashMap<String, usize>) -> usize {
+    games.values().sum()
+}
+
+/// The same match with fastchess and with `spsa match`, alternating, side by side.
+fn against_fastchess(fastchess: &Path, engine: &str, book: &Path, pairs: u64) {
+    if !fastchess.exists() {
+        println!(
+            "fastchess: {} not found; skipping the comparison",
+            fastchess.display()
+        );
+        return;
+    }
+    let rounds: usize = std::env::var("MATCH_SPEED_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let dir = tempfile::tempdir().expect("temp dir");
+    // fastchess rejects the book's `#` comment lines: play a copy without them.
+    let epd = dir.path().join("book.epd");
+    let text = std::fs::read_to_string(book).expect("the book");
+    let positions: String = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&epd, positions).expect("write the EPD copy");
+    let (epd_s, pairs_s) = (epd.to_str().expect("utf-8 path"), pairs.to_string());
+    let spsa_cmd = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_spsa"));
+        c.args(["match", "--engine1", engine, "--option", "Threads=1"])
+            .args([
+                "--option",
+                "Hash=16",
+                "--nodes",
+                "5000",
+                "--concurrency",
+                "2",
+            ])
+            .args([
+                "--pairs",
+                &pairs_s,
+                "--book",
+                epd_s,
+                "--sequential",
+                "--seed",
+                "1",
+            ])
+            .args(["--progress", "0", "--pgn", "spsa.pgn"]);
+        c
+    };
+    let fastchess_cmd = || {
+        let mut c = Command::new(fastchess);
+        let each = ["tc=inf", "nodes=5000", "option.Threads=1", "option.Hash=16"];
+        c.args(["-engine", &format!("cmd={engine}"), "name=sf1"])
+            .args(["-engine", &format!("cmd={engine}"), "name=sf2", "-each"])
+            .args(each)
+            .args([
+                "-openings",
+                &format!("file={epd_s}"),
+                "format=epd",
+                "order=sequential",
+            ])
+            .args([
+                "-rounds",
+                &pairs_s,
+                "-games",
+                "2",
+                "-repeat",
+                "-concurrency",
+                "2",
+            ])
+            .args(["-pgnout", "file=fastchess.pgn"]);
+        c
+    };
+    println!(
+        "\nvs fastchess {}: {} games per run, {rounds} rounds alternating, load average {}",
+        fastchess.display(),
+        2 * pairs,
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    );
+    let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    let mut last_games: [HashMap<String, usize>; 2] = [HashMap::new(), HashMap::new()];
+    let names = ["fastchess", "spsa"];
+    for round in 0..rounds {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for side in order {
+            for pgn in ["spsa.pgn", "fastchess.pgn", "config.json"] {
+                let _ = std::fs::remove_file(dir.path().join(pgn));
+            }
+            let cmd = if side == 0 {
+                fastchess_cmd()
+            } else {
+                spsa_cmd()
+            };
+            let run = measure(cmd, dir.path());
+            let pgn_name = if side == 0 {
+                "fastchess.pgn"
+            } else {
+                "spsa.pgn"
+            };
+            let pgn = std::fs::read_to_string(dir.path().join(pgn_name)).unwrap_or_default();
+            let games = movetexts(&pgn);
+            println!(
+                "round {}: {:<9} wall {:6.2} s, {:5.2} games/s, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {} games",
+                round + 1,
+                names[side],
+                run.wall,
+                game_count(&games) as f64 / run.wall,
+                run.own(),
+                run.own_user,
+                run.own_sys,
+                run.engines,
+                game_count(&games)
+            );
+            last_games[side] = games;
+            runs[side].push(run);
+        }
+    }
+    let games = 2.0 * pairs as f64;
+    let wall = |s: usize| median(runs[s].iter().map(|r| r.wall).collect());
+    let own = |s: usize| median(runs[s].iter().map(|r| r.own()).collect());
+    let engines = |s: usize| median(runs[s].iter().map(|r| r.engines).collect());
+    for (side, name) in names.iter().enumerate() {
+        println!(
+            "median {name:<9} wall {:6.2} s, {:5.2} games/s, own CPU {:.3} s, engines {:.2} s",
+            wall(side),
+            games / wall(side),
+            own(side),
+            engines(side)
+        );
+    }
+    let per_round = |f: &dyn Fn(&Run) -> f64| {
+        median(
+            runs[1]
+                .iter()
+                .zip(&runs[0])
+                .map(|(s, f_)| f(s) / f(f_))
+                .collect(),
+        )
+    };
+    println!(
+        "ratio spsa/fastchess: wall {:.3} (median of per-round ratios {:.3}), own CPU {:.3} ({:.3}), engines CPU {:.3}",
+        wall(1) / wall(0),
+        per_round(&|r| r.wall),
+        own(1) / own(0),
+        per_round(&|r| r.own()),
+        engines(1) / engines(0)
+    );
+    let [fc, sp] = &last_games;
+    let same: usize = fc
+        .iter()
+        .map(|(g, n)| (*n).min(*sp.get(g).unwrap_or(&0)))
+        .sum();
+    println!(
+        "games identical (same moves) in the last round: {same} of {}",
+        game_count(fc).max(game_count(sp))
+    );
 }

@@ -23,6 +23,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<BookError>()
             || e.is::<OptionError>()
             || e.is::<crate::positions::PositionsError>()
+            || e.is::<crate::game::TablebaseError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

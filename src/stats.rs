@@ -10,6 +10,8 @@
 //! Below [`MIN_INTERVAL_SAMPLES`] samples, or when every sample scored the same, no interval and
 //! no LOS are given: the normal approximation has nothing honest to say there.
 
+pub mod sprt;
+
 use std::fmt;
 
 use statrs::function::erf::erfc;

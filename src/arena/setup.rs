@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use crate::config::{EngineConfig, GamesConfig};
 use crate::engine::{EngineSpec, OptionValue};
-use crate::game::{Adjudication, BookOptions, BookOrder, GameSettings, TimeControl};
+use crate::game::{
+    Adjudication, BookOptions, BookOrder, GameSettings, TablebaseError, Tablebases, TimeControl,
+};
 
 use super::EngineSetup;
 
@@ -24,8 +26,9 @@ pub fn engine_setup(name: &str, e: &EngineConfig) -> EngineSetup {
 }
 
 /// The arbiter's settings from the config. A clock wins over other limits when both are given;
-/// then movetime, depth, nodes.
-pub fn game_settings(g: &GamesConfig) -> GameSettings {
+/// then movetime, depth, nodes. Opens the Syzygy tables when a folder is given (call once per
+/// process: the settings' clones share them).
+pub fn game_settings(g: &GamesConfig) -> Result<GameSettings, TablebaseError> {
     let l = &g.limits;
     let time_control = if let Some(base_ms) = l.base_time_ms {
         TimeControl::Clock {
@@ -49,14 +52,16 @@ pub fn game_settings(g: &GamesConfig) -> GameSettings {
     adjudication.draw.min_fullmove = a.draw_min_move;
     adjudication.draw.both_sides = a.both_agree;
     adjudication.win.both_sides = a.both_agree;
-    GameSettings {
+    let tablebases = a.tb_path.as_deref().map(Tablebases::open).transpose()?;
+    Ok(GameSettings {
         time_control,
         time_margin: Duration::from_millis(l.time_margin_ms),
         stall_timeout: Duration::from_millis(l.stall_timeout_ms),
         max_plies: g.max_plies.unwrap_or(0),
         adjudication,
+        tablebases,
         ..GameSettings::default()
-    }
+    })
 }
 
 /// Book order and ply limit from the config; `seed` fixes the random order.

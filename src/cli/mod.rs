@@ -2,7 +2,9 @@
 //! Library modules never call into here; `main.rs` only parses, runs [`dispatch`] and maps the
 //! error to an exit status ([`crate::error::exit_code`]).
 
+pub mod init;
 pub mod r#match;
+pub mod plan;
 pub mod positions;
 pub mod report;
 pub mod run;
@@ -27,6 +29,10 @@ pub enum Command {
     /// Run a config with simulated games (the quadratic Elo model), whatever it says.
     /// With --runs N: a study of N seeded runs in memory (nothing written), to choose c_end/R_end.
     Simulate(simulate::SimulateArgs),
+    /// Write a variables file from an engine's spin options (start = default, bounds = range).
+    Init(init::InitArgs),
+    /// Choose c_end and R_end by simulated studies of the config's model; writes a variables file.
+    Plan(plan::PlanArgs),
     /// Show where a run stands (table), plot it, or print its values for an engine.
     Report(report::ReportArgs),
     /// Play game pairs between two engines (or two option sets) and report the Elo difference.
@@ -42,6 +48,8 @@ pub async fn dispatch(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => run::command(args).await,
         Command::Simulate(args) => simulate::command(args).await,
+        Command::Init(args) => init::command(args).await,
+        Command::Plan(args) => plan::command(args),
         Command::Report(args) => report::command(args),
         Command::Match(args) => r#match::command(args).await,
         Command::Verify(args) => verify::command(args).await,

@@ -344,6 +344,7 @@ impl Entries<'_> {
                 win_move_limit: moves("WinMoveLimit")?,
                 draw_min_move: 0,
                 both_agree: false,
+                tb_path: None,
             },
             max_plies: None,
             pgn: None,

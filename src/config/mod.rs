@@ -131,6 +131,8 @@ pub struct AdjudicationConfig {
     pub win_move_limit: u32,
     /// The safer form: both engines' reports must agree (cutechess/fastchess style).
     pub both_agree: bool,
+    /// A folder of Syzygy tables: a game reaching a position they cover ends by their verdict.
+    pub tb_path: Option<PathBuf>,
 }
 
 /// A configuration problem, naming the file and the line or key.

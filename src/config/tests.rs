@@ -135,6 +135,33 @@ fn toml_errors_name_line_or_key() {
 }
 
 #[test]
+fn toml_tb_path_is_a_folder_beside_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("syzygy")).unwrap();
+    let games = "[engine1]\ncommand = \"/usr/games/stockfish\"\n[games]\nnodes = 100\n";
+    let conf = dir.path().join("m.toml");
+    std::fs::write(
+        &conf,
+        format!("{games}[adjudication]\ntb_path = \"syzygy\"\n"),
+    )
+    .unwrap();
+    let g = Config::load_games(&conf).unwrap().games.unwrap();
+    assert_eq!(g.adjudication.tb_path, Some(dir.path().join("syzygy")));
+
+    std::fs::write(
+        &conf,
+        format!("{games}[adjudication]\ntb_path = \"nowhere\"\n"),
+    )
+    .unwrap();
+    let err = Config::load_games(&conf).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("{}: key `adjudication.tb_path`: ", conf.display()))
+            && err.contains("nowhere: not a folder"),
+        "{err}"
+    );
+}
+
+#[test]
 fn toml_engine_settings() {
     let text = format!(
         "{}\nconcurrency = 2\nseed = 7\n[engine1]\ncommand = \"../target/sparring\"\n[engine1.options]\nHash = 16\nOwnBook = false\n[games]\nbook = \"b.epd\"\nbook_order = \"sequential\"\ndepth = 3\n[adjudication]\nwin_score_limit = 600\nwin_move_limit = 4\nboth_agree = true\n",

@@ -2,7 +2,7 @@
 //! express. The schema is documented in the README; unknown keys are errors.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -109,6 +109,25 @@ struct Adjudication {
     win_move_limit: u32,
     #[serde(default)]
     both_agree: bool,
+    tb_path: Option<String>,
+}
+
+/// `adjudication.tb_path`, relative to the config's folder; it must be a folder.
+fn tb_path(adj: &Adjudication, config: &Path) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(value) = &adj.tb_path else {
+        return Ok(None);
+    };
+    let dir = resolve(config, value);
+    if !dir.is_dir() {
+        return Err(ConfigError::InFile {
+            path: config.to_path_buf(),
+            message: format!(
+                "key `adjudication.tb_path`: {}: not a folder of Syzygy tables",
+                dir.display()
+            ),
+        });
+    }
+    Ok(Some(dir))
 }
 
 pub(super) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -381,6 +400,7 @@ fn games(
             win_score_limit: adj.win_score_limit,
             win_move_limit: adj.win_move_limit,
             both_agree: adj.both_agree,
+            tb_path: tb_path(adj, path)?,
         },
         max_plies: g.max_plies,
         pgn: g.pgn.as_deref().map(|p| resolve(path, p)),

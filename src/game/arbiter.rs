@@ -86,6 +86,9 @@ pub async fn play_game<W: Player, B: Player>(
         if let Some(end) = rules_end(&pos, &history) {
             return game.finish(end);
         }
+        if let Some(end) = settings.tablebases.as_ref().and_then(|tb| tb.verdict(&pos)) {
+            return game.finish(end);
+        }
         if settings.max_plies > 0 && game.record.moves.len() >= settings.max_plies as usize {
             return game.finish(EndReason::MaxLength {
                 plies: settings.max_plies,

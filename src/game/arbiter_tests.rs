@@ -443,3 +443,69 @@ async fn black_to_move_opening_starts_with_black() {
     assert_eq!(r.moves.len(), 2);
     assert_eq!(b.calls[0].moves, ["e2e4"]);
 }
+
+/// Settings that end games by the real 3-4-piece tables; `None` when they cannot be had.
+fn tablebase_settings() -> Option<GameSettings> {
+    let dir = crate::game::tablebase::syzygy_tables::tables()?;
+    Some(GameSettings {
+        tablebases: Some(crate::game::Tablebases::open(&dir).expect("the fetched tables load")),
+        ..nodes_settings()
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_capture_into_a_won_table_position_ends_the_game() {
+    let Some(settings) = tablebase_settings() else {
+        return;
+    };
+    // Five pieces (beyond the tables); White takes the queen and reaches a won KRvKP.
+    let o = opening("4k3/p7/8/3q4/8/8/8/3RK3 w - - 0 1", &[]);
+    let mut w = ScriptedPlayer::moves("w", &["d1d5", "e1e2"]);
+    let mut b = ScriptedPlayer::moves("b", &["e8f8"]);
+    let r = play(&mut w, &mut b, &o, &settings).await;
+    assert_eq!(r.end, EndReason::TablebaseWin { winner: White });
+    assert_eq!(r.result, GameResult::WhiteWins);
+    assert_eq!(r.end.termination(), "adjudication");
+    assert_eq!(r.end.to_string(), "White wins by tablebase");
+    assert_eq!(r.moves.len(), 1);
+    assert_eq!((w.remaining(), b.remaining()), (1, 1));
+
+    // Without tables the same game goes on.
+    let mut w = ScriptedPlayer::moves("w", &["d1d5", "e1e2"]);
+    let mut b = ScriptedPlayer::moves("b", &["e8f8"]);
+    let plain = GameSettings {
+        max_plies: 3,
+        ..nodes_settings()
+    };
+    let r = play(&mut w, &mut b, &o, &plain).await;
+    assert_eq!(r.end, EndReason::MaxLength { plies: 3 });
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drawn_table_position_ends_before_any_search() {
+    let Some(settings) = tablebase_settings() else {
+        return;
+    };
+    let o = opening("4k3/8/8/2r5/8/8/5R2/4K3 w - - 0 1", &[]);
+    let mut w = ScriptedPlayer::moves("w", &["f2f3"]);
+    let mut b = ScriptedPlayer::moves("b", &[]);
+    let r = play(&mut w, &mut b, &o, &settings).await;
+    assert_eq!(r.end, EndReason::TablebaseDraw);
+    assert_eq!(r.result, GameResult::Draw);
+    assert_eq!(r.end.to_string(), "Draw by tablebase");
+    assert!(r.moves.is_empty());
+    assert_eq!(w.remaining(), 1, "no engine was asked to move");
+}
+
+#[tokio::test(start_paused = true)]
+async fn checkmate_comes_before_the_tables() {
+    let Some(settings) = tablebase_settings() else {
+        return;
+    };
+    // Five pieces; Qxh1 mates and leaves KQvKP, which the tables cover: the rules end it.
+    let o = opening("7k/1p3K2/8/8/8/8/8/1Q5n w - - 0 1", &[]);
+    let mut w = ScriptedPlayer::moves("w", &["b1h1"]);
+    let mut b = ScriptedPlayer::moves("b", &[]);
+    let r = play(&mut w, &mut b, &o, &settings).await;
+    assert_eq!(r.end, EndReason::Checkmate { winner: White });
+}

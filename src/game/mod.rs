@@ -23,6 +23,7 @@ mod pgn;
 mod record;
 mod rules;
 mod settings;
+mod tablebase;
 
 pub use adjudication::Adjudicator;
 pub use arbiter::play_game;
@@ -33,3 +34,4 @@ pub use settings::{
     Adjudication, ClockVerdict, Clocks, DrawAdjudication, GameSettings, TimeControl,
     WinAdjudication,
 };
+pub use tablebase::{TablebaseError, Tablebases};

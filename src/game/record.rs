@@ -103,6 +103,13 @@ pub enum EndReason {
     WinAdjudication {
         winner: Color,
     },
+    /// The Syzygy tables say the side `winner` wins the position reached.
+    TablebaseWin {
+        winner: Color,
+    },
+    /// The Syzygy tables say the position reached is drawn (cursed wins and blessed losses
+    /// included: the 50-move rule saves them).
+    TablebaseDraw,
 }
 
 fn name(c: Color) -> &'static str {
@@ -117,13 +124,16 @@ impl EndReason {
     pub fn result(&self) -> GameResult {
         use EndReason::*;
         match self {
-            Checkmate { winner } | WinAdjudication { winner } => GameResult::win_for(*winner),
+            Checkmate { winner } | WinAdjudication { winner } | TablebaseWin { winner } => {
+                GameResult::win_for(*winner)
+            }
             Stalemate
             | ThreefoldRepetition
             | FiftyMoveRule
             | InsufficientMaterial
             | MaxLength { .. }
-            | DrawAdjudication => GameResult::Draw,
+            | DrawAdjudication
+            | TablebaseDraw => GameResult::Draw,
             IllegalMove { by, .. }
             | UnparsableMove { by, .. }
             | NoMoveWithLegalMoves { by }
@@ -179,7 +189,11 @@ impl EndReason {
             TimeForfeit { .. } => "time forfeit",
             Disconnected { .. } | StartupFailed { .. } => "abandoned",
             Stalled { .. } => "stalled connection",
-            MaxLength { .. } | DrawAdjudication | WinAdjudication { .. } => "adjudication",
+            MaxLength { .. }
+            | DrawAdjudication
+            | WinAdjudication { .. }
+            | TablebaseWin { .. }
+            | TablebaseDraw => "adjudication",
         }
     }
 }
@@ -207,6 +221,8 @@ impl fmt::Display for EndReason {
             MaxLength { plies } => write!(f, "Draw by maximum game length ({plies} plies)"),
             DrawAdjudication => f.write_str("Draw by adjudication"),
             WinAdjudication { winner } => write!(f, "{} wins by adjudication", name(*winner)),
+            TablebaseWin { winner } => write!(f, "{} wins by tablebase", name(*winner)),
+            TablebaseDraw => f.write_str("Draw by tablebase"),
         }
     }
 }

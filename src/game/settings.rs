@@ -1,8 +1,9 @@
 //! Per-game settings: the search limit (clock or fixed nodes/depth/movetime), time margin,
-//! stall deadlines, maximum length, and score adjudication.
+//! stall deadlines, maximum length, score and tablebase adjudication.
 
 use std::time::Duration;
 
+use super::tablebase::Tablebases;
 use crate::engine::GoCommand;
 
 /// How each search is limited.
@@ -143,6 +144,8 @@ pub struct GameSettings {
     /// Draw after this many plies (book moves included); 0 disables.
     pub max_plies: u32,
     pub adjudication: Adjudication,
+    /// End a game by the tables' verdict once it reaches a position they cover.
+    pub tablebases: Option<Tablebases>,
 }
 
 impl Default for GameSettings {
@@ -157,6 +160,7 @@ impl Default for GameSettings {
             stall_timeout: Duration::from_secs(10),
             max_plies: 0,
             adjudication: Adjudication::default(),
+            tablebases: None,
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::engine::OptionValue;
 use crate::game::GameSettings;
 use crate::game::{Book, BookOrder, Opening};
 use crate::source::games::{GameFiles, GameSource, Sides};
+use crate::stats::sprt::Sprt;
 
 /// How games are played: shared by `spsa match` and `spsa verify`.
 #[derive(Args, Clone, Debug, Default)]
@@ -58,12 +59,20 @@ pub struct MatchFlags {
     /// Stop after this many pairs in a row in which every game ended in an engine fault.
     #[arg(long, default_value_t = 5)]
     pub max_faulty_pairs: u32,
+    /// End a game by the Syzygy tables in this folder once it reaches a position they cover.
+    #[arg(long, value_name = "DIR")]
+    pub tb: Option<PathBuf>,
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
     /// Seed for the book order (random when not given; the header line shows it).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Stop early by a sequential probability ratio test on the pair counts: ELO0,ELO1 in
+    /// normalised Elo (the fishtest/fastchess pentanomial model), optionally ,ALPHA,BETA
+    /// (default 0.05 each). --pairs is then the most to play (default 1000000).
+    #[arg(long, value_name = "ELO0,ELO1[,ALPHA,BETA]")]
+    pub sprt: Option<String>,
     /// Seconds between progress lines on stderr (0: none).
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
     pub progress: f64,
@@ -117,6 +126,8 @@ pub struct Plan {
     pub seed: u64,
     /// What is played, for the header line: `depth=2, book openings/x.epd (random order)`.
     pub description: String,
+    /// Stop when this test decides (`--sprt`).
+    pub sprt: Option<Sprt>,
 }
 
 impl Plan {
@@ -235,6 +246,9 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     if f.pgn.is_some() {
         games.pgn = f.pgn.clone();
     }
+    if f.tb.is_some() {
+        games.adjudication.tb_path = f.tb.clone();
+    }
     Ok(())
 }
 
@@ -308,6 +322,17 @@ pub fn plan(
 ) -> Result<Plan> {
     check_command(&games.engine1, "engine 1")?;
     check_command(&games.engine2, "engine 2")?;
+    let sprt = flags
+        .sprt
+        .as_deref()
+        .map(Sprt::parse)
+        .transpose()
+        .map_err(bad)?;
+    let default_pairs = if sprt.is_some() {
+        SPRT_MAX_PAIRS
+    } else {
+        default_pairs
+    };
     let pairs = flags.pairs.unwrap_or(default_pairs);
     if pairs == 0 {
         return Err(bad("--pairs must be at least 1"));
@@ -332,7 +357,7 @@ pub fn plan(
         }
     }
     let book = load_book(games, seed)?;
-    let game = arena::game_settings(games);
+    let game = arena::game_settings(games)?;
     let description = format!(
         "{}, seed {seed}, book {}",
         game.time_control.describe(),
@@ -359,8 +384,12 @@ pub fn plan(
         max_faulty_pairs: flags.max_faulty_pairs.max(1),
         seed,
         description,
+        sprt,
     })
 }
+
+/// The most pairs an SPRT match plays when --pairs does not say.
+const SPRT_MAX_PAIRS: u64 = 1_000_000;
 
 impl MatchArgs {
     /// Combine the config (if any) and the flags into a plan.
@@ -469,6 +498,7 @@ pub async fn play_to_end(
         source,
         plan.concurrency,
         plan.pairs,
+        plan.sprt.as_ref(),
         plan.max_faulty_pairs,
         &crate::shutdown::Shutdown::on_signals(),
         progress_every(flags),

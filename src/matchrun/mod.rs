@@ -18,6 +18,7 @@ use crate::report::progress::format_duration;
 use crate::shutdown::Shutdown;
 use crate::source::games::GameSource;
 use crate::source::{Measurement, Source, Trial};
+use crate::stats::sprt::{Sprt, SprtStatus};
 use crate::stats::{self, Tally};
 use crate::tuner::Outputs;
 
@@ -50,9 +51,19 @@ pub struct MatchOutcome {
     pub engine_moves: u64,
     pub elapsed: Duration,
     pub ending: MatchEnding,
+    /// The test and its state, when the match ran one; frozen once it decides (the pairs in
+    /// flight then still finish and are counted above).
+    pub sprt: Option<(Sprt, SprtStatus)>,
 }
 
 impl MatchOutcome {
+    /// Whether the SPRT (if any) has accepted a hypothesis.
+    pub fn sprt_decided(&self) -> bool {
+        self.sprt
+            .as_ref()
+            .is_some_and(|(_, s)| s.decision.is_some())
+    }
+
     /// The median per-pair overhead (zero when no pair finished).
     pub fn median_overhead(&self) -> Duration {
         let mut v = self.overheads.clone();
@@ -79,6 +90,9 @@ impl MatchOutcome {
     /// The result block printed on stdout.
     pub fn report(&self) -> String {
         let mut out = stats::Report(&self.tally).to_string();
+        if let Some((test, status)) = &self.sprt {
+            out.push_str(&format!("{test}: {status}\n"));
+        }
         out.push_str(&format!("faults: {}\n", self.faults_text()));
         out
     }
@@ -87,11 +101,14 @@ impl MatchOutcome {
 /// Play `pairs` pairs over all of the source's slots, printing a progress line on stderr every
 /// `progress_every`, writing each game's records as it finishes. Stops early on shutdown, or when
 /// `max_faulty_pairs` pairs in a row ended in faults in every game; the outcome holds what was
-/// played either way, and every game written was counted.
+/// played either way, and every game written was counted. With `sprt`, no new pair starts once
+/// the test has decided.
+#[allow(clippy::too_many_arguments)]
 pub async fn play(
     source: &GameSource,
     slots: usize,
     pairs: u64,
+    sprt: Option<&Sprt>,
     max_faulty_pairs: u32,
     shutdown: &Shutdown,
     progress_every: Option<Duration>,
@@ -107,6 +124,7 @@ pub async fn play(
             engine_moves: 0,
             elapsed: Duration::ZERO,
             ending: MatchEnding::Finished,
+            sprt: sprt.map(|s| (*s, s.status(&[0; 5]))),
         },
         outputs: Outputs::new(&source.outputs()),
         started,
@@ -138,7 +156,7 @@ struct MatchFeed {
 
 impl Feed for MatchFeed {
     fn next_trial(&mut self) -> Option<Trial> {
-        if self.next >= self.out.planned {
+        if self.next >= self.out.planned || self.out.sprt_decided() {
             return None;
         }
         self.next += 1;
@@ -159,6 +177,11 @@ impl Feed for MatchFeed {
             self.outputs.append(r)?;
         }
         self.out.add(&m);
+        if let Some((test, status)) = &mut self.out.sprt
+            && status.decision.is_none()
+        {
+            *status = test.status(&self.out.tally.pentanomial);
+        }
         if let Some(every) = self.progress_every
             && self.last_progress.elapsed() >= every
         {
@@ -218,6 +241,9 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
     );
     if let Some(elo) = stats::progress_elo(t) {
         s.push_str(&format!(", {elo}"));
+    }
+    if let Some((_, status)) = &out.sprt {
+        s.push_str(&format!(", {status}"));
     }
     if !out.faults.is_empty() {
         s.push_str(&format!(", faults: {}", out.faults_text()));

@@ -16,6 +16,11 @@ pub enum Format {
     Uci,
     /// `name, v` lines.
     Pairs,
+    /// The SPSA parameter block of OpenBench and fishtest: `name, int, value, min, max, c_end,
+    /// r_end` (`float` and decimals when the bounds or --decimals are not integers).
+    Openbench,
+    /// The lines Stockfish prints when built with TUNE: `name,value,min,max,c_end,r_end`.
+    Tune,
 }
 
 impl std::str::FromStr for Format {
@@ -26,8 +31,10 @@ impl std::str::FromStr for Format {
             "csv" => Ok(Format::Csv),
             "uci" => Ok(Format::Uci),
             "pairs" => Ok(Format::Pairs),
+            "openbench" | "fishtest" => Ok(Format::Openbench),
+            "tune" => Ok(Format::Tune),
             _ => Err(format!(
-                "unknown format `{s}` (expected table, csv, uci or pairs)"
+                "unknown format `{s}` (expected table, csv, uci, pairs, openbench or tune)"
             )),
         }
     }
@@ -65,6 +72,40 @@ pub fn render(format: Format, vars: &[Variable], theta: &[f64], decimals: usize)
         Format::Pairs => {
             for (v, &t) in vars.iter().zip(theta) {
                 let _ = writeln!(out, "{}, {}", v.name, engine_value(v, t, decimals));
+            }
+        }
+        Format::Openbench => {
+            for (v, &t) in vars.iter().zip(theta) {
+                let integral = decimals == 0 && v.min.fract() == 0.0 && v.max.fract() == 0.0;
+                let (kind, places) = if integral {
+                    ("int", 0)
+                } else {
+                    ("float", decimals.max(2))
+                };
+                let _ = writeln!(
+                    out,
+                    "{}, {kind}, {}, {}, {}, {}, {}",
+                    v.name,
+                    engine_value(v, t, places),
+                    format_value(v.min, 9),
+                    format_value(v.max, 9),
+                    format_value(v.c_end, 4),
+                    format_value(v.r_end, 6)
+                );
+            }
+        }
+        Format::Tune => {
+            for (v, &t) in vars.iter().zip(theta) {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{}",
+                    v.name,
+                    engine_value(v, t, decimals),
+                    format_value(v.min, 9),
+                    format_value(v.max, 9),
+                    format_value(v.c_end, 4),
+                    format_value(v.r_end, 6)
+                );
             }
         }
     }
@@ -120,7 +161,48 @@ mod tests {
     }
 
     #[test]
+    fn openbench_block_loads_back_as_parameter_rows() {
+        let theta = [312.5, 0.45, -2.5];
+        let text = render(Format::Openbench, &vars(), &theta, 0);
+        assert_eq!(
+            text,
+            "Knight Value, int, 313, 0, 1000, 20, 0.002\n\
+             Tempo, float, 0.45, 0.3, 0.8, 0.1, 0.002\n\
+             neg, int, -3, -10, 10, 1, 0.002\n"
+        );
+        // Our variables reader takes these rows as they are (start = value).
+        let back = vars::parse(&text, Path::new("ob.var")).unwrap();
+        assert_eq!(
+            back.iter().map(|v| v.start).collect::<Vec<_>>(),
+            [313.0, 0.45, -3.0]
+        );
+        for (b, v) in back.iter().zip(vars()) {
+            assert_eq!(
+                (&b.name, b.min, b.max, b.c_end, b.r_end),
+                (&v.name, v.min, v.max, v.c_end, v.r_end)
+            );
+        }
+        // With decimals every row is a float row.
+        let text = render(Format::Openbench, &vars(), &theta, 1);
+        assert!(
+            text.starts_with("Knight Value, float, 312.5, 0, 1000,"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn tune_lines_as_stockfish_prints_them() {
+        let theta = [312.5, 0.45, -2.5];
+        assert_eq!(
+            render(Format::Tune, &vars(), &theta, 0),
+            "Knight Value,313,0,1000,20,0.002\nTempo,0,0.3,0.8,0.1,0.002\nneg,-3,-10,10,1,0.002\n"
+        );
+    }
+
+    #[test]
     fn formats_parse() {
+        assert_eq!("openbench".parse::<Format>(), Ok(Format::Openbench));
+        assert_eq!("Tune".parse::<Format>(), Ok(Format::Tune));
         assert_eq!("UCI".parse::<Format>(), Ok(Format::Uci));
         assert!("xml".parse::<Format>().is_err());
     }

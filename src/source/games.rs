@@ -215,7 +215,7 @@ pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result
         arena::engine_setup("Engine1", &games.engine1),
         arena::engine_setup("Engine2", &games.engine2),
     ];
-    Arena::start(setups, slots, book, arena::game_settings(games)).await
+    Arena::start(setups, slots, book, arena::game_settings(games)?).await
 }
 
 /// Every variable must be an option of both engines whose range covers its bounds.

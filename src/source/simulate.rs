@@ -39,6 +39,15 @@ impl Simulator {
             .sum::<f64>()
     }
 
+    /// The Elo each variable costs at θ (its share of −[`Simulator::elo`]).
+    pub fn losses(&self, theta: &[f64]) -> Vec<f64> {
+        self.weights
+            .iter()
+            .zip(theta)
+            .map(|(w, x)| w * x * x)
+            .collect()
+    }
+
     /// Expected score of a player `delta_elo` stronger than its opponent, in a decisive game.
     pub fn win_probability(delta_elo: f64) -> f64 {
         1.0 / (1.0 + 10f64.powf(-delta_elo / 400.0))

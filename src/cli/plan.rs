@@ -1,0 +1,90 @@
+//! `spsa plan CONFIG [--iterations N] [--runs R] [--seed S] -o OUT.var`: the config's variables
+//! with c_end and R_end chosen by simulated studies ([`crate::plan`]).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::run::{RunArgs, load_config};
+use crate::config::ConfigError;
+use crate::plan::{Planner, file_text, render};
+use crate::study::StudySetup;
+use crate::vars;
+
+#[derive(Args)]
+pub struct PlanArgs {
+    /// The config (its variables file needs simul_elo, start and bounds).
+    pub config: PathBuf,
+    /// Plan for this many iterations (default: the config's Iterations).
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Simulated runs per evaluated setting (more: slower, less noisy).
+    #[arg(long, default_value_t = 32)]
+    pub runs: usize,
+    /// Seed for reproducible plans (random when not given; the output file names it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where to write the variables file with the chosen c_end and R_end.
+    #[arg(short = 'o', long = "output", value_name = "OUT.var")]
+    pub out: PathBuf,
+}
+
+/// Run the search, print the comparison, write OUT.var (nothing is written on bad input).
+pub fn command(args: PlanArgs) -> Result<()> {
+    let bad = |message: String| -> anyhow::Error {
+        ConfigError::InFile {
+            path: args.config.clone(),
+            message,
+        }
+        .into()
+    };
+    if args.runs < 2 {
+        return Err(bad("--runs must be at least 2".into()));
+    }
+    let run_args = RunArgs {
+        config: args.config.clone(),
+        resume: false,
+        fresh: false,
+        seed: args.seed,
+        concurrency: None,
+    };
+    let config = load_config(&run_args, args.iterations, true)?;
+    let setup = StudySetup {
+        vars: vars::load(&config.variables)?,
+        schedule: config.schedule,
+        draw_rate: config.draw_rate,
+        concurrency: config.concurrency,
+        pairs: config.pairs_per_iteration,
+    };
+    let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let planner = Planner::new(setup.clone(), args.runs, first_seed, threads);
+    if !planner.has_tunable() {
+        return Err(bad(format!(
+            "{}: no variable has a positive simul_elo and a range, so the model has nothing to plan; set simul_elo (column 7)",
+            config.variables.display()
+        )));
+    }
+    for w in planner.warnings() {
+        eprintln!("warning: {w}");
+    }
+    eprintln!(
+        "planning {} variables over {} iterations with {} runs per setting on {threads} threads...",
+        setup.vars.len(),
+        setup.schedule.iterations,
+        args.runs
+    );
+    let outcome = planner.plan();
+    let how = format!(
+        "spsa plan {} --iterations {} --runs {} --seed {first_seed}",
+        args.config.display(),
+        setup.schedule.iterations,
+        args.runs
+    );
+    std::fs::write(&args.out, file_text(&how, &outcome))
+        .with_context(|| format!("{}: cannot write", args.out.display()))?;
+    print!("{}", render(&setup, &outcome));
+    println!("wrote {}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,197 @@
+//! `spsa init --engine PATH [--option NAME ...] -o VARS.var`: a variables file from the spin
+//! options an engine declares, so a new tune starts from one command.
+//!
+//! Each chosen spin option becomes a row: start = its default, bounds = its range, and the
+//! gains by Stockfish's TUNE rule, c_end = (max − min)/20 and R_end = 0.002, which is what
+//! engine authors paste into fishtest and OpenBench today. simul_elo is 0 (unknown): fill it in
+//! (the Elo lost at ±100 from the best value, a guess is fine) and `spsa plan` chooses better
+//! gains. Without --option, every spin option is taken except the ones that steer the engine
+//! rather than its play ([`is_engine_control`]).
+
+use crate::engine::options::find_option;
+use crate::engine::{OptionKind, UciOption};
+use crate::error::UserError;
+use crate::vars::{self, Variable};
+
+/// The TUNE rule: c_end is this fraction of the range.
+pub const C_END_FRACTION_OF_RANGE: f64 = 1.0 / 20.0;
+/// The TUNE rule's R_end.
+pub const R_END: f64 = 0.002;
+
+/// Words in option names that mark engine controls (case-insensitive), skipped unless named.
+const CONTROL_WORDS: [&str; 12] = [
+    "hash",
+    "thread",
+    "cache",
+    "multipv",
+    "overhead",
+    "skill level",
+    "search time",
+    "search depth",
+    "thinking time",
+    "slow mover",
+    "nodestime",
+    "contempt",
+];
+
+/// Whether an option steers the engine (memory, threads, output, time use, strength limits)
+/// rather than how it plays: tuning those is not what a variables file is for.
+pub fn is_engine_control(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.starts_with("uci_")
+        || lower.starts_with("syzygy")
+        || CONTROL_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// One spin option as a variable, by the TUNE rule; `None` when it has no usable range.
+fn variable_of(option: &UciOption) -> Option<Variable> {
+    let OptionKind::Spin { default, min, max } = &option.kind else {
+        return None;
+    };
+    let (min, max) = (((*min)?) as f64, ((*max)?) as f64);
+    if max <= min {
+        return None;
+    }
+    let start = default
+        .map_or(0.5 * (min + max), |d| d as f64)
+        .clamp(min, max);
+    Some(Variable {
+        name: option.name.clone(),
+        start,
+        min,
+        max,
+        c_end: (max - min) * C_END_FRACTION_OF_RANGE,
+        r_end: R_END,
+        simul_elo: 0.0,
+    })
+}
+
+/// The variables for these declared options: the named ones (each must be a spin option with
+/// a range), or every non-control spin option. Also returns the names skipped as controls.
+pub fn select(
+    engine: &str,
+    declared: &[UciOption],
+    wanted: &[String],
+) -> Result<(Vec<Variable>, Vec<String>), UserError> {
+    if wanted.is_empty() {
+        let mut skipped = Vec::new();
+        let mut vars = Vec::new();
+        for o in declared {
+            if !matches!(o.kind, OptionKind::Spin { .. }) {
+                continue;
+            }
+            if is_engine_control(&o.name) {
+                skipped.push(o.name.clone());
+            } else if let Some(v) = variable_of(o) {
+                vars.push(v);
+            } else {
+                skipped.push(o.name.clone());
+            }
+        }
+        if vars.is_empty() {
+            return Err(UserError(format!(
+                "{engine}: no spin option to tune (skipped as engine controls or without a range: {})",
+                if skipped.is_empty() {
+                    "none".to_string()
+                } else {
+                    skipped.join(", ")
+                }
+            )));
+        }
+        return Ok((vars, skipped));
+    }
+    let mut vars: Vec<Variable> = Vec::new();
+    for name in wanted {
+        let Some(o) = find_option(declared, name) else {
+            return Err(UserError(format!(
+                "--option `{name}`: {engine} declares no such option; its options:\n{}",
+                crate::engine::options::describe_options(declared)
+            )));
+        };
+        let Some(v) = variable_of(o) else {
+            return Err(UserError(format!(
+                "--option `{name}`: {o} is not a spin option with min < max, so it cannot be tuned"
+            )));
+        };
+        if vars.iter().any(|x| x.name == v.name) {
+            return Err(UserError(format!("--option `{name}` is given twice")));
+        }
+        vars.push(v);
+    }
+    Ok((vars, Vec::new()))
+}
+
+/// The file text: a comment naming the engine and the rule, then the variables CSV.
+pub fn file_text(engine: &str, vars: &[Variable]) -> String {
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    format!(
+        "# spsa init --engine {engine}: start = default, bounds = the option's range,\n\
+         # c_end = (max - min)/20 and R_end = 0.002 (Stockfish's TUNE defaults).\n\
+         # simul_elo 0 = unknown: set it (Elo lost at +-100 from the best value) and run `spsa plan`.\n{}",
+        vars::to_csv(vars, &start)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::options::parse_option_line;
+
+    fn declared() -> Vec<UciOption> {
+        [
+            "option name Hash type spin default 16 min 1 max 1024",
+            "option name Threads type spin default 1 min 1 max 512",
+            "option name Knight Value type spin default 320 min 0 max 1200",
+            "option name Ponder type check default false",
+            "option name UCI_Elo type spin default 1500 min 1320 max 3190",
+            "option name Tempo type spin default 10 min 0 max 50",
+            "option name Style type combo default Normal var Solid var Normal",
+        ]
+        .iter()
+        .map(|l| parse_option_line(l).unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn every_play_spin_by_the_tune_rule() {
+        let (vars, skipped) = select("e", &declared(), &[]).unwrap();
+        assert_eq!(skipped, ["Hash", "Threads", "UCI_Elo"]);
+        assert_eq!(vars.len(), 2);
+        assert_eq!(
+            vars[0],
+            Variable {
+                name: "Knight Value".into(),
+                start: 320.0,
+                min: 0.0,
+                max: 1200.0,
+                c_end: 60.0,
+                r_end: 0.002,
+                simul_elo: 0.0,
+            }
+        );
+        assert_eq!(vars[1].c_end, 2.5);
+        let text = file_text("e", &vars);
+        let back = vars::parse(&text, std::path::Path::new("x.var")).unwrap();
+        assert_eq!(back, vars, "the file loads back as the same variables");
+    }
+
+    #[test]
+    fn named_options_must_be_tunable_spins() {
+        let (vars, _) = select("e", &declared(), &["knight  value".into(), "Hash".into()]).unwrap();
+        assert_eq!(vars[0].name, "Knight Value");
+        assert_eq!(vars[1].name, "Hash", "a named control is taken");
+        for (wanted, msg) in [
+            ("Nope", "--option `Nope`: e declares no such option"),
+            ("Ponder", "is not a spin option"),
+            ("Style", "is not a spin option"),
+        ] {
+            let err = select("e", &declared(), &[wanted.into()]).unwrap_err();
+            assert!(err.0.contains(msg), "{wanted}: {err}");
+        }
+        let err = select("e", &declared(), &["Tempo".into(), "tempo".into()]).unwrap_err();
+        assert!(err.0.contains("given twice"), "{err}");
+        let only_controls: Vec<UciOption> = declared()[..2].to_vec();
+        let err = select("e", &only_controls, &[]).unwrap_err();
+        assert!(err.0.contains("no spin option to tune"), "{err}");
+    }
+}

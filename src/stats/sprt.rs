@@ -1,0 +1,464 @@
+//! A sequential probability ratio test on game-pair (pentanomial) counts, in the normalised Elo
+//! model that fishtest and fastchess use for pentanomial SPRTs.
+//!
+//! Normalised Elo measures a difference in standard deviations of the pair score rather than in
+//! score: with μ the mean and σ the standard deviation of one pair's score (per game, in
+//! [0, 1]), t = (μ − ½)/σ and nElo = t·800/(ln 10·√2). A hypothesis "nElo = e" is the set of
+//! pentanomial distributions p whose t equals t(e).
+//!
+//! The test is the generalised SPRT: the log-likelihood ratio of the observed counts n under the
+//! most likely distribution of H1 and the most likely of H0, LLR = Σ nᵢ·ln(p1ᵢ/p0ᵢ), compared with
+//! Wald's bounds ln(β/(1−α)) and ln((1−β)/α).
+//!
+//! The most likely p under "t(p) = t" maximises Σ nᵢ ln pᵢ subject to Σ pᵢ = 1 and
+//! f(p) = Σ pᵢaᵢ − ½ − t·σ(p) = 0 (aᵢ = 0, ¼, ½, ¾, 1). Lagrange: nᵢ/pᵢ = N·(1 + x·gᵢ) with gᵢ the
+//! gradient of f shifted by a constant, so pᵢ = p̂ᵢ/(1 + x·gᵢ) with p̂ = n/N. Taking
+//! gᵢ = (aᵢ − ½) − t·σ/2 − t·(aᵢ − μ)²/(2σ) (the gradient ∂f/∂pᵢ = aᵢ − t(aᵢ² − 2μaᵢ)/(2σ) shifted so
+//! that Σ pᵢgᵢ = f(p)), the one equation Σ p̂ᵢgᵢ/(1 + x·gᵢ) = 0 makes p(x) sum to 1 and sets
+//! Σ p(x)ᵢgᵢ = 0, which is f(p) = 0 once g is evaluated at p itself. So: evaluate g at the current
+//! p, solve that monotone equation for x, update p, repeat to the fixed point.
+
+use std::fmt;
+
+/// Per-pair scores of the five pentanomial buckets (0, ½, 1, 1½, 2 points over 2 games).
+const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// Empty buckets are counted as this many pairs, so the constrained maximum always exists (with
+/// only draws seen, no distribution on the observed buckets has a finite t other than 0).
+const EMPTY_BUCKET: f64 = 1e-3;
+
+/// The nElo of a t-value (σ units of the pair score): t·800/(ln 10·√2).
+pub fn nelo_from_t(t: f64) -> f64 {
+    t * 800.0 / (std::f64::consts::LN_10 * std::f64::consts::SQRT_2)
+}
+
+/// The t-value of an nElo difference.
+pub fn t_from_nelo(nelo: f64) -> f64 {
+    nelo * std::f64::consts::LN_10 * std::f64::consts::SQRT_2 / 800.0
+}
+
+/// Mean and standard deviation of the pair score under p.
+fn moments(p: &[f64; 5]) -> (f64, f64) {
+    let mu: f64 = p.iter().zip(PAIR_SCORES).map(|(p, a)| p * a).sum();
+    let var: f64 = p
+        .iter()
+        .zip(PAIR_SCORES)
+        .map(|(p, a)| p * (a - mu) * (a - mu))
+        .sum();
+    (mu, var.max(0.0).sqrt())
+}
+
+/// The t-value (μ − ½)/σ of a pentanomial distribution (0 when σ is 0).
+pub fn t_value(p: &[f64; 5]) -> f64 {
+    let (mu, sigma) = moments(p);
+    if sigma > 0.0 { (mu - 0.5) / sigma } else { 0.0 }
+}
+
+/// Solve Σ wᵢgᵢ/(1 + x·gᵢ) = 0 for x, keeping every 1 + x·gᵢ > 0. The left side falls strictly
+/// in x, from +∞ to −∞ when g has both signs; Newton steps guarded by a shrinking bracket.
+fn secular_root(w: &[f64; 5], g: &[f64; 5]) -> f64 {
+    let gmax = g.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let gmin = g.iter().copied().fold(f64::INFINITY, f64::min);
+    // Bracket: x in (−1/gmax, −1/gmin); an unbounded side when g has one sign only.
+    let mut lo = if gmax > 0.0 { -1.0 / gmax } else { -1e12 };
+    let mut hi = if gmin < 0.0 { -1.0 / gmin } else { 1e12 };
+    let value = |x: f64| -> (f64, f64) {
+        let mut s = 0.0;
+        let mut ds = 0.0;
+        for (w, g) in w.iter().zip(g) {
+            let d = 1.0 + x * g;
+            s += w * g / d;
+            ds -= w * g * g / (d * d);
+        }
+        (s, ds)
+    };
+    let mut x = 0.0f64.clamp(lo, hi);
+    for _ in 0..200 {
+        let (s, ds) = value(x);
+        if s == 0.0 {
+            return x;
+        }
+        if s > 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        let newton = x - s / ds;
+        let next = if ds < 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - x).abs() <= 1e-15 * (1.0 + x.abs()) || hi - lo <= 1e-15 * (1.0 + x.abs()) {
+            return next;
+        }
+        x = next;
+    }
+    x
+}
+
+/// The distribution with t-value `t` that makes the frequencies `freq` (summing to 1, all
+/// positive) most likely. See the module comment for the derivation.
+pub fn constrained_mle(freq: &[f64; 5], t: f64) -> [f64; 5] {
+    // Starting from the uniform distribution converges for every input tried, including the
+    // extreme ones (all pairs lost) where starting from the frequencies runs to a wrong point.
+    let mut p = [0.2; 5];
+    for _ in 0..100 {
+        let (mu, sigma) = moments(&p);
+        let sigma = sigma.max(1e-12);
+        let mut g = [0.0; 5];
+        for (gi, a) in g.iter_mut().zip(PAIR_SCORES) {
+            *gi = (a - 0.5) - t * sigma / 2.0 - t * (a - mu) * (a - mu) / (2.0 * sigma);
+        }
+        let x = secular_root(freq, &g);
+        let mut next = [0.0; 5];
+        for i in 0..5 {
+            next[i] = freq[i] / (1.0 + x * g[i]).max(1e-300);
+        }
+        let total: f64 = next.iter().sum();
+        for v in &mut next {
+            *v /= total;
+        }
+        let change = next
+            .iter()
+            .zip(&p)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        p = next;
+        if change < 1e-13 {
+            break;
+        }
+    }
+    p
+}
+
+/// What `--sprt elo0,elo1[,alpha,beta]` asks for: H0 nElo = elo0 against H1 nElo = elo1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    /// P(accept H1 | H0).
+    pub alpha: f64,
+    /// P(accept H0 | H1).
+    pub beta: f64,
+}
+
+/// Which hypothesis the test accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    H0,
+    H1,
+}
+
+/// The test's state after some pairs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtStatus {
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+    pub decision: Option<Decision>,
+}
+
+impl Sprt {
+    /// Parse `elo0,elo1` or `elo0,elo1,alpha,beta` (α = β = 0.05 when left out).
+    pub fn parse(text: &str) -> Result<Sprt, String> {
+        let fields: Vec<&str> = text.split(',').map(str::trim).collect();
+        if fields.len() != 2 && fields.len() != 4 {
+            return Err(format!(
+                "--sprt `{text}`: expected elo0,elo1 or elo0,elo1,alpha,beta (normalised Elo), e.g. 0,2 or 0,2,0.05,0.05"
+            ));
+        }
+        let mut numbers = [0.0, 0.0, 0.05, 0.05];
+        for (slot, (field, name)) in numbers
+            .iter_mut()
+            .zip(fields.iter().zip(["elo0", "elo1", "alpha", "beta"]))
+        {
+            *slot = field
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("--sprt `{text}`: {name} `{field}` is not a number"))?;
+        }
+        let [elo0, elo1, alpha, beta] = numbers;
+        if elo0 >= elo1 {
+            return Err(format!(
+                "--sprt `{text}`: elo0 ({elo0}) must be less than elo1 ({elo1})"
+            ));
+        }
+        if elo0.abs() > 100.0 || elo1.abs() > 100.0 {
+            return Err(format!(
+                "--sprt `{text}`: elo0 and elo1 are normalised Elo and must lie in [-100, 100]"
+            ));
+        }
+        for (name, v) in [("alpha", alpha), ("beta", beta)] {
+            if !(v > 0.0 && v < 0.5) {
+                return Err(format!(
+                    "--sprt `{text}`: {name} ({v}) must lie strictly between 0 and 0.5"
+                ));
+            }
+        }
+        Ok(Sprt {
+            elo0,
+            elo1,
+            alpha,
+            beta,
+        })
+    }
+
+    /// Wald's bounds (lower, upper) = (ln(β/(1−α)), ln((1−β)/α)).
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
+    }
+
+    /// The log-likelihood ratio of H1 against H0 for pentanomial counts (0 for no pairs).
+    pub fn llr(&self, counts: &[u64; 5]) -> f64 {
+        if counts.iter().sum::<u64>() == 0 {
+            return 0.0;
+        }
+        let mut n = [0.0; 5];
+        for (n, &c) in n.iter_mut().zip(counts) {
+            *n = if c == 0 { EMPTY_BUCKET } else { c as f64 };
+        }
+        let total: f64 = n.iter().sum();
+        let freq = n.map(|v| v / total);
+        let p0 = constrained_mle(&freq, t_from_nelo(self.elo0));
+        let p1 = constrained_mle(&freq, t_from_nelo(self.elo1));
+        n.iter()
+            .zip(p0.iter().zip(&p1))
+            .map(|(n, (p0, p1))| n * (p1 / p0).ln())
+            .sum()
+    }
+
+    /// The LLR, the bounds and the decision (if a bound is reached) for these counts.
+    pub fn status(&self, counts: &[u64; 5]) -> SprtStatus {
+        let llr = self.llr(counts);
+        let (lower, upper) = self.bounds();
+        let decision = if llr >= upper {
+            Some(Decision::H1)
+        } else if llr <= lower {
+            Some(Decision::H0)
+        } else {
+            None
+        };
+        SprtStatus {
+            llr,
+            lower,
+            upper,
+            decision,
+        }
+    }
+}
+
+impl fmt::Display for Sprt {
+    /// `SPRT nElo [0, 2], alpha 0.05, beta 0.05`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "SPRT nElo [{}, {}], alpha {}, beta {}",
+            self.elo0, self.elo1, self.alpha, self.beta
+        )
+    }
+}
+
+impl fmt::Display for SprtStatus {
+    /// `LLR 1.23 [-2.94, 2.94]` and, once decided, `: H1 accepted`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "LLR {:.2} [{:.2}, {:.2}]",
+            self.llr, self.lower, self.upper
+        )?;
+        match self.decision {
+            Some(Decision::H0) => write!(f, ": H0 accepted"),
+            Some(Decision::H1) => write!(f, ": H1 accepted"),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A typical engine-test pair distribution (symmetric, about 50% pairs scoring 1 point).
+    const BASE: [f64; 5] = [0.04, 0.2, 0.52, 0.2, 0.04];
+
+    #[test]
+    fn nelo_and_t_invert() {
+        // nElo 1 = ln10·√2/800 = 0.00407 σ.
+        assert!((t_from_nelo(1.0) - 0.004_070_4).abs() < 1e-7);
+        assert!((nelo_from_t(t_from_nelo(7.5)) - 7.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn constrained_mle_meets_the_constraint_and_is_the_maximum() {
+        let freq = [0.05, 0.22, 0.45, 0.2, 0.08];
+        for t in [-0.2, -0.05, 0.0, 0.03, 0.1, 0.3] {
+            let p = constrained_mle(&freq, t);
+            assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            assert!((t_value(&p) - t).abs() < 1e-9, "t {t}: got {}", t_value(&p));
+            let ll = |q: &[f64; 5]| -> f64 { freq.iter().zip(q).map(|(f, q)| f * q.ln()).sum() };
+            // Any other distribution with the same t is less likely: move mass along the
+            // constraint surface by small random pushes projected back with the same solver.
+            let mut rng = ChaCha8Rng::seed_from_u64(3);
+            for _ in 0..50 {
+                let mut q = p;
+                for v in &mut q {
+                    *v *= 1.0 + 0.2 * (rng.random::<f64>() - 0.5);
+                }
+                let s: f64 = q.iter().sum();
+                let q = q.map(|v| v / s);
+                // The most likely distribution near q with t-value t, seen from q's frequencies.
+                let r = constrained_mle(&q, t);
+                assert!((t_value(&r) - t).abs() < 1e-9);
+                assert!(ll(&r) <= ll(&p) + 1e-12, "t {t}: {r:?} beats {p:?}");
+            }
+        }
+        // Extreme data (every pair lost or won, empty buckets regularised) still meets it.
+        for counts in [
+            [50.0, 1e-3, 1e-3, 1e-3, 1e-3],
+            [1e-3, 1e-3, 1e-3, 1e-3, 50.0],
+        ] {
+            let total: f64 = counts.iter().sum();
+            let f = counts.map(|c| c / total);
+            for t in [-0.02, 0.0, 0.02] {
+                let p = constrained_mle(&f, t);
+                assert!((t_value(&p) - t).abs() < 1e-9, "{counts:?} t {t}: {p:?}");
+            }
+        }
+        // Frequencies that already have the t-value are their own maximum.
+        let t = t_value(&freq);
+        let p = constrained_mle(&freq, t);
+        for (a, b) in p.iter().zip(&freq) {
+            assert!((a - b).abs() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn parse_and_bounds() {
+        let s = Sprt::parse("0, 2").unwrap();
+        assert_eq!((s.elo0, s.elo1, s.alpha, s.beta), (0.0, 2.0, 0.05, 0.05));
+        let (lo, hi) = s.bounds();
+        // ln(0.05/0.95) = −2.944; ln(0.95/0.05) = 2.944.
+        assert!((lo + 2.944_438_979).abs() < 1e-8 && (hi - 2.944_438_979).abs() < 1e-8);
+        let s = Sprt::parse("-1.5,0.5,0.1,0.2").unwrap();
+        assert_eq!((s.alpha, s.beta), (0.1, 0.2));
+        assert_eq!(s.to_string(), "SPRT nElo [-1.5, 0.5], alpha 0.1, beta 0.2");
+        for (bad, want) in [
+            ("1", "expected elo0,elo1"),
+            ("0,2,0.05", "expected elo0,elo1"),
+            ("2,0", "must be less than elo1"),
+            ("0,x", "elo1 `x` is not a number"),
+            ("0,2,0,0.05", "alpha (0) must lie"),
+            ("0,2,0.05,0.7", "beta (0.7) must lie"),
+            ("0,500", "must lie in [-100, 100]"),
+            ("0,inf", "elo1 `inf` is not a number"),
+        ] {
+            let err = Sprt::parse(bad).unwrap_err();
+            assert!(err.contains(want), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn llr_by_hand_and_by_direction() {
+        let s = Sprt::parse("0,5").unwrap();
+        assert_eq!(s.llr(&[0; 5]), 0.0);
+        // Counts at exactly nElo 5: the H1 distribution is the data, so the LLR is the
+        // likelihood of the data over the best nElo-0 distribution, computed here directly.
+        let p1 = constrained_mle(&BASE, t_from_nelo(5.0));
+        let counts = p1.map(|p| (p * 100_000.0).round() as u64);
+        let llr = s.llr(&counts);
+        let n: [f64; 5] = counts.map(|c| c as f64);
+        let total: f64 = n.iter().sum();
+        let f = n.map(|v| v / total);
+        let p0 = constrained_mle(&f, 0.0);
+        let p1 = constrained_mle(&f, t_from_nelo(5.0));
+        let want: f64 = n
+            .iter()
+            .zip(p0.iter().zip(&p1))
+            .map(|(n, (a, b))| n * (b / a).ln())
+            .sum();
+        assert!((llr - want).abs() < 1e-9);
+        // 100k pairs at nElo 5 against H0 nElo 0: about N·Δt²/2 = 100000·0.02035²/2 ≈ 20.7.
+        assert!((llr - 20.7).abs() < 1.0, "{llr}");
+        assert_eq!(s.status(&counts).decision, Some(Decision::H1));
+        // Mirrored counts (nElo −5) reject H1.
+        let mut mirrored = counts;
+        mirrored.reverse();
+        let st = s.status(&mirrored);
+        assert!(st.llr < st.lower);
+        assert_eq!(st.decision, Some(Decision::H0));
+        assert!(st.to_string().ends_with(": H0 accepted"), "{st}");
+        // Only draws: finite, no decision yet with one pair.
+        let st = s.status(&[0, 0, 1, 0, 0]);
+        assert!(st.llr.is_finite() && st.decision.is_none(), "{st:?}");
+        // All wins and all losses give finite LLRs of the right sign.
+        assert!(s.llr(&[0, 0, 0, 0, 50]) > 0.0);
+        assert!(s.llr(&[50, 0, 0, 0, 0]) < 0.0);
+    }
+
+    /// Play simulated matches pair by pair from `truth` until the test decides; the fraction that
+    /// accepted H1, and the mean number of pairs.
+    fn simulate(sprt: &Sprt, truth: &[f64; 5], matches: usize, seed: u64) -> (f64, f64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut cumulative = [0.0; 5];
+        let mut acc = 0.0;
+        for (c, p) in cumulative.iter_mut().zip(truth) {
+            acc += p;
+            *c = acc;
+        }
+        let (mut h1, mut pairs) = (0usize, 0u64);
+        for _ in 0..matches {
+            let mut counts = [0u64; 5];
+            loop {
+                let u: f64 = rng.random();
+                let bucket = cumulative.iter().position(|&c| u < c).unwrap_or(4);
+                counts[bucket] += 1;
+                pairs += 1;
+                match sprt.status(&counts).decision {
+                    Some(Decision::H1) => {
+                        h1 += 1;
+                        break;
+                    }
+                    Some(Decision::H0) => break,
+                    None => {}
+                }
+            }
+        }
+        (h1 as f64 / matches as f64, pairs as f64 / matches as f64)
+    }
+
+    #[test]
+    fn error_rates_in_simulation_match_alpha_and_beta() {
+        // Wide bounds keep the matches short (about 200 pairs) so the test runs in seconds.
+        let sprt = Sprt::parse("0,40,0.05,0.1").unwrap();
+        let at0 = constrained_mle(&BASE, t_from_nelo(sprt.elo0));
+        let at1 = constrained_mle(&BASE, t_from_nelo(sprt.elo1));
+        assert!((nelo_from_t(t_value(&at1)) - 40.0).abs() < 1e-6);
+        let matches = 1000;
+        let (false_h1, n0) = simulate(&sprt, &at0, matches, 1);
+        let (true_h1, n1) = simulate(&sprt, &at1, matches, 2);
+        let false_h0 = 1.0 - true_h1;
+        eprintln!(
+            "measured alpha {false_h1:.4} (nominal {}), beta {false_h0:.4} (nominal {}), mean pairs {n0:.0} / {n1:.0}",
+            sprt.alpha, sprt.beta
+        );
+        // Overshooting a bound makes real error rates a little smaller than nominal; the
+        // plug-in (generalised) likelihood can make them a little larger. Standard errors
+        // here are 0.007 (α) and 0.009 (β).
+        assert!(
+            (0.02..=0.07).contains(&false_h1),
+            "alpha measured {false_h1}"
+        );
+        assert!(
+            (0.05..=0.13).contains(&false_h0),
+            "beta measured {false_h0}"
+        );
+        assert!(n0 > 50.0 && n1 > 50.0);
+    }
+}

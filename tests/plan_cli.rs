@@ -1,0 +1,185 @@
+//! `spsa plan` end to end: on the classic 1-variable and the shipped 8-variable example
+//! (schedules shortened so a debug build runs them in seconds), the planned c_end/R_end lose no
+//! more than 1.5x the best setting an exhaustive sweep of shared (c_end, R_end) finds; the same
+//! seed writes the same file; simul_elo 0 is named; bad input writes nothing.
+
+#[allow(dead_code)]
+mod run_common;
+
+use std::path::{Path, PathBuf};
+
+use indicatif::ProgressBar;
+use run_common::{spsa_in, text};
+use spsa::spsa::Schedule;
+use spsa::study::{StudySetup, run_study};
+use spsa::vars::{self, Variable};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A simulation config in `dir` over `vars` with N iterations, A = N/10, Concurrency `conc`.
+fn config(dir: &Path, vars: &Path, n: u64, conc: usize) -> PathBuf {
+    let path = dir.join("plan.conf");
+    std::fs::write(
+        &path,
+        format!(
+            "[Main]\nSimulate = 1\nVariables = {}\nLog = plan.log\nIterations = {n}\nA = {}\n\
+             Gamma = 0.101\nAlpha = 0.602\n[Engine]\nConcurrency = {conc}\n",
+            vars.display(),
+            n / 10
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn plan(dir: &Path, conf: &Path, out: &str, seed: &str) -> std::process::Output {
+    spsa_in(
+        dir,
+        &[
+            "plan",
+            conf.to_str().unwrap(),
+            "--runs",
+            "6",
+            "--seed",
+            seed,
+            "-o",
+            out,
+        ],
+    )
+}
+
+/// Mean final loss of these variables' settings over `runs` seeded runs.
+fn mean_loss(vars: &[Variable], n: u64, conc: usize, runs: usize, seed: u64) -> f64 {
+    let setup = StudySetup {
+        vars: vars.to_vec(),
+        schedule: Schedule {
+            iterations: n,
+            a: (n / 10) as f64,
+            alpha: 0.602,
+            gamma: 0.101,
+        },
+        draw_rate: 0.0,
+        concurrency: conc,
+        pairs: 1,
+    };
+    let study = run_study(&setup, runs, seed, 2, &ProgressBar::hidden());
+    study.losses.iter().sum::<f64>() / runs as f64
+}
+
+/// The best mean loss of a shared sweep: every variable's c_end times one factor (for one
+/// variable, every absolute c_end on the grid), one R_end for all.
+fn best_shared_sweep(vars: &[Variable], n: u64, conc: usize) -> (f64, f64, f64) {
+    let mut best = (f64::INFINITY, 0.0, 0.0);
+    for factor in [0.5, 1.0, 2.0, 4.0, 8.0, 16.0] {
+        for r in [5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2] {
+            let swept: Vec<Variable> = vars
+                .iter()
+                .map(|v| Variable {
+                    c_end: v.c_end * factor,
+                    r_end: r,
+                    ..v.clone()
+                })
+                .collect();
+            let loss = mean_loss(&swept, n, conc, 6, 500);
+            if loss < best.0 {
+                best = (loss, factor, r);
+            }
+        }
+    }
+    best
+}
+
+fn plan_beats_sweep(var_file: &str, n: u64, conc: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let vars_path = repo().join("vars").join(var_file);
+    let conf = config(dir.path(), &vars_path, n, conc);
+    let o = plan(dir.path(), &conf, "out.var", "11");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("file settings"), "{out}");
+    assert!(out.contains("within 1 Elo"), "{out}");
+    let planned = vars::load(&dir.path().join("out.var")).unwrap();
+    let original = vars::load(&vars_path).unwrap();
+    for (p, v) in planned.iter().zip(&original) {
+        assert_eq!(
+            (&p.name, p.start, p.min, p.max, p.simul_elo),
+            (&v.name, v.start, v.min, v.max, v.simul_elo),
+            "only the gains change"
+        );
+    }
+    // Judged on seeds neither the plan nor the sweep saw.
+    let plan_loss = mean_loss(&planned, n, conc, 12, 9_000);
+    let file_loss = mean_loss(&original, n, conc, 12, 9_000);
+    let (sweep_loss, factor, r) = best_shared_sweep(&original, n, conc);
+    eprintln!(
+        "{var_file}, {n} iterations: plan {plan_loss:.3} Elo, best shared sweep {sweep_loss:.3} (c_end x{factor}, R_end {r}), file {file_loss:.3}"
+    );
+    assert!(
+        plan_loss <= 1.5 * sweep_loss,
+        "plan {plan_loss} vs sweep {sweep_loss}\n{out}"
+    );
+    assert!(plan_loss < file_loss, "{out}");
+}
+
+#[test]
+fn one_variable_plan_is_near_the_best_sweep() {
+    plan_beats_sweep("simul_1var.var", 5000, 1);
+}
+
+#[test]
+fn shipped_eight_variables_plan_is_near_the_best_sweep() {
+    plan_beats_sweep("simul_8var.var", 3000, 4);
+}
+
+#[test]
+fn same_seed_same_file_and_zero_simul_elo_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let vars_path = dir.path().join("v.var");
+    std::fs::write(
+        &vars_path,
+        "a,50,-100,100,5,0.002,20\nflat,10,-100,100,7,0.003,0\n",
+    )
+    .unwrap();
+    let conf = config(dir.path(), &vars_path, 1000, 1);
+    let first = plan(dir.path(), &conf, "one.var", "4");
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let err = text(&first.stderr);
+    assert!(
+        err.contains("warning: `flat` has simul_elo 0: the model has nothing to find, so it keeps c_end 7 and R_end 0.003"),
+        "{err}"
+    );
+    let second = plan(dir.path(), &conf, "two.var", "4");
+    let one = std::fs::read_to_string(dir.path().join("one.var")).unwrap();
+    let two = std::fs::read_to_string(dir.path().join("two.var")).unwrap();
+    assert_eq!(one, two, "same seed, same plan");
+    assert_eq!(
+        text(&first.stdout).replace("one.var", ""),
+        text(&second.stdout).replace("two.var", "")
+    );
+    let planned = vars::load(&dir.path().join("one.var")).unwrap();
+    assert_eq!((planned[1].c_end, planned[1].r_end), (7.0, 0.003));
+    assert!(one.starts_with("# spsa plan "), "{one}");
+}
+
+#[test]
+fn bad_input_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let vars_path = dir.path().join("v.var");
+    std::fs::write(&vars_path, "a,50,-100,100,5,0.002,0\n").unwrap();
+    let conf = config(dir.path(), &vars_path, 1000, 1);
+    let o = plan(dir.path(), &conf, "out.var", "1");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("nothing to plan"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!dir.path().join("out.var").exists());
+    std::fs::write(&vars_path, "a,500,-100,100,5,0.002,1\n").unwrap();
+    let o = plan(dir.path(), &conf, "out.var", "1");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("v.var:1"), "{}", text(&o.stderr));
+    assert!(!dir.path().join("out.var").exists());
+}
