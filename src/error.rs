@@ -22,8 +22,8 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<ReportError>()
             || e.is::<BookError>()
             || e.is::<OptionError>()
-            || e.is::<crate::positions::PositionsError>()
             || e.is::<crate::game::TablebaseError>()
+            || e.is::<crate::positions::PositionsError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))
