@@ -50,7 +50,7 @@ fn spsa_on_positions_runs_through_the_tuner() {
     // Loss log: two parts per iteration (two engines), validation at iteration 1 (and every
     // round(15 / (0.2·20)) = 4th).
     let loss = std::fs::read_to_string(d.join("run.loss.csv")).unwrap();
-    let rows: Vec<&str> = loss.lines().skip(1).collect();
+    let rows: Vec<&str> = loss.lines().collect();
     assert_eq!(rows.len(), 4 * 2 + 2, "{loss}");
     assert_eq!(
         rows.iter().filter(|r| !r.ends_with(',')).count(),
@@ -86,10 +86,10 @@ fn local_search_keeps_the_run_files() {
     assert!(err.contains("pass 1: training loss"), "{err}");
     assert!(err.contains("(no change: done)"), "{err}");
     let loss = std::fs::read_to_string(d.join("run.loss.csv")).unwrap();
-    let passes = loss.lines().skip(1).count();
+    let passes = loss.lines().count();
     assert!(passes >= 1);
     // Every pass row has a validation loss.
-    assert!(loss.lines().skip(1).all(|r| !r.ends_with(',')), "{loss}");
+    assert!(loss.lines().all(|r| !r.ends_with(',')), "{loss}");
     // The checkpoint's θ is the last θ-log row; the run is finished, a resume does nothing.
     let log = std::fs::read_to_string(d.join("run.log")).unwrap();
     let ck = std::fs::read_to_string(d.join("run.checkpoint.var")).unwrap();

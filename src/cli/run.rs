@@ -215,7 +215,7 @@ async fn tune_with(
         summary::final_table(tuner.vars(), &state.start, &state.theta, decimals)
     );
     let c = &state.counts;
-    if !config.simulate {
+    if !config.simulate && config.positions.is_none() {
         println!(
             "games: +{} ={} -{} (θ+ view), pentanomial {:?}{}",
             c.wins,
