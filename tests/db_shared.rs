@@ -50,7 +50,8 @@ fn finish(child: Child) -> Output {
 fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
     let t = Instant::now();
     loop {
-        let got = db.psql(sql);
+        // Tolerates errors: the schema may not exist yet.
+        let got = psql_as(&db.url, sql).unwrap_or_default();
         if want(&got) {
             return got;
         }
@@ -94,7 +95,7 @@ fn assert_exactly_once(db: &TestDb, run: &str, n: u64, log: &Path) {
 
 fn run_id(db: &TestDb) -> String {
     wait_for(db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
-        s != "0"
+        !s.is_empty() && s != "0"
     })
 }
 

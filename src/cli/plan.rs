@@ -48,6 +48,9 @@ pub fn command(args: PlanArgs) -> Result<()> {
         fresh: false,
         seed: args.seed,
         concurrency: None,
+        db: None,
+        lease_timeout: 60.0,
+        no_play: false,
     };
     let config = load_config(&run_args, args.iterations, true)?;
     let setup = StudySetup {
