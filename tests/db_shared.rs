@@ -504,7 +504,6 @@ fn forged_results_are_refused() {
         db.psql(&format!("SELECT theta FROM spsa.runs WHERE id = {run}")),
         theta_before
     );
-    // Hmm: a worker other than the holder may report with the holder's token? No: see above.
     assert_eq!(
         report("a", &k, &token, 2, 2, 0, 0, "{0,0,0,0,1}").unwrap(),
         "1"
