@@ -23,6 +23,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<BookError>()
             || e.is::<OptionError>()
             || e.is::<crate::game::TablebaseError>()
+            || e.is::<crate::positions::PositionsError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

@@ -18,6 +18,7 @@ pub mod init;
 pub mod matchrun;
 pub mod plan;
 pub mod pool;
+pub mod positions;
 pub mod report;
 pub mod shutdown;
 pub mod source;

@@ -31,6 +31,19 @@ pub struct StudySetup {
     pub pairs: u32,
 }
 
+impl StudySetup {
+    /// The study of a config: its variables file, schedule, draw rate, concurrency and pairs.
+    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<StudySetup> {
+        Ok(StudySetup {
+            vars: crate::vars::load(&config.variables)?,
+            schedule: config.schedule,
+            draw_rate: config.draw_rate,
+            concurrency: config.concurrency,
+            pairs: config.pairs_per_iteration,
+        })
+    }
+}
+
 /// The outcome of a study.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Study {

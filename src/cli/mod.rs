@@ -5,6 +5,7 @@
 pub mod init;
 pub mod r#match;
 pub mod plan;
+pub mod positions;
 pub mod report;
 pub mod run;
 pub mod simulate;
@@ -44,6 +45,8 @@ pub enum Command {
     Worker(worker::WorkerArgs),
     /// Show the shared runs of a database and their workers.
     Status(status::StatusArgs),
+    /// Labelled positions (EPD with results) from finished games, for a tune from positions.
+    Positions(crate::positions::extract::PositionsArgs),
 }
 
 /// Run one command to its end.
@@ -58,6 +61,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Verify(args) => verify::command(args).await,
         Command::Worker(args) => worker::command(args).await,
         Command::Status(args) => status::command(args).await,
+        Command::Positions(args) => positions::command(&args),
     }
 }
 

@@ -10,7 +10,6 @@ use super::run::{RunArgs, load_config};
 use crate::config::ConfigError;
 use crate::plan::{Planner, file_text, render};
 use crate::study::StudySetup;
-use crate::vars;
 
 #[derive(Args)]
 pub struct PlanArgs {
@@ -53,13 +52,7 @@ pub fn command(args: PlanArgs) -> Result<()> {
         no_play: false,
     };
     let config = load_config(&run_args, args.iterations, true)?;
-    let setup = StudySetup {
-        vars: vars::load(&config.variables)?,
-        schedule: config.schedule,
-        draw_rate: config.draw_rate,
-        concurrency: config.concurrency,
-        pairs: config.pairs_per_iteration,
-    };
+    let setup = StudySetup::from_config(&config)?;
     let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let planner = Planner::new(setup.clone(), args.runs, first_seed, threads);

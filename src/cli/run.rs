@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use rand::Rng;
 
+use crate::config::positions::Method;
 use crate::config::{Config, ConfigError};
 use crate::report::{progress, summary};
 use crate::shutdown::Shutdown;
@@ -137,6 +138,25 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     };
     // Refuse a mismatched or unwanted start before any engine is started.
     Tuner::check_start(&vars, &plan, &files, mode)?;
+    if let Some(p) = config
+        .positions
+        .as_ref()
+        .filter(|p| p.method == Method::Local)
+    {
+        // Texel's local search: its own loop over the same files as a run.
+        let shutdown = Shutdown::on_signals();
+        let end = crate::positions::local_run::run(&config, p, vars.clone(), plan, mode, &shutdown)
+            .await?;
+        if end.interrupted {
+            eprintln!(
+                "stopped; checkpoint {}; continue with `spsa {verb} {} --resume`",
+                config.checkpoint.display(),
+                args.config.display()
+            );
+        }
+        print!("{}", summary::final_table(&vars, &end.start, &end.theta, 0));
+        return Ok(());
+    }
     let source = source::open(&OpenRequest {
         config: &config,
         vars: &vars,

@@ -11,7 +11,6 @@ use rand::Rng;
 use super::run::{RunArgs, load_config, tune};
 use crate::config::ConfigError;
 use crate::study::{StudySetup, render, run_study};
-use crate::vars;
 
 #[derive(Args)]
 pub struct SimulateArgs {
@@ -38,13 +37,7 @@ pub async fn command(args: SimulateArgs) -> Result<()> {
         }
         .into());
     }
-    let setup = StudySetup {
-        vars: vars::load(&config.variables)?,
-        schedule: config.schedule,
-        draw_rate: config.draw_rate,
-        concurrency: config.concurrency,
-        pairs: config.pairs_per_iteration,
-    };
+    let setup = StudySetup::from_config(&config)?;
     if setup.vars.iter().all(|v| v.simul_elo == 0.0) {
         eprintln!(
             "{}: every simul_elo is 0, so the model has no optimum to find and no Elo to lose; set simul_elo (column 7) to study the schedule",

@@ -268,6 +268,7 @@ impl Entries<'_> {
             checkpoint_interval: None,
             draw_rate: 0.0,
             games,
+            positions: None,
             option_origins: Vec::new(),
         })
     }

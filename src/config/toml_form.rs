@@ -43,6 +43,8 @@ struct File {
     games: Games,
     #[serde(default)]
     adjudication: Adjudication,
+    objective: Option<String>,
+    positions: Option<super::positions::PositionsTable>,
 }
 
 fn one() -> u64 {
@@ -206,6 +208,12 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         .as_deref()
         .map(|l| resolve(path, l))
         .unwrap_or_else(|| default_log(path));
+    let positions = super::positions::build(
+        file.objective.as_deref(),
+        file.positions.as_ref(),
+        file.simulate,
+        path,
+    )?;
     let games = match (&file.engine1, file.simulate) {
         (None, true) => None,
         (None, false) => {
@@ -213,7 +221,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
                 "missing table [engine1] (needed when simulate = false)".into(),
             ));
         }
-        (Some(e1), _) => Some(games(&file, e1, path, text)?),
+        (Some(e1), _) => Some(games(&file, e1, path, text, positions.is_none())?),
     };
     Ok(Config {
         path: path.to_path_buf(),
@@ -233,6 +241,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
         games,
+        positions,
         option_origins: option_origins(&file, text),
     })
 }
@@ -277,11 +286,14 @@ fn checked<T>(path: &Path, name: &str, r: Result<T, String>) -> Result<T, Config
     })
 }
 
+/// `need_limit`: a tune by games needs a search limit in [games]; a tune from positions does not
+/// (its [games] only serves `spsa verify`, whose flags can give the limit).
 fn games(
     file: &File,
     engine1: &Engine,
     path: &Path,
     text: &str,
+    need_limit: bool,
 ) -> Result<GamesConfig, ConfigError> {
     let in_file = |message: String| ConfigError::InFile {
         path: path.to_path_buf(),
@@ -321,7 +333,8 @@ fn games(
     };
     let g = &file.games;
     let book_random = match g.book_order.as_str() {
-        "random" => true,
+        // "" is the derived default when the [games] table is absent (a tune from positions).
+        "random" | "" => true,
         "sequential" => false,
         other => {
             return Err(in_file(format!(
@@ -339,6 +352,7 @@ fn games(
         stall_timeout_ms: g.stall_timeout_ms.unwrap_or(10_000),
     };
     match limits.chosen().as_slice() {
+        [] if !need_limit => {}
         [] => {
             return Err(in_file(
                 "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),

@@ -307,7 +307,7 @@ fn parse_epd(path: &Path, bytes: &[u8]) -> Result<Vec<Opening>, BookError> {
 }
 
 /// Turn one EPD/FEN line into a full FEN and the `id` opcode.
-fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
+pub(crate) fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
     let mut fields: Vec<&str> = Vec::with_capacity(4);
     let mut rest = line;
     while fields.len() < 4 {
@@ -364,7 +364,7 @@ fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
 }
 
 /// Split EPD operations on `;`, respecting double-quoted strings.
-fn split_operations(s: &str) -> Vec<&str> {
+pub(crate) fn split_operations(s: &str) -> Vec<&str> {
     let mut ops = Vec::new();
     let mut start = 0;
     let mut quoted = false;
@@ -392,6 +392,8 @@ struct BookVisitor {
 struct GameTags {
     fen: Option<String>,
     variant: Option<String>,
+    result: Option<String>,
+    termination: Option<String>,
 }
 
 /// One PGN game being read: its start position, the current position, the moves so far.
@@ -399,16 +401,33 @@ struct PgnGame {
     start: Chess,
     pos: Chess,
     moves: Vec<Move>,
+    result: Option<String>,
+    termination: Option<String>,
 }
 
 impl PgnGame {
-    fn new(start: Chess) -> PgnGame {
+    fn new(start: Chess, tags: GameTags) -> PgnGame {
         PgnGame {
             pos: start.clone(),
             start,
             moves: Vec::new(),
+            result: tags.result,
+            termination: tags.termination,
         }
     }
+}
+
+/// One game's main line as read from a PGN file, with the tags that say how it ended (for
+/// extracting labelled positions).
+pub(crate) struct PgnMainLine {
+    pub start: Chess,
+    pub moves: Vec<Move>,
+    /// The `Result` tag as written.
+    pub result: Option<String>,
+    /// The `Termination` tag as written (`adjudication` for adjudicated games).
+    pub termination: Option<String>,
+    /// The line the game starts on.
+    pub line: usize,
 }
 
 type GameOutput = Result<PgnGame, String>;
@@ -422,6 +441,8 @@ impl Visitor for BookVisitor {
         ControlFlow::Continue(GameTags {
             fen: None,
             variant: None,
+            result: None,
+            termination: None,
         })
     }
 
@@ -435,13 +456,15 @@ impl Visitor for BookVisitor {
         match name {
             b"FEN" => tags.fen = Some(value),
             b"Variant" => tags.variant = Some(value),
+            b"Result" => tags.result = Some(value),
+            b"Termination" => tags.termination = Some(value),
             _ => {}
         }
         ControlFlow::Continue(())
     }
 
     fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<GameOutput, PgnGame> {
-        if let Some(v) = tags.variant
+        if let Some(v) = &tags.variant
             && !matches!(
                 v.to_ascii_lowercase().as_str(),
                 "standard" | "chess" | "normal" | "from position"
@@ -449,10 +472,10 @@ impl Visitor for BookVisitor {
         {
             return ControlFlow::Break(Err(format!("unsupported variant {v:?}")));
         }
-        match tags.fen {
-            None => ControlFlow::Continue(PgnGame::new(Chess::default())),
+        match tags.fen.clone() {
+            None => ControlFlow::Continue(PgnGame::new(Chess::default(), tags)),
             Some(fen) => match parse_position(&fen) {
-                Ok(pos) => ControlFlow::Continue(PgnGame::new(pos)),
+                Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
                 Err(e) => ControlFlow::Break(Err(e)),
             },
         }
@@ -486,10 +509,28 @@ fn parse_pgn(
     bytes: &[u8],
     max_plies: Option<usize>,
 ) -> Result<Vec<Opening>, BookError> {
+    let mut openings = Vec::new();
+    read_pgn_games(path, bytes, max_plies, |game| {
+        let source = format!("{}:{}", path.display(), game.line);
+        let opening = Opening::from_moves(game.start, game.moves, source, None)
+            .map_err(|m| invalid(path, game.line, m))?;
+        openings.push(opening);
+        Ok(())
+    })?;
+    Ok(openings)
+}
+
+/// Read every game of a PGN text (at most `max_plies` plies of each) and hand its main line to
+/// `each`, in file order. A bad game is an error naming the line it starts on.
+pub(crate) fn read_pgn_games(
+    path: &Path,
+    bytes: &[u8],
+    max_plies: Option<usize>,
+    mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
+) -> Result<(), BookError> {
     let bytes = crate::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut visitor = BookVisitor { max_plies };
-    let mut openings = Vec::new();
     let io_err = |source| BookError::Io {
         path: path.to_path_buf(),
         source,
@@ -509,12 +550,15 @@ fn parse_pgn(
             break;
         };
         let game = game.map_err(|m| invalid(path, line, m))?;
-        let source = format!("{}:{line}", path.display());
-        let opening = Opening::from_moves(game.start, game.moves, source, None)
-            .map_err(|m| invalid(path, line, m))?;
-        openings.push(opening);
+        each(PgnMainLine {
+            start: game.start,
+            moves: game.moves,
+            result: game.result,
+            termination: game.termination,
+            line,
+        })?;
     }
-    Ok(openings)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -143,8 +143,9 @@ impl Observer for PlainProgress {
         if self.started_at == u64::MAX {
             self.started_at = u.applied.saturating_sub(1);
         }
+        let last = u.applied >= u.total;
         self.since_check += 1;
-        if self.since_check < self.stride {
+        if self.since_check < self.stride && !last {
             return;
         }
         let now = Instant::now();
@@ -154,7 +155,7 @@ impl Observer for PlainProgress {
         let rate = u.applied.saturating_sub(self.started_at) as f64 / secs;
         self.stride = ((rate * 0.1) as u64).clamp(1, 1 << 20);
         self.since_check = 0;
-        if now.duration_since(self.last_print) < self.every && u.applied < u.total {
+        if now.duration_since(self.last_print) < self.every && !last {
             return;
         }
         self.last_print = now;
@@ -294,6 +295,31 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         p.on_update(&update(3));
         assert!(p.stride <= 2, "stride {} after a burst", p.stride);
+    }
+
+    #[test]
+    fn the_plain_line_always_shows_the_last_update_once() {
+        let counts = Counts::default();
+        let outcome = crate::source::Measurement::default();
+        let mut p = PlainProgress::new(Duration::from_secs(3600));
+        p.stride = 1000; // as after a fast stretch
+        let mut printed = 0;
+        for applied in 1..=10 {
+            let before = p.last_print;
+            p.on_update(&Update {
+                applied,
+                total: 10,
+                iteration: applied,
+                theta: &[],
+                measurement: &outcome,
+                counts: &counts,
+            });
+            if p.last_print != before {
+                printed += 1;
+                assert_eq!(applied, 10, "only the last update is due");
+            }
+        }
+        assert_eq!(printed, 1);
     }
 
     #[test]

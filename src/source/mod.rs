@@ -177,6 +177,9 @@ pub struct OpenRequest<'a> {
 
 /// The source a config asks for. A new source is one module and one arm here.
 pub async fn open(req: &OpenRequest<'_>) -> Result<Box<dyn Source>> {
+    if let Some(p) = &req.config.positions {
+        return Ok(Box::new(crate::positions::source::open(req, p).await?));
+    }
     if req.config.simulate {
         return Ok(Box::new(simulate::Simulator::new(
             req.vars,
