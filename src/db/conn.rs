@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, Config};
 
 /// Why a database operation failed.
@@ -118,7 +117,6 @@ fn is_transient(e: &tokio_postgres::Error) -> bool {
 pub struct Db {
     config: Config,
     url_shown: String,
-    require_tls: bool,
     client: Option<Arc<Client>>,
     /// How long to keep trying to reach the server before giving up.
     pub patience: Duration,
@@ -142,11 +140,9 @@ impl Db {
         }
         config.connect_timeout(Duration::from_secs(10));
         config.application_name("spsa");
-        let require_tls = config.get_ssl_mode() == SslMode::Require;
         Ok(Db {
             config,
             url_shown,
-            require_tls,
             client: None,
             patience: Duration::from_secs(600),
         })
@@ -158,13 +154,12 @@ impl Db {
     }
 
     async fn open(&self) -> Result<Client, tokio_postgres::Error> {
+        // libpq's `prefer` and `require`: encryption without verifying the certificate (this
+        // client has no verify-ca/verify-full modes); `disable` never starts TLS.
         let mut builder = native_tls::TlsConnector::builder();
-        if self.require_tls {
-            // libpq's `require`: encryption without verifying the certificate.
-            builder
-                .danger_accept_invalid_certs(true)
-                .danger_accept_invalid_hostnames(true);
-        }
+        builder
+            .danger_accept_invalid_certs(true)
+            .danger_accept_invalid_hostnames(true);
         let tls = match builder.build() {
             Ok(connector) => postgres_native_tls::MakeTlsConnector::new(connector),
             Err(e) => {

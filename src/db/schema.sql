@@ -196,7 +196,8 @@ BEGIN
     END IF;
     RAISE EXCEPTION 'iteration % of run % was already reported', p_iteration, p_run USING ERRCODE = 'SP002';
   END IF;
-  IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL THEN
+  IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL
+     OR wk.worker IS DISTINCT FROM w THEN
     RAISE EXCEPTION 'no current lease for iteration % of run % with this token (taken back?)', p_iteration, p_run
       USING ERRCODE = 'SP003';
   END IF;
