@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod arena;
+pub mod coefficients;
 pub mod config;
 pub mod engine;
 pub mod game;
