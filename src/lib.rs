@@ -11,6 +11,7 @@ pub mod config;
 pub mod engine;
 pub mod game;
 pub mod matchrun;
+pub mod positions;
 pub mod report;
 pub mod simulate;
 pub mod source;

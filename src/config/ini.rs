@@ -265,6 +265,7 @@ impl Entries<'_> {
             checkpoint_interval: None,
             draw_rate: 0.0,
             games,
+            positions: None,
         })
     }
 

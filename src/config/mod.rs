@@ -3,6 +3,7 @@
 //! resolved against the config file's folder, and every error names the file and line or key.
 
 mod ini;
+pub mod positions;
 mod toml_form;
 
 use std::path::{Component, Path, PathBuf};
@@ -36,6 +37,8 @@ pub struct Config {
     pub draw_rate: f64,
     /// Real-game settings; `None` only when `simulate` is set and no engines were given.
     pub games: Option<GamesConfig>,
+    /// `objective = "positions"`: tune from labelled positions (`None`: by games).
+    pub positions: Option<positions::PositionsConfig>,
 }
 
 /// How real games are played.

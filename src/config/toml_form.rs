@@ -41,6 +41,8 @@ struct File {
     games: Games,
     #[serde(default)]
     adjudication: Adjudication,
+    objective: Option<String>,
+    positions: Option<super::positions::PositionsTable>,
 }
 
 fn one() -> u64 {
@@ -180,6 +182,12 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         .as_deref()
         .map(|l| resolve(path, l))
         .unwrap_or_else(|| default_log(path));
+    let positions = super::positions::build(
+        file.objective.as_deref(),
+        file.positions.as_ref(),
+        file.simulate,
+        path,
+    )?;
     let games = match (&file.engine1, file.simulate) {
         (None, true) => None,
         (None, false) => {
@@ -187,7 +195,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
                 "missing table [engine1] (needed when simulate = false)".into(),
             ));
         }
-        (Some(e1), _) => Some(games(&file, e1, path)?),
+        (Some(e1), _) => Some(games(&file, e1, path, positions.is_none())?),
     };
     Ok(Config {
         path: path.to_path_buf(),
@@ -206,6 +214,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
         games,
+        positions,
     })
 }
 
@@ -217,7 +226,14 @@ fn checked<T>(path: &Path, name: &str, r: Result<T, String>) -> Result<T, Config
     })
 }
 
-fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, ConfigError> {
+/// `need_limit`: a tune by games needs a search limit in [games]; a tune from positions does not
+/// (its [games] only serves `spsa verify`, whose flags can give the limit).
+fn games(
+    file: &File,
+    engine1: &Engine,
+    path: &Path,
+    need_limit: bool,
+) -> Result<GamesConfig, ConfigError> {
     let in_file = |message: String| ConfigError::InFile {
         path: path.to_path_buf(),
         message,
@@ -251,7 +267,8 @@ fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, Conf
     };
     let g = &file.games;
     let book_random = match g.book_order.as_str() {
-        "random" => true,
+        // "" is the derived default when the [games] table is absent (a tune from positions).
+        "random" | "" => true,
         "sequential" => false,
         other => {
             return Err(in_file(format!(
@@ -274,7 +291,7 @@ fn games(file: &File, engine1: &Engine, path: &Path) -> Result<GamesConfig, Conf
         limits.depth.is_some(),
         limits.movetime_ms.is_some(),
     ];
-    if !chosen.iter().any(|c| *c) {
+    if need_limit && !chosen.iter().any(|c| *c) {
         return Err(in_file(
             "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),
         ));

@@ -304,7 +304,7 @@ fn parse_epd(path: &Path, bytes: &[u8]) -> Result<Vec<Opening>, BookError> {
 }
 
 /// Turn one EPD/FEN line into a full FEN and the `id` opcode.
-fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
+pub(crate) fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
     let mut fields: Vec<&str> = Vec::with_capacity(4);
     let mut rest = line;
     while fields.len() < 4 {
@@ -361,7 +361,7 @@ fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
 }
 
 /// Split EPD operations on `;`, respecting double-quoted strings.
-fn split_operations(s: &str) -> Vec<&str> {
+pub(crate) fn split_operations(s: &str) -> Vec<&str> {
     let mut ops = Vec::new();
     let mut start = 0;
     let mut quoted = false;

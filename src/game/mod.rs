@@ -17,7 +17,7 @@
 
 mod adjudication;
 mod arbiter;
-mod book;
+pub(crate) mod book;
 pub mod fake;
 mod pgn;
 mod record;

@@ -1,0 +1,322 @@
+//! The TOML form's `objective = "positions"` and its `[positions]` table: tune an engine's options
+//! to minimise a loss over labelled positions instead of playing games.
+//!
+//! ```toml
+//! objective = "positions"     # default "games"
+//! [positions]
+//! train = "data/train.epd"
+//! validation = "data/valid.epd" # or validation_fraction = 0.1 (split off train, seeded)
+//! depth = 1                     # or nodes = N: the search of each evaluation
+//! loss = "texel"                # or "tanh"
+//! k = "fit"                     # or a number
+//! method = "spsa"               # or "local"
+//! batch = 1000                  # positions per SPSA iteration
+//! ```
+//! The engine is `[engine1]`; `concurrency` engine processes share the evaluations.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{ConfigError, resolve_input};
+use crate::positions::LossKind;
+
+/// The `[positions]` table as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PositionsTable {
+    train: Option<String>,
+    validation: Option<String>,
+    validation_fraction: Option<f64>,
+    depth: Option<u32>,
+    nodes: Option<u64>,
+    loss: Option<String>,
+    k: Option<KValue>,
+    method: Option<String>,
+    batch: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum KValue {
+    Number(f64),
+    Word(String),
+}
+
+/// A tune from labelled positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PositionsConfig {
+    pub train: PathBuf,
+    pub validation: Validation,
+    pub search: PositionSearch,
+    pub loss: LossKind,
+    pub k: KSetting,
+    pub method: Method,
+    /// Positions per SPSA iteration (the same batch for θ+ and θ−).
+    pub batch: usize,
+}
+
+/// Where validation positions come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Validation {
+    None,
+    File(PathBuf),
+    /// A seeded random fraction of the training file, held out from training.
+    Fraction(f64),
+}
+
+/// The search each evaluation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PositionSearch {
+    Depth(u32),
+    Nodes(u64),
+}
+
+/// The loss scale K.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KSetting {
+    /// Fit K at the start values on the training set, then keep it.
+    Fit,
+    Fixed(f64),
+}
+
+/// How the loss is minimised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Method {
+    /// SPSA on the loss, through the run's driver and schedule.
+    #[default]
+    Spsa,
+    /// Texel's local search: ±step per variable while the full training loss drops.
+    Local,
+}
+
+/// Default positions per SPSA iteration.
+pub const DEFAULT_BATCH: usize = 1000;
+
+/// Turn `objective` and `[positions]` into a [`PositionsConfig`] (`None` for a tune by games).
+pub(super) fn build(
+    objective: Option<&str>,
+    table: Option<&PositionsTable>,
+    simulate: bool,
+    path: &Path,
+) -> Result<Option<PositionsConfig>, ConfigError> {
+    let err = |message: String| ConfigError::InFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    match objective.unwrap_or("games") {
+        "games" => {
+            if table.is_some() {
+                return Err(err(
+                    "a [positions] table needs `objective = \"positions\"`".into()
+                ));
+            }
+            return Ok(None);
+        }
+        "positions" => {}
+        other => {
+            return Err(err(format!(
+                "key `objective`: expected \"games\" or \"positions\", found \"{other}\""
+            )));
+        }
+    }
+    if simulate {
+        return Err(err(
+            "`objective = \"positions\"` evaluates positions with a real engine; remove `simulate = true`".into(),
+        ));
+    }
+    let Some(t) = table else {
+        return Err(err(
+            "`objective = \"positions\"` needs a [positions] table (at least `train = \"FILE\"`)"
+                .into(),
+        ));
+    };
+    let key = |name: &str, message: String| err(format!("key `positions.{name}`: {message}"));
+    let train = t
+        .train
+        .as_deref()
+        .ok_or_else(|| err("missing key `positions.train`".into()))?;
+    let validation = match (&t.validation, t.validation_fraction) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "keys `positions.validation` and `positions.validation_fraction`: give one, not both"
+                    .into(),
+            ));
+        }
+        (Some(v), None) => Validation::File(resolve_input(path, v)),
+        (None, Some(f)) if f > 0.0 && f < 1.0 => Validation::Fraction(f),
+        (None, Some(f)) => {
+            return Err(key(
+                "validation_fraction",
+                format!("must be between 0 and 1 (exclusive), not {f}"),
+            ));
+        }
+        (None, None) => Validation::None,
+    };
+    let search = match (t.depth, t.nodes) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "keys `positions.depth` and `positions.nodes`: give one, not both".into(),
+            ));
+        }
+        (Some(0), None) => return Err(key("depth", "must be at least 1".into())),
+        (None, Some(0)) => return Err(key("nodes", "must be at least 1".into())),
+        (Some(d), None) => PositionSearch::Depth(d),
+        (None, Some(n)) => PositionSearch::Nodes(n),
+        (None, None) => PositionSearch::Depth(1),
+    };
+    let loss = match t.loss.as_deref().unwrap_or("texel") {
+        "texel" => LossKind::Texel,
+        "tanh" => LossKind::Tanh,
+        other => {
+            return Err(key(
+                "loss",
+                format!("expected \"texel\" or \"tanh\", found \"{other}\""),
+            ));
+        }
+    };
+    let k = match &t.k {
+        None => KSetting::Fit,
+        Some(KValue::Word(w)) if w == "fit" => KSetting::Fit,
+        Some(KValue::Number(k)) if k.is_finite() && *k > 0.0 => KSetting::Fixed(*k),
+        Some(KValue::Number(k)) => return Err(key("k", format!("must be > 0, not {k}"))),
+        Some(KValue::Word(w)) => {
+            return Err(key(
+                "k",
+                format!("expected \"fit\" or a number, found \"{w}\""),
+            ));
+        }
+    };
+    let method = match t.method.as_deref().unwrap_or("spsa") {
+        "spsa" => Method::Spsa,
+        "local" => Method::Local,
+        other => {
+            return Err(key(
+                "method",
+                format!("expected \"spsa\" or \"local\", found \"{other}\""),
+            ));
+        }
+    };
+    let batch = match t.batch {
+        None => DEFAULT_BATCH,
+        Some(0) => return Err(key("batch", "must be at least 1".into())),
+        Some(b) => usize::try_from(b).map_err(|_| key("batch", format!("too large: {b}")))?,
+    };
+    Ok(Some(PositionsConfig {
+        train: resolve_input(path, train),
+        validation,
+        search,
+        loss,
+        k,
+        method,
+        batch,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+    use super::*;
+
+    const HEAD: &str = "variables = \"v.var\"\niterations = 10\nA = 1\ngamma = 0.1\nalpha = 0.6\n\
+        [engine1]\ncommand = \"/usr/games/stockfish\"\n";
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        super::super::toml_form::parse(text, Path::new("conf/p.toml"))
+    }
+
+    #[test]
+    fn defaults_and_every_key() {
+        let c = parse(&format!(
+            "objective = \"positions\"\n{HEAD}[positions]\ntrain = \"t.epd\"\n"
+        ))
+        .unwrap();
+        let p = c.positions.unwrap();
+        assert_eq!(p.train, Path::new("conf/t.epd"));
+        assert_eq!(p.validation, Validation::None);
+        assert_eq!(p.search, PositionSearch::Depth(1));
+        assert_eq!(p.loss, LossKind::Texel);
+        assert_eq!(p.k, KSetting::Fit);
+        assert_eq!(p.method, Method::Spsa);
+        assert_eq!(p.batch, DEFAULT_BATCH);
+        // The engine comes from [engine1]; no [games] limit is needed for positions.
+        assert!(c.games.unwrap().limits.depth.is_none());
+
+        let c = parse(&format!(
+            "objective = \"positions\"\n{HEAD}[positions]\ntrain = \"t.epd\"\nvalidation_fraction = 0.1\nnodes = 500\nloss = \"tanh\"\nk = 1.5\nmethod = \"local\"\nbatch = 64\n"
+        ))
+        .unwrap();
+        let p = c.positions.unwrap();
+        assert_eq!(p.validation, Validation::Fraction(0.1));
+        assert_eq!(p.search, PositionSearch::Nodes(500));
+        assert_eq!(p.loss, LossKind::Tanh);
+        assert_eq!(p.k, KSetting::Fixed(1.5));
+        assert_eq!(p.method, Method::Local);
+        assert_eq!(p.batch, 64);
+        let c = parse(&format!(
+            "objective = \"positions\"\n{HEAD}[positions]\ntrain = \"t.epd\"\nvalidation = \"v.epd\"\nk = \"fit\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            c.positions.unwrap().validation,
+            Validation::File("conf/v.epd".into())
+        );
+        // A games config has no positions.
+        let c = parse(&format!("{HEAD}[games]\ndepth = 2\n")).unwrap();
+        assert!(c.positions.is_none());
+    }
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn mistakes_name_the_file_and_key() {
+        let p = |body: &str| format!("objective = \"positions\"\n{HEAD}[positions]\n{body}");
+        let cases = [
+            (
+                p("train = \"t.epd\"\ndepth = 1\nnodes = 5\n"),
+                "positions.depth",
+            ),
+            (
+                p("train = \"t.epd\"\nloss = \"l2\"\n"),
+                "key `positions.loss`",
+            ),
+            (
+                p("train = \"t.epd\"\nk = -1\n"),
+                "key `positions.k`: must be > 0",
+            ),
+            (p("train = \"t.epd\"\nk = \"auto\"\n"), "key `positions.k`"),
+            (
+                p("train = \"t.epd\"\nmethod = \"adam\"\n"),
+                "key `positions.method`",
+            ),
+            (p("train = \"t.epd\"\nbatch = 0\n"), "key `positions.batch`"),
+            (p("train = \"t.epd\"\ndepth = 0\n"), "key `positions.depth`"),
+            (
+                p("train = \"t.epd\"\nvalidation_fraction = 1.5\n"),
+                "validation_fraction",
+            ),
+            (
+                p("train = \"t.epd\"\nvalidation = \"v\"\nvalidation_fraction = 0.1\n"),
+                "not both",
+            ),
+            (p("depth = 1\n"), "missing key `positions.train`"),
+            (p("train = \"t.epd\"\nbogus = 1\n"), "unknown field `bogus`"),
+            (
+                format!("objective = \"positions\"\n{HEAD}"),
+                "needs a [positions] table",
+            ),
+            (
+                format!("{HEAD}[positions]\ntrain = \"t.epd\"\n"),
+                "needs `objective = \"positions\"`",
+            ),
+            (format!("objective = \"elo\"\n{HEAD}"), "key `objective`"),
+        ];
+        for (text, want) in cases {
+            let e = error(&text);
+            assert!(e.starts_with("conf/p.toml"), "{e}");
+            assert!(e.contains(want), "{want:?} not in {e:?}");
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Tuning from labelled positions: the data (positions with game results), the losses and the K
+//! fit, the evaluation of positions through any UCI engine, and the methods that minimise the loss
+//! over the engine's options (SPSA on the loss, Texel's local search).
+
+pub mod labelled;
+pub mod loss;
+
+pub use labelled::{LabelledPositions, Outcome, PositionsError};
+pub use loss::{KFit, Loss, LossKind, fit_k};
