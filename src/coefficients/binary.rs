@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use super::{BINARY_MAGIC, CoefficientError, Coefficients, VERSION};
+use crate::positions::Outcome;
 
 const FLAG_CONSTANTS: u32 = 1;
 const CHUNK: usize = 1 << 16;
@@ -27,7 +28,7 @@ pub fn write_binary(c: &Coefficients, mut out: impl Write) -> std::io::Result<()
         out.write_all(&(v.len() as u32).to_le_bytes())?;
         out.write_all(v.as_bytes())?;
     }
-    write_all(&mut out, &c.results, |x| x.to_le_bytes())?;
+    write_all(&mut out, &c.results, |x| [x as u8])?;
     if let Some(k) = &c.constants {
         write_all(&mut out, k, |x| x.to_le_bytes())?;
     }
@@ -155,9 +156,15 @@ pub(super) fn read(mut input: impl Read, path: &Path) -> Result<Coefficients, Co
             .map_err(|e| truncated(path, "variable name", e))?;
         variables.push(String::from_utf8(name).map_err(|_| bad("variable name", "not UTF-8"))?);
     }
-    let results = read_array(&mut input, npos, path, "results", f32::from_le_bytes)?;
-    if results.iter().any(|r| !(0.0..=1.0).contains(r)) {
-        return Err(bad("results", "a result outside [0, 1]"));
+    let codes = read_array(&mut input, npos, path, "results", |[b]: [u8; 1]| b)?;
+    let mut results = Vec::with_capacity(npos);
+    for code in codes {
+        results.push(match code {
+            0 => Outcome::BlackWins,
+            1 => Outcome::Draw,
+            2 => Outcome::WhiteWins,
+            _ => return Err(bad("results", "a result code other than 0, 1, 2")),
+        });
     }
     let constants = if flags & FLAG_CONSTANTS != 0 {
         Some(read_array(

@@ -17,8 +17,8 @@
 //! 0 phase=17 mg 0:1 1:2 eg 0:1.5 1:2       # tapered: middlegame and endgame parts
 //! ```
 //!
-//! A position line starts with the game result from White's point of view (`1`, `0.5`, `0`, or
-//! any number in [0, 1]; `1-0`, `1/2-1/2` and `0-1` are accepted too). Then, in any order before
+//! A position line starts with the game result from White's point of view (`1`, `0.5` or `0`;
+//! `1-0`, `1/2-1/2` and `0-1` are accepted too, as in labelled-position files). Then, in any order before
 //! the coefficients: `const=C` (a part of the score no variable moves) and `phase=P` (0 ≤ P ≤
 //! phase-range). Without `phase=` the rest of the line is `index:coefficient` pairs; with it, the
 //! word `mg` and the middlegame pairs, then `eg` and the endgame pairs. An index may appear more
@@ -41,14 +41,14 @@
 //! The same data as the loader holds it, little-endian: the magic `SPSACOEF`, `u32` version,
 //! `u32` flags (bit 0: constants present), `u32` variable count, `u64` positions, `u64` entries,
 //! `f64` scale (already multiplied by the phase range); each variable name as `u32` length and
-//! UTF-8 bytes; `f32` results; `f32` constants (if flagged); `u16` entries per position; `u16`
+//! UTF-8 bytes; `u8` results (0 Black wins, 1 draw, 2 White wins); `f32` constants (if flagged); `u16` entries per position; `u16`
 //! indices; `f32` coefficients. `spsa coefficients IN OUT.coefb` converts; the loader tells the
 //! two forms apart by the magic.
 //!
 //! # In memory
 //!
 //! Flat arrays in compressed sparse rows (one `row_start` offset per position, `u16` index and
-//! `f32` coefficient per entry): 6 bytes per entry plus 12 per position, nothing per position on
+//! `f32` coefficient per entry): 6 bytes per entry plus 5 per position (9 with constants), nothing per position on
 //! the heap.
 
 mod binary;
@@ -57,6 +57,8 @@ mod text;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+
+use crate::positions::Outcome;
 
 pub use binary::write_binary;
 pub use text::write_text;
@@ -115,8 +117,8 @@ pub struct Coefficients {
     pub variables: Vec<String>,
     /// Stored coefficients and constants are in 1/`scale` centipawns.
     pub scale: f64,
-    /// Result of each position's game from White's point of view, in [0, 1].
-    pub results: Vec<f32>,
+    /// Result of each position's game from White's point of view.
+    pub results: Vec<Outcome>,
     /// The part of each score no variable moves (None when every one is 0).
     pub constants: Option<Vec<f32>>,
     /// Entries of position `p` are `row_start[p]..row_start[p + 1]`.
@@ -154,7 +156,7 @@ impl Coefficients {
 
     /// Bytes the arrays occupy: what "memory near the data's own size" is measured against.
     pub fn heap_bytes(&self) -> usize {
-        self.results.len() * 4
+        self.results.len()
             + self.constants.as_ref().map_or(0, |c| c.len() * 4)
             + self.row_start.len() * 4
             + self.index.len() * 2
@@ -162,7 +164,7 @@ impl Coefficients {
     }
 
     /// Appends a position (entries in stored units, indices below `variables.len()`).
-    pub fn push(&mut self, result: f32, constant: f32, entries: &[(u16, f32)]) {
+    pub fn push(&mut self, result: Outcome, constant: f32, entries: &[(u16, f32)]) {
         if constant != 0.0 && self.constants.is_none() {
             self.constants = Some(vec![0.0; self.results.len()]);
         }

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::positions::Outcome::*;
 
 const SAMPLE: &str = "\
 spsa-coefficients 1
@@ -26,7 +27,7 @@ fn text_form_scores_follow_the_spec() {
     let c = sample();
     assert_eq!(c.variables, ["PawnValue", "Knight Value", "Tempo"]);
     assert_eq!(c.len(), 4);
-    assert_eq!(c.results, [1.0, 0.5, 0.0, 0.5]);
+    assert_eq!(c.results, [WhiteWins, Draw, BlackWins, Draw]);
     let w = [100.0, 300.0, 10.0];
     // untapered: (2·100 − 300)/4
     assert_eq!(c.score(0, &w), -25.0);
@@ -134,6 +135,6 @@ fn select_keeps_rows_whole() {
     assert_eq!(s.len(), 2);
     assert_eq!(s.score(0, &w), c.score(2, &w));
     assert_eq!(s.score(1, &w), c.score(0, &w));
-    assert_eq!(s.results, [0.0, 1.0]);
+    assert_eq!(s.results, [BlackWins, WhiteWins]);
     assert_eq!(s.constants.as_deref(), Some(&[0.0f32, 0.0][..]));
 }

@@ -4,19 +4,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 
 use super::{CoefficientError, Coefficients, TEXT_MAGIC, VERSION};
-
-/// Parses a result token: a number in [0, 1] or a PGN result.
-fn parse_result(token: &str) -> Option<f64> {
-    match token {
-        "1-0" => Some(1.0),
-        "0-1" => Some(0.0),
-        "1/2-1/2" => Some(0.5),
-        _ => token
-            .parse::<f64>()
-            .ok()
-            .filter(|r| (0.0..=1.0).contains(r)),
-    }
-}
+use crate::positions::Outcome;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Section {
@@ -167,7 +155,7 @@ pub(super) fn read(
                 &"header lines must come before the first position",
             ));
         }
-        let result = parse_result(first).ok_or_else(|| {
+        let result = Outcome::parse(first).ok_or_else(|| {
             err(
                 line_no,
                 "result",
@@ -278,7 +266,7 @@ pub(super) fn read(
                 &"more than 2^32 entries in one file",
             ));
         }
-        out.push(result as f32, (constant * range) as f32, &scratch.entries);
+        out.push(result, (constant * range) as f32, &scratch.entries);
     }
 
     match data {
@@ -304,7 +292,11 @@ pub fn write_text(c: &Coefficients, mut out: impl Write) -> std::io::Result<()> 
     for p in 0..c.len() {
         use std::fmt::Write as _;
         line.clear();
-        let _ = write!(line, "{}", c.results[p]);
+        line.push_str(match c.results[p] {
+            Outcome::WhiteWins => "1",
+            Outcome::Draw => "0.5",
+            Outcome::BlackWins => "0",
+        });
         let k = c.constant(p);
         if k != 0.0 {
             let _ = write!(line, " const={k}");
