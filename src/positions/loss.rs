@@ -68,12 +68,19 @@ impl Loss {
 
     /// dℓ/dq: −2·(R − p)·dp/dq.
     pub fn point_derivative(&self, outcome: Outcome, q: f64) -> f64 {
+        self.point_with_derivative(outcome, q).1
+    }
+
+    /// ℓ and dℓ/dq together, the prediction computed once (the exact-gradient methods call
+    /// this for every position of every epoch).
+    pub fn point_with_derivative(&self, outcome: Outcome, q: f64) -> (f64, f64) {
         let p = self.predict(q);
         let dp = match self.kind {
             LossKind::Texel => self.k * LN10_OVER_400 * p * (1.0 - p),
             LossKind::Tanh => TANH_SCALE * self.k * (1.0 - p * p),
         };
-        -2.0 * (self.target(outcome) - p) * dp
+        let e = self.target(outcome) - p;
+        (e * e, -2.0 * e * dp)
     }
 
     /// The mean loss over (result, score) pairs; 0 for none.
