@@ -52,6 +52,7 @@
 //! the heap.
 
 mod binary;
+pub mod fit;
 pub mod objective;
 mod text;
 

@@ -271,8 +271,8 @@ mod tests {
                 assert_eq!(g[1], 0.0);
                 grads.push(g);
             }
-            for i in 0..4 {
-                assert!((grads[0][i] - grads[1][i]).abs() <= 1e-12 * grads[0][i].abs().max(1e-9));
+            for (a, b) in grads[0].iter().zip(&grads[1]) {
+                assert!((a - b).abs() <= 1e-12 * a.abs().max(1e-9));
             }
         }
     }
