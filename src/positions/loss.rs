@@ -94,9 +94,10 @@ impl Loss {
     }
 }
 
-/// σ(s) = 1/(1 + 10^(−s/400)).
+/// σ(s) = 1/(1 + 10^(−s/400)), as 1/(1 + e^(−s·ln10/400)): `exp` costs a third of `powf`, and
+/// the exact-gradient epochs evaluate it once per position.
 pub fn sigmoid(s: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf(-s / 400.0))
+    1.0 / (1.0 + (-s * LN10_OVER_400).exp())
 }
 
 /// The K found by [`fit_k`] and the mean loss there.
