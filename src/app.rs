@@ -40,6 +40,8 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<BookError>()
             || e.is::<OptionError>()
             || e.is::<crate::matchrun::MatchInputError>()
+            || e.is::<crate::positions::PositionsError>()
+            || e.is::<crate::positions::extract::ExtractError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

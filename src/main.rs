@@ -28,6 +28,8 @@ enum Command {
     Match(spsa::matchrun::MatchArgs),
     /// Play a run's tuned values against its start values and report the Elo difference.
     Verify(spsa::matchrun::VerifyArgs),
+    /// Labelled positions (EPD with results) from finished games, for a tune from positions.
+    Positions(spsa::positions::extract::PositionsArgs),
 }
 
 #[derive(Args)]
@@ -152,6 +154,7 @@ fn main() -> ExitCode {
             }
             Command::Match(args) => spsa::matchrun::args::run_match(args).await,
             Command::Verify(args) => spsa::matchrun::verify::run_verify(args).await,
+            Command::Positions(args) => spsa::positions::extract::run(&args),
         }
     });
     match result {

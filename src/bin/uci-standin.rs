@@ -11,6 +11,7 @@
 //!   --illegal-after N    from move N+1 on, answer a legal-looking illegal move (a1a1 if none)
 //!   --none-after N       from move N+1 on, answer `bestmove (none)`
 //!   --null-after N       from move N+1 on, answer `bestmove 0000`
+//!   --no-score-after N   from move N+1 on, answer `bestmove` without any `info ... score` line
 //!   --garbage            interleave junk lines (binary-ish bytes, 100 kB lines, malformed info)
 //!   --deep-info          before each bestmove print
 //!                        `info depth 300 seldepth 400 multipv 1 score mate 200 wdl 10 20 970 nodes ...`
@@ -43,6 +44,7 @@ struct Flags {
     ignore_stop: bool,
     illegal_after: Option<u64>,
     none_after: Option<u64>,
+    no_score_after: Option<u64>,
     null_after: Option<u64>,
     garbage: bool,
     deep_info: bool,
@@ -84,6 +86,7 @@ fn parse_flags() -> Flags {
             "--ignore-stop" => f.ignore_stop = true,
             "--illegal-after" => f.illegal_after = Some(num(val(&a))),
             "--none-after" => f.none_after = Some(num(val(&a))),
+            "--no-score-after" => f.no_score_after = Some(num(val(&a))),
             "--null-after" => f.null_after = Some(num(val(&a))),
             "--garbage" => f.garbage = true,
             "--deep-info" => f.deep_info = true,
@@ -328,9 +331,11 @@ impl Standin {
                 .unwrap_or(0),
             None => self.f.score,
         };
-        self.emit(&format!(
-            "info depth 1 seldepth 1 score cp {score} nodes 1 time 0 pv {pv}"
-        ));
+        if self.f.no_score_after.is_none_or(|k| n < k) {
+            self.emit(&format!(
+                "info depth 1 seldepth 1 score cp {score} nodes 1 time 0 pv {pv}"
+            ));
+        }
         if self.f.deep_info {
             self.emit(&format!(
                 "info depth 300 seldepth 400 multipv 1 score mate 200 wdl 10 20 970 nodes 123456789012 nps 1000 time 5 pv {pv}"

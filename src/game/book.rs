@@ -389,6 +389,8 @@ struct BookVisitor {
 struct GameTags {
     fen: Option<String>,
     variant: Option<String>,
+    result: Option<String>,
+    termination: Option<String>,
 }
 
 /// One PGN game being read: its start position, the current position, the moves so far.
@@ -396,16 +398,33 @@ struct PgnGame {
     start: Chess,
     pos: Chess,
     moves: Vec<Move>,
+    result: Option<String>,
+    termination: Option<String>,
 }
 
 impl PgnGame {
-    fn new(start: Chess) -> PgnGame {
+    fn new(start: Chess, tags: GameTags) -> PgnGame {
         PgnGame {
             pos: start.clone(),
             start,
             moves: Vec::new(),
+            result: tags.result,
+            termination: tags.termination,
         }
     }
+}
+
+/// One game's main line as read from a PGN file, with the tags that say how it ended (for
+/// extracting labelled positions).
+pub(crate) struct PgnMainLine {
+    pub start: Chess,
+    pub moves: Vec<Move>,
+    /// The `Result` tag as written.
+    pub result: Option<String>,
+    /// The `Termination` tag as written (`adjudication` for adjudicated games).
+    pub termination: Option<String>,
+    /// The line the game starts on.
+    pub line: usize,
 }
 
 type GameOutput = Result<PgnGame, String>;
@@ -419,6 +438,8 @@ impl Visitor for BookVisitor {
         ControlFlow::Continue(GameTags {
             fen: None,
             variant: None,
+            result: None,
+            termination: None,
         })
     }
 
@@ -432,13 +453,15 @@ impl Visitor for BookVisitor {
         match name {
             b"FEN" => tags.fen = Some(value),
             b"Variant" => tags.variant = Some(value),
+            b"Result" => tags.result = Some(value),
+            b"Termination" => tags.termination = Some(value),
             _ => {}
         }
         ControlFlow::Continue(())
     }
 
     fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<GameOutput, PgnGame> {
-        if let Some(v) = tags.variant
+        if let Some(v) = &tags.variant
             && !matches!(
                 v.to_ascii_lowercase().as_str(),
                 "standard" | "chess" | "normal" | "from position"
@@ -446,10 +469,10 @@ impl Visitor for BookVisitor {
         {
             return ControlFlow::Break(Err(format!("unsupported variant {v:?}")));
         }
-        match tags.fen {
-            None => ControlFlow::Continue(PgnGame::new(Chess::default())),
+        match tags.fen.clone() {
+            None => ControlFlow::Continue(PgnGame::new(Chess::default(), tags)),
             Some(fen) => match parse_position(&fen) {
-                Ok(pos) => ControlFlow::Continue(PgnGame::new(pos)),
+                Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
                 Err(e) => ControlFlow::Break(Err(e)),
             },
         }
@@ -483,9 +506,27 @@ fn parse_pgn(
     bytes: &[u8],
     max_plies: Option<usize>,
 ) -> Result<Vec<Opening>, BookError> {
+    let mut openings = Vec::new();
+    read_pgn_games(path, bytes, max_plies, |game| {
+        let source = format!("{}:{}", path.display(), game.line);
+        let opening = Opening::from_moves(game.start, game.moves, source, None)
+            .map_err(|m| invalid(path, game.line, m))?;
+        openings.push(opening);
+        Ok(())
+    })?;
+    Ok(openings)
+}
+
+/// Read every game of a PGN text (at most `max_plies` plies of each) and hand its main line to
+/// `each`, in file order. A bad game is an error naming the line it starts on.
+pub(crate) fn read_pgn_games(
+    path: &Path,
+    bytes: &[u8],
+    max_plies: Option<usize>,
+    mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
+) -> Result<(), BookError> {
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut visitor = BookVisitor { max_plies };
-    let mut openings = Vec::new();
     let io_err = |source| BookError::Io {
         path: path.to_path_buf(),
         source,
@@ -505,12 +546,15 @@ fn parse_pgn(
             break;
         };
         let game = game.map_err(|m| invalid(path, line, m))?;
-        let source = format!("{}:{line}", path.display());
-        let opening = Opening::from_moves(game.start, game.moves, source, None)
-            .map_err(|m| invalid(path, line, m))?;
-        openings.push(opening);
+        each(PgnMainLine {
+            start: game.start,
+            moves: game.moves,
+            result: game.result,
+            termination: game.termination,
+            line,
+        })?;
     }
-    Ok(openings)
+    Ok(())
 }
 
 #[cfg(test)]

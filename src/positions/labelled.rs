@@ -230,10 +230,19 @@ impl LabelledPositions {
         self.position(i).turn() == Color::White
     }
 
-    /// Append position `i`'s FEN to `buf`.
-    pub fn write_fen(&self, i: usize, buf: &mut String) {
-        let pos = self.position(i);
-        Fen::from_position(&pos, EnPassantMode::Legal).append_to_string(buf);
+    /// Append position `i`'s FEN to `buf`; returns the side to move (the side an engine's score
+    /// is from).
+    pub fn write_fen(&self, i: usize, buf: &mut String) -> Color {
+        // Straight from the packed setup: it was legal when packed, so no second validation.
+        let setup = PackedSetup::try_from_bytes(self.packed(i))
+            .ok()
+            .and_then(|p| p.unpack_standard().ok())
+            .expect("packed from a legal position");
+        let turn = setup.turn;
+        Fen::try_from_setup(setup)
+            .unwrap_or_else(shakmaty::fen::LossyFenError::ignore)
+            .append_to_string(buf);
+        turn
     }
 
     /// Position `i`'s FEN.

@@ -2,8 +2,12 @@
 //! fit, the evaluation of positions through any UCI engine, and the methods that minimise the loss
 //! over the engine's options (SPSA on the loss, Texel's local search).
 
+pub mod eval;
+pub mod extract;
 pub mod labelled;
+pub mod local;
 pub mod loss;
+pub mod source;
 
 pub use labelled::{LabelledPositions, Outcome, PositionsError};
 pub use loss::{KFit, Loss, LossKind, fit_k};

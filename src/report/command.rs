@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::export::{self, Format};
 use super::history::{self, History};
-use super::{ReportError, plot, status};
+use super::{ReportError, loss_curve, plot, status};
 
 /// What `spsa report` was asked to do.
 #[derive(Clone, Debug)]
@@ -58,8 +58,26 @@ pub fn run(req: &ReportRequest) -> Result<()> {
         plot::draw(file, &ck, h, &paths.log, req.normalized)?;
         eprintln!("wrote {}", file.display());
     }
+    // A tune from positions keeps a loss log beside the θ log: its learning curve and summary.
+    let loss_log = loss_curve::loss_log_path(&paths.log);
+    let losses = if loss_log.exists() {
+        Some(loss_curve::read(&loss_log)?)
+    } else {
+        None
+    };
+    if let (Some(file), Some(rows)) = (&req.plot, &losses) {
+        let curve = loss_curve::plot_path(file);
+        let title = format!("{}: training and validation loss", loss_log.display());
+        loss_curve::draw(&curve, rows, &title)?;
+        eprintln!("wrote {}", curve.display());
+    }
     match req.format {
-        Format::Table => print!("{}", status::render(&st, req.window)),
+        Format::Table => {
+            print!("{}", status::render(&st, req.window));
+            if let Some(rows) = &losses {
+                print!("{}", loss_curve::summary(rows));
+            }
+        }
         f => print!("{}", export::render(f, &ck.vars, &st.theta, req.decimals)),
     }
     Ok(())

@@ -5,6 +5,7 @@
 pub mod command;
 pub mod export;
 pub mod history;
+pub mod loss_curve;
 pub mod plot;
 pub mod progress;
 pub mod status;

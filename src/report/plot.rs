@@ -20,11 +20,11 @@ use crate::tuner::checkpoint::Checkpoint;
 use crate::vars::format_value;
 
 static FONT: &[u8] = include_bytes!("font/DejaVuSans.ttf");
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 /// Upper bound on the points drawn per series.
 pub const MAX_POINTS: usize = 2000;
 
-fn register_font() -> Result<()> {
+pub(crate) fn register_font() -> Result<()> {
     static ONCE: Once = Once::new();
     let mut result = Ok(());
     ONCE.call_once(|| {

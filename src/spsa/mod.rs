@@ -6,6 +6,7 @@
 //! at iteration k: c_k = c_i/k^γ, a_k = a_i/(A+k)^α, R_k = a_k/c_k².
 //! The update is θ_i += R_k·c_k·match/δ_i, with match ∈ [−2, 2] the pair result from the θ+ side.
 
+pub mod driver;
 pub mod rounding;
 
 use rand::Rng;
@@ -115,10 +116,14 @@ impl Spsa {
         value.clamp(self.min[index], self.max[index])
     }
 
-    /// Draw δ for iteration k and the clipped points θ ± c_k·δ.
-    pub fn perturb<R: Rng + ?Sized>(&self, theta: &[f64], k: u64, rng: &mut R) -> Perturbation {
+    /// Variable `index`'s bounds (min, max).
+    pub fn bounds(&self, index: usize) -> (f64, f64) {
+        (self.min[index], self.max[index])
+    }
+
+    /// Draw δ: ±1 per variable, 64 variables per random word.
+    pub fn draw_delta<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
         let n = self.len();
-        let (cf, _) = self.factors(k);
         let mut delta = Vec::with_capacity(n);
         let mut bits = 0u64;
         for i in 0..n {
@@ -128,6 +133,14 @@ impl Spsa {
             delta.push(if bits & 1 == 1 { 1.0 } else { -1.0 });
             bits >>= 1;
         }
+        delta
+    }
+
+    /// Draw δ for iteration k and the clipped points θ ± c_k·δ.
+    pub fn perturb<R: Rng + ?Sized>(&self, theta: &[f64], k: u64, rng: &mut R) -> Perturbation {
+        let n = self.len();
+        let (cf, _) = self.factors(k);
+        let delta = self.draw_delta(rng);
         let mut plus = Vec::with_capacity(n);
         let mut minus = Vec::with_capacity(n);
         for i in 0..n {

@@ -1,0 +1,187 @@
+//! How much of a tune from positions is ours: positions scored per second, and our process's CPU
+//! time per evaluation next to the engine's, for sparring and Stockfish at depth 1 and 2, one
+//! engine process, measured side by side in one run (medians over rounds).
+//!
+//! Our CPU is the on-CPU time of this process's threads (/proc/self/task/*/schedstat: the position
+//! store, FEN writing, the UCI exchange, the loss); the engine's is the same figure for its
+//! process, read while it runs. Target: ours ≤ 10% of the engine's at depth 1.
+//!
+//! Run: `cargo bench --bench positions_eval` (release), or build it in the dev profile for an
+//! upper bound on our share (`cargo build --benches` then run the binary in target/debug/deps).
+//! Environment: `POSITIONS_EVAL_N` positions per round (default 400), `POSITIONS_EVAL_ROUNDS`
+//! (default 5).
+
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use shakmaty::{Chess, Position};
+use spsa::arena::EngineSetup;
+use spsa::config::positions::PositionSearch;
+use spsa::engine::{EngineSpec, OptionValue};
+use spsa::positions::eval::{EvalEngine, EvalSettings};
+use spsa::positions::{LabelledPositions, Loss, LossKind, Outcome};
+
+/// On-CPU seconds of a process: the larger of two readings. The sum of the first fields of
+/// /proc/PID/task/*/schedstat is precise (nanoseconds) but misses threads that exited (an engine
+/// that searches in a new thread per `go`); utime+stime of /proc/PID/stat counts every thread
+/// but in clock ticks (10 ms).
+fn cpu_of(pid: &str) -> f64 {
+    let precise = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+                .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+                .sum::<f64>()
+                / 1e9
+        })
+        .unwrap_or(0.0);
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let ticks = stat.rfind(')').map_or(0.0, |close| {
+        let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+        let num = |i: usize| f.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        (num(14) + num(15)) / 100.0
+    });
+    precise.max(ticks)
+}
+
+/// Positions from seeded random games, 8 to 60 plies, not in check.
+fn positions(n: usize) -> LabelledPositions {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(42);
+    let mut set = LabelledPositions::new();
+    while set.len() < n {
+        let mut pos = Chess::default();
+        for _ in 0..rng.random_range(8..60) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+        if !pos.is_check() && !pos.is_game_over() {
+            let o = [Outcome::WhiteWins, Outcome::Draw, Outcome::BlackWins][set.len() % 3];
+            set.push(&pos, o).expect("fits");
+        }
+    }
+    set
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+struct Row {
+    name: String,
+    per_sec: f64,
+    ours_us: f64,
+    engine_us: f64,
+}
+
+async fn measure(
+    name: &str,
+    setup: &EngineSetup,
+    tuned: &[(String, f64)],
+    depth: u32,
+    set: &LabelledPositions,
+    rounds: usize,
+) -> Row {
+    let settings = EvalSettings {
+        search: PositionSearch::Depth(depth),
+        deadline: Duration::from_secs(60),
+    };
+    let names: Vec<String> = tuned.iter().map(|t| t.0.clone()).collect();
+    let mut e = EvalEngine::start(setup, settings, &names)
+        .await
+        .expect("engine starts");
+    let pid = e.pid().expect("running");
+    let engine_pid = pid.to_string();
+    let all: Vec<usize> = (0..set.len()).collect();
+    let loss = Loss::new(LossKind::Texel, 1.0);
+    // Warm-up: page in the engine, its hash, our buffers.
+    e.score(set, &all[..20.min(all.len())], tuned).await.expect("scores");
+    let (mut rate, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (o0, t0, w0) = (
+            cpu_of("self"),
+            cpu_of(&engine_pid),
+            Instant::now(),
+        );
+        let s = e.score(set, &all, tuned).await.expect("scores");
+        let l = loss.mean(
+            s.scores
+                .iter()
+                .enumerate()
+                .filter_map(|(i, q)| q.map(|q| (set.outcome(i), q))),
+        );
+        std::hint::black_box(l);
+        let wall = w0.elapsed().as_secs_f64();
+        let (o1, t1) = (cpu_of("self"), cpu_of(&engine_pid));
+        let n = set.len() as f64;
+        rate.push(n / wall);
+        ours.push((o1 - o0) / n * 1e6);
+        theirs.push((t1 - t0) / n * 1e6);
+    }
+    e.quit().await;
+    Row {
+        name: format!("{name} depth {depth}"),
+        per_sec: median(rate),
+        ours_us: median(ours),
+        engine_us: median(theirs),
+    }
+}
+
+fn main() {
+    let n: usize = std::env::var("POSITIONS_EVAL_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    let rounds: usize = std::env::var("POSITIONS_EVAL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let set = positions(n);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sparring = EngineSetup {
+        spec: EngineSpec::new("sparring", env!("CARGO_BIN_EXE_sparring")),
+        fixed: vec![("Hash".into(), OptionValue::Number(1.0))],
+    };
+    let sparring_tuned = vec![("PawnValue".to_string(), 100.0), ("Tempo".to_string(), 10.0)];
+    let stockfish = EngineSetup {
+        spec: EngineSpec::new("stockfish", "/usr/games/stockfish"),
+        fixed: vec![
+            ("Hash".into(), OptionValue::Number(8.0)),
+            ("Threads".into(), OptionValue::Number(1.0)),
+        ],
+    };
+    let mut rows = Vec::new();
+    rt.block_on(async {
+        for depth in [1, 2] {
+            rows.push(measure("sparring", &sparring, &sparring_tuned, depth, &set, rounds).await);
+            if std::path::Path::new("/usr/games/stockfish").exists() {
+                rows.push(measure("stockfish", &stockfish, &[], depth, &set, rounds).await);
+            }
+        }
+    });
+    println!(
+        "{n} positions per round, {rounds} rounds, medians; build: {}",
+        if cfg!(debug_assertions) { "debug" } else { "release" }
+    );
+    println!(
+        "{:<20} {:>12} {:>14} {:>16} {:>12}",
+        "engine", "positions/s", "ours µs/pos", "engine µs/pos", "ours/engine"
+    );
+    for r in rows {
+        println!(
+            "{:<20} {:>12.0} {:>14.1} {:>16.1} {:>11.1}%",
+            r.name,
+            r.per_sec,
+            r.ours_us,
+            r.engine_us,
+            100.0 * r.ours_us / r.engine_us
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! `spsa positions GAMES.pgn... -o OUT.epd`: labelled positions from finished games (ours from
+//! `spsa match --pgn`, or anyone's), labelled with the game's result from White's side.
+//!
+//! Per game: the positions after each ply from `--skip-plies` on (book moves are not the engines'
+//! choices), except positions in check (a static score is meaningless there), positions with no
+//! legal move, and — for adjudicated games (`Termination "adjudication"`) — the last
+//! `--adjudicated-tail` plies, unless `--keep-adjudicated-tail`. Games without a result (`*`) are
+//! skipped. At most `--per-game N` positions per game are drawn (seeded), and a position already
+//! taken (same placement, side, castling, en passant) is never taken twice. With
+//! `--validation-out FILE --validation-fraction F`, a seeded fraction F of the *games* goes to the
+//! validation file, so no game feeds both sets.
+//!
+//! Every input is read and checked before anything is written; outputs are written atomically.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{Chess, EnPassantMode, Position};
+
+use super::labelled::{LabelledPositions, Outcome};
+use crate::game::book::read_pgn_games;
+
+/// The command's flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PositionsArgs {
+    /// PGN files to read.
+    #[arg(required = true, value_name = "GAMES.pgn")]
+    pub games: Vec<PathBuf>,
+    /// Write the labelled positions here (`<EPD> c9 "1-0";` lines).
+    #[arg(short = 'o', long = "out", value_name = "OUT.epd")]
+    pub out: PathBuf,
+    /// Skip this many plies at the start of every game (the book).
+    #[arg(long, default_value_t = 8)]
+    pub skip_plies: usize,
+    /// At most this many positions per game.
+    #[arg(long, default_value_t = 10)]
+    pub per_game: usize,
+    /// Plies dropped from the end of adjudicated games.
+    #[arg(long, default_value_t = 10)]
+    pub adjudicated_tail: usize,
+    /// Keep the last plies of adjudicated games too.
+    #[arg(long)]
+    pub keep_adjudicated_tail: bool,
+    /// Seed of the per-game draws and of the validation split.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the validation positions here.
+    #[arg(long, requires = "validation_fraction", value_name = "FILE")]
+    pub validation_out: Option<PathBuf>,
+    /// The fraction of games whose positions go to --validation-out.
+    #[arg(long, requires = "validation_out", value_name = "F")]
+    pub validation_fraction: Option<f64>,
+}
+
+/// A problem with the command's input (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ExtractError(pub String);
+
+/// What an extraction found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    pub train: LabelledPositions,
+    pub validation: LabelledPositions,
+    pub games: usize,
+    /// Games without a result.
+    pub unfinished: usize,
+    /// Candidate positions dropped because an equal one was taken already.
+    pub duplicates: usize,
+}
+
+/// Extract labelled positions from PGN texts (`(name, bytes)` pairs) as the flags say.
+pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Extracted> {
+    let fraction = args.validation_fraction.unwrap_or(0.0);
+    if !(0.0..1.0).contains(&fraction) {
+        return Err(ExtractError(format!(
+            "--validation-fraction must be in [0, 1), not {fraction}"
+        ))
+        .into());
+    }
+    let mut out = Extracted::default();
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    for (path, bytes) in inputs {
+        read_pgn_games(path, bytes, None, |game| {
+            out.games += 1;
+            let outcome = match game.result.as_deref().map(str::trim) {
+                Some("1-0") => Outcome::WhiteWins,
+                Some("0-1") => Outcome::BlackWins,
+                Some("1/2-1/2") => Outcome::Draw,
+                _ => {
+                    out.unfinished += 1;
+                    return Ok(());
+                }
+            };
+            let to_validation = rng.random::<f64>() < fraction;
+            let adjudicated = game
+                .termination
+                .as_deref()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("adjudication"));
+            let plies = game.moves.len();
+            let end = if adjudicated && !args.keep_adjudicated_tail {
+                plies.saturating_sub(args.adjudicated_tail)
+            } else {
+                plies
+            };
+            // Positions after ply p (p = 1..=plies), for p in [skip + 1, end].
+            let mut pos = game.start.clone();
+            let mut candidates: Vec<Chess> = Vec::new();
+            for (i, m) in game.moves.iter().enumerate() {
+                pos.play_unchecked(*m);
+                let ply = i + 1;
+                if ply <= args.skip_plies || ply > end {
+                    continue;
+                }
+                if pos.is_check() || pos.legal_moves().is_empty() {
+                    continue;
+                }
+                candidates.push(pos.clone());
+            }
+            candidates.shuffle(&mut rng);
+            let target = if to_validation {
+                &mut out.validation
+            } else {
+                &mut out.train
+            };
+            let mut taken = 0;
+            for c in candidates {
+                if taken >= args.per_game {
+                    break;
+                }
+                let key: Zobrist64 = c.zobrist_hash(EnPassantMode::Legal);
+                if !seen.insert(key.0) {
+                    out.duplicates += 1;
+                    continue;
+                }
+                target
+                    .push(&c, outcome)
+                    .map_err(|e| crate::game::BookError::Invalid {
+                        path: path.clone(),
+                        line: game.line,
+                        message: e.to_string(),
+                    })?;
+                taken += 1;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+/// Run the command: read every PGN, extract, write the outputs, summarise on stderr.
+pub fn run(args: &PositionsArgs) -> Result<()> {
+    let mut inputs = Vec::with_capacity(args.games.len());
+    for p in &args.games {
+        let bytes = std::fs::read(p)
+            .map_err(|e| ExtractError(format!("{}: cannot read: {e}", p.display())))?;
+        inputs.push((p.clone(), bytes));
+    }
+    let found = extract(&inputs, args)?;
+    if found.train.is_empty() {
+        return Err(ExtractError(format!(
+            "no positions extracted from {} games ({} without a result): nothing written",
+            found.games, found.unfinished
+        ))
+        .into());
+    }
+    write_set(&args.out, &found.train)?;
+    if let Some(v) = &args.validation_out {
+        write_set(v, &found.validation)?;
+    }
+    eprintln!(
+        "{} games ({} without a result): {} positions to {}{}, {} duplicates dropped",
+        found.games,
+        found.unfinished,
+        found.train.len(),
+        args.out.display(),
+        match &args.validation_out {
+            Some(v) => format!(", {} to {}", found.validation.len(), v.display()),
+            None => String::new(),
+        },
+        found.duplicates
+    );
+    Ok(())
+}
+
+fn write_set(path: &Path, set: &LabelledPositions) -> Result<()> {
+    let mut bytes = Vec::with_capacity(set.len() * 80);
+    set.write_epd(&mut bytes)?;
+    crate::tuner::checkpoint::write_atomically(path, &bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: PositionsArgs,
+    }
+
+    fn args(extra: &[&str]) -> PositionsArgs {
+        let mut v = vec!["spsa", "g.pgn", "-o", "out.epd"];
+        v.extend_from_slice(extra);
+        Cli::parse_from(v).args
+    }
+
+    /// Two decisive games, one adjudicated, one unfinished; the same opening in each.
+    const PGN: &str = r#"[Event "t"]
+[Result "1-0"]
+
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 1-0
+
+[Event "t"]
+[Result "0-1"]
+[Termination "adjudication"]
+
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 0-1
+
+[Event "t"]
+[Result "*"]
+
+1. d4 d5 *
+
+[Event "t"]
+[Result "1/2-1/2"]
+
+1. e4 e5 2. Qh5 Nc6 3. Qxf7+ Kxf7 4. Nf3 d6 5. d3 Nf6 1/2-1/2
+"#;
+
+    fn run_on(a: &PositionsArgs) -> Extracted {
+        extract(&[(PathBuf::from("g.pgn"), PGN.as_bytes().to_vec())], a).unwrap()
+    }
+
+    #[test]
+    fn skips_book_checks_duplicates_and_adjudicated_tails() {
+        let e = run_on(&args(&["--skip-plies", "4", "--per-game", "100"]));
+        assert_eq!((e.games, e.unfinished), (4, 1));
+        // Game 1: plies 5..=14 → 10 positions. Game 2 (adjudicated, same moves): its first
+        // positions repeat game 1's and the last 10 plies are dropped → nothing new. Game 4:
+        // plies 5..=10, minus the position after 3. Qxf7+ (check) → 5.
+        assert_eq!(e.train.len(), 15);
+        assert_eq!(
+            e.duplicates, 0,
+            "the tail rule removed game 2's positions first"
+        );
+        let outcomes: Vec<Outcome> = e.train.outcomes().collect();
+        assert_eq!(
+            outcomes
+                .iter()
+                .filter(|o| **o == Outcome::WhiteWins)
+                .count(),
+            10
+        );
+        assert_eq!(outcomes.iter().filter(|o| **o == Outcome::Draw).count(), 5);
+        for i in 0..e.train.len() {
+            assert!(!e.train.position(i).is_check());
+        }
+        // Keeping the adjudicated tail: game 2's positions are all duplicates of game 1's.
+        let e = run_on(&args(&[
+            "--skip-plies",
+            "4",
+            "--per-game",
+            "100",
+            "--keep-adjudicated-tail",
+        ]));
+        assert_eq!(e.train.len(), 15);
+        assert_eq!(e.duplicates, 10);
+    }
+
+    #[test]
+    fn per_game_cap_seed_and_validation_split() {
+        // The adjudicated game gives nothing here (its tail is all of it).
+        let base = [
+            "--skip-plies",
+            "2",
+            "--per-game",
+            "3",
+            "--adjudicated-tail",
+            "14",
+        ];
+        let with = |extra: &[&str]| args(&[&base[..], extra].concat());
+        let e1 = run_on(&with(&["--seed", "5"]));
+        let e2 = run_on(&with(&["--seed", "5"]));
+        assert_eq!(e1, e2);
+        assert_eq!(e1.train.len(), 6);
+        let other = run_on(&with(&["--seed", "6"]));
+        assert_ne!(e1.train, other.train);
+        let v = run_on(&with(&[
+            "--validation-out",
+            "v.epd",
+            "--validation-fraction",
+            "0.5",
+        ]));
+        assert_eq!(v.train.len() + v.validation.len(), 6);
+        assert!(
+            v.train.len().is_multiple_of(3),
+            "whole games go to one side"
+        );
+    }
+
+    #[test]
+    fn writes_nothing_on_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn = dir.path().join("bad.pgn");
+        std::fs::write(&pgn, "[Result \"1-0\"]\n\n1. e4 e5 2. Ke3 1-0\n").unwrap();
+        let out = dir.path().join("out.epd");
+        let mut a = args(&[]);
+        a.games = vec![pgn];
+        a.out = out.clone();
+        let e = run(&a).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("bad.pgn:1") && msg.contains("illegal move"),
+            "{msg}"
+        );
+        assert!(!out.exists());
+        // A good file: written, and it reads back.
+        let good = dir.path().join("good.pgn");
+        std::fs::write(&good, PGN).unwrap();
+        a.games = vec![good];
+        run(&a).unwrap();
+        let back = LabelledPositions::load(&out).unwrap();
+        assert!(!back.is_empty());
+    }
+}

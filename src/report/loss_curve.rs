@@ -1,0 +1,289 @@
+//! The loss log of a tune from positions, and its learning curve (training and validation loss
+//! against the iteration, as chess4j plots them).
+//!
+//! The log sits beside the θ log (`x.log` → `x.loss.csv`): a header, then one row per measured
+//! point, `iteration,train_loss,validation_loss`, either loss possibly empty. For SPSA the training
+//! loss is the batch's mean loss at θ± ((L+ + L−)/2, free with every iteration, noisy: the curve
+//! shows its running mean), and the validation loss is measured every few iterations at the
+//! trial's midpoint; for the local search both are full-set losses after every pass.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+
+use super::ReportError;
+use super::plot::{FAMILY, register_font};
+
+/// The first line of a loss log.
+pub const HEADER: &str = "iteration,train_loss,validation_loss\n";
+
+/// One row of the loss log.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossRow {
+    pub iteration: u64,
+    pub train: Option<f64>,
+    pub validation: Option<f64>,
+}
+
+impl LossRow {
+    /// The row as a log line (with its newline).
+    pub fn line(&self) -> String {
+        let f = |v: Option<f64>| v.map(|v| format!("{v:.8}")).unwrap_or_default();
+        format!(
+            "{},{},{}\n",
+            self.iteration,
+            f(self.train),
+            f(self.validation)
+        )
+    }
+}
+
+/// The loss log that goes with a θ log.
+pub fn loss_log_path(theta_log: &Path) -> PathBuf {
+    let stem = theta_log
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "spsa".into());
+    theta_log.with_file_name(format!("{stem}.loss.csv"))
+}
+
+/// Read a loss log. A row that cannot be read is an error naming its line.
+pub fn read(path: &Path) -> Result<Vec<LossRow>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the loss log", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == 0 || line.trim().is_empty() {
+            continue;
+        }
+        let bad = || {
+            ReportError(format!(
+                "{}:{}: unreadable loss row {line:?}",
+                path.display(),
+                i + 1
+            ))
+        };
+        let mut f = line.split(',');
+        let iteration = f
+            .next()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(bad)?;
+        let opt = |s: Option<&str>| -> Result<Option<f64>, ReportError> {
+            match s.map(str::trim) {
+                None | Some("") => Ok(None),
+                Some(v) => v.parse().map(Some).map_err(|_| bad()),
+            }
+        };
+        let train = opt(f.next())?;
+        let validation = opt(f.next())?;
+        rows.push(LossRow {
+            iteration,
+            train,
+            validation,
+        });
+    }
+    Ok(rows)
+}
+
+/// First, last and best of each loss, for the report's text.
+pub fn summary(rows: &[LossRow]) -> String {
+    let mut out = String::new();
+    for (name, pick) in [
+        (
+            "training",
+            (|r: &LossRow| r.train) as fn(&LossRow) -> Option<f64>,
+        ),
+        ("validation", |r: &LossRow| r.validation),
+    ] {
+        let v: Vec<(u64, f64)> = rows
+            .iter()
+            .filter_map(|r| pick(r).map(|x| (r.iteration, x)))
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        // The SPSA training loss is one batch per row: compare means of the first and last tenth.
+        let tenth = (v.len() / 10).max(1);
+        let mean = |s: &[(u64, f64)]| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64;
+        let first = mean(&v[..tenth]);
+        let last = mean(&v[v.len() - tenth..]);
+        out.push_str(&format!(
+            "{name} loss: {first:.6} at the start, {last:.6} at the end ({:+.2}%), {} rows\n",
+            100.0 * (last - first) / first.max(1e-12),
+            v.len()
+        ));
+    }
+    out
+}
+
+/// The plot file for the learning curve beside the θ plot: `x.png` → `x.loss.png`.
+pub fn plot_path(theta_plot: &Path) -> PathBuf {
+    let stem = theta_plot
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plot".into());
+    let ext = theta_plot
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "png".into());
+    theta_plot.with_file_name(format!("{stem}.loss.{ext}"))
+}
+
+/// A running mean over `w` rows (the first rows average what they have).
+fn running_mean(v: &[(f64, f64)], w: usize) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(v.len());
+    let mut sum = 0.0;
+    for i in 0..v.len() {
+        sum += v[i].1;
+        if i >= w {
+            sum -= v[i - w].1;
+        }
+        out.push((v[i].0, sum / (i + 1).min(w) as f64));
+    }
+    out
+}
+
+/// Draw the learning curve to `file` (`.png` or `.svg`).
+pub fn draw(file: &Path, rows: &[LossRow], title: &str) -> Result<()> {
+    register_font()?;
+    let size = (1200, 600);
+    match file
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("png") => draw_on(
+            BitMapBackend::new(file, size).into_drawing_area(),
+            rows,
+            title,
+        ),
+        Some("svg") => draw_on(SVGBackend::new(file, size).into_drawing_area(), rows, title),
+        _ => Err(ReportError(format!(
+            "{}: the plot file must end in .png or .svg",
+            file.display()
+        ))
+        .into()),
+    }
+    .with_context(|| format!("{}: cannot draw the learning curve", file.display()))
+}
+
+fn draw_on<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    rows: &[LossRow],
+    title: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let train: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.train.map(|t| (r.iteration as f64, t)))
+        .collect();
+    let valid: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.validation.map(|t| (r.iteration as f64, t)))
+        .collect();
+    let smooth = running_mean(&train, (train.len() / 25).max(1));
+    let all = smooth.iter().chain(valid.iter());
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(_, y) in all {
+        lo = lo.min(y);
+        hi = hi.max(y);
+    }
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.08).max(1e-6);
+    let last = rows.last().map(|r| r.iteration).unwrap_or(1).max(1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 20))
+        .margin(14)
+        .margin_right(30)
+        .x_label_area_size(45)
+        .y_label_area_size(90)
+        .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .y_desc("loss")
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 16))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.5}"))
+        .light_line_style(BLACK.mix(0.04))
+        .draw()?;
+    let blue = RGBColor(31, 119, 180);
+    let orange = RGBColor(255, 127, 14);
+    chart
+        .draw_series(LineSeries::new(smooth, blue.stroke_width(2)))?
+        .label("training")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(3)));
+    if !valid.is_empty() {
+        chart
+            .draw_series(LineSeries::new(valid.clone(), orange.stroke_width(2)))?
+            .label("validation")
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], orange.stroke_width(3))
+            });
+        chart.draw_series(valid.iter().map(|&p| Circle::new(p, 3, orange.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FAMILY, 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_and_plot() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("run.log");
+        let path = loss_log_path(&log);
+        assert_eq!(path, dir.path().join("run.loss.csv"));
+        let mut text = HEADER.to_string();
+        let rows: Vec<LossRow> = (1..=40)
+            .map(|k| LossRow {
+                iteration: k,
+                train: Some(0.1 - 0.001 * k as f64),
+                validation: (k % 10 == 0).then_some(0.1 - 0.0008 * k as f64),
+            })
+            .collect();
+        for r in &rows {
+            text.push_str(&r.line());
+        }
+        std::fs::write(&path, &text).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.len(), 40);
+        assert_eq!(back[9].validation.map(|v| (v * 1e4).round()), Some(920.0));
+        assert_eq!(back[0].validation, None);
+        let s = summary(&back);
+        assert!(
+            s.contains("training loss: 0.097500 at the start, 0.061500 at the end"),
+            "{s}"
+        );
+        assert!(s.contains("validation loss: 0.092000"), "{s}");
+        let png = dir.path().join("p.png");
+        assert_eq!(plot_path(&png), dir.path().join("p.loss.png"));
+        draw(&plot_path(&png), &back, "run").unwrap();
+        assert!(
+            std::fs::metadata(dir.path().join("p.loss.png"))
+                .unwrap()
+                .len()
+                > 1000
+        );
+        std::fs::write(&path, format!("{HEADER}1,0.1,x\n")).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains("run.loss.csv:2"), "{e}");
+    }
+}
