@@ -39,7 +39,11 @@ fn cpu_of(pid: &str) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let ticks = stat.rfind(')').map_or(0.0, |close| {
         let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-        let num = |i: usize| f.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        let num = |i: usize| {
+            f.get(i - 3)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
         (num(14) + num(15)) / 100.0
     });
     precise.max(ticks)
@@ -99,14 +103,12 @@ async fn measure(
     let all: Vec<usize> = (0..set.len()).collect();
     let loss = Loss::new(LossKind::Texel, 1.0);
     // Warm-up: page in the engine, its hash, our buffers.
-    e.score(set, &all[..20.min(all.len())], tuned).await.expect("scores");
+    e.score(set, &all[..20.min(all.len())], tuned)
+        .await
+        .expect("scores");
     let (mut rate, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let (o0, t0, w0) = (
-            cpu_of("self"),
-            cpu_of(&engine_pid),
-            Instant::now(),
-        );
+        let (o0, t0, w0) = (cpu_of("self"), cpu_of(&engine_pid), Instant::now());
         let s = e.score(set, &all, tuned).await.expect("scores");
         let l = loss.mean(
             s.scores
@@ -149,7 +151,10 @@ fn main() {
         spec: EngineSpec::new("sparring", env!("CARGO_BIN_EXE_sparring")),
         fixed: vec![("Hash".into(), OptionValue::Number(1.0))],
     };
-    let sparring_tuned = vec![("PawnValue".to_string(), 100.0), ("Tempo".to_string(), 10.0)];
+    let sparring_tuned = vec![
+        ("PawnValue".to_string(), 100.0),
+        ("Tempo".to_string(), 10.0),
+    ];
     let stockfish = EngineSetup {
         spec: EngineSpec::new("stockfish", "/usr/games/stockfish"),
         fixed: vec![
@@ -168,7 +173,11 @@ fn main() {
     });
     println!(
         "{n} positions per round, {rounds} rounds, medians; build: {}",
-        if cfg!(debug_assertions) { "debug" } else { "release" }
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
     );
     println!(
         "{:<20} {:>12} {:>14} {:>16} {:>12}",
