@@ -4,7 +4,6 @@
 //! with its `eval` command) exactly, at the default options and at perturbed ones.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::channel;
 use std::thread;
@@ -12,60 +11,12 @@ use std::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
+use shakmaty::{Chess, EnPassantMode, Position};
 
 use spsa::coefficients;
 
-/// Labelled positions from real opening lines of the bundled book, each played on by up to 90
-/// random legal plies (seeded), so every game phase and odd pawn structures occur. Labels are
-/// spread over the three results (they do not matter to the evaluation).
-fn write_positions(path: &Path, n: usize) -> Vec<Chess> {
-    let book = std::fs::read_to_string("openings/balanced_6ply.epd").unwrap();
-    let starts: Vec<Chess> = book
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let fields: Vec<&str> = l.split_whitespace().take(4).collect();
-            let fen: Fen = format!("{} 0 1", fields.join(" ")).parse().unwrap();
-            fen.into_position(CastlingMode::Standard).unwrap()
-        })
-        .collect();
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(9);
-    let mut out = String::new();
-    let mut positions = Vec::new();
-    while positions.len() < n {
-        let mut pos = starts[rng.random_range(0..starts.len())].clone();
-        let plies = rng.random_range(0..90);
-        for _ in 0..plies {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            let m = moves[rng.random_range(0..moves.len())];
-            pos.play_unchecked(m);
-        }
-        if pos.is_game_over() {
-            continue;
-        }
-        let fen = Fen::from_position(&pos, EnPassantMode::Legal);
-        let label = ["1-0", "1/2-1/2", "0-1"][positions.len() % 3];
-        // Both accepted forms.
-        if positions.len() % 2 == 0 {
-            out.push_str(&format!("{fen} [{label}]\n"));
-        } else {
-            let epd: Vec<String> = fen
-                .to_string()
-                .split(' ')
-                .take(4)
-                .map(String::from)
-                .collect();
-            out.push_str(&format!("{} c9 \"{label}\";\n", epd.join(" ")));
-        }
-        positions.push(pos);
-    }
-    std::fs::write(path, out).unwrap();
-    positions
-}
+mod coefficients_common;
+use coefficients_common::write_positions;
 
 /// (name, default, min, max) of each spin option but Hash, from the engine's `uci` answer.
 type Spin = (String, i64, i64, i64);

@@ -54,6 +54,7 @@
 mod binary;
 pub mod fit;
 pub mod objective;
+pub mod run;
 mod text;
 
 use std::fmt;
