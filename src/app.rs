@@ -41,6 +41,8 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
             || e.is::<OptionError>()
             || e.is::<crate::matchrun::MatchInputError>()
             || e.is::<crate::positions::PositionsError>()
+            || e.is::<crate::coefficients::CoefficientError>()
+            || e.is::<crate::coefficients::objective::MappingError>()
             || e.is::<crate::positions::extract::ExtractError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
@@ -79,6 +81,18 @@ pub fn load_config(req: &RunRequest) -> Result<Config> {
 pub async fn run(req: RunRequest) -> Result<()> {
     let config = load_config(&req)?;
     let vars = vars::load(&config.variables)?;
+    if let Some(p) = &config.positions
+        && matches!(
+            p.method,
+            crate::config::positions::Method::Gradient | crate::config::positions::Method::Lbfgs
+        )
+    {
+        let (resume, fresh) = (
+            matches!(req.mode, StartMode::Resume),
+            matches!(req.mode, StartMode::Fresh),
+        );
+        return crate::coefficients::run::command(&config, vars, resume, fresh).await;
+    }
     let files = RunFiles {
         log: config.log.clone(),
         checkpoint: config.checkpoint.clone(),

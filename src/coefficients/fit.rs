@@ -22,7 +22,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use super::objective::Objective;
+use super::objective::Model;
 use crate::positions::Loss;
 use crate::vars::Variable;
 
@@ -93,8 +93,8 @@ pub enum Finish {
 /// bounds.
 #[derive(Clone, Copy)]
 pub struct Problem<'a> {
-    pub train: &'a Objective<'a>,
-    pub validation: Option<&'a Objective<'a>>,
+    pub train: &'a dyn Model,
+    pub validation: Option<&'a dyn Model>,
     pub loss: Loss,
     pub vars: &'a [Variable],
 }
@@ -247,7 +247,7 @@ type Evaluated = (Vec<f64>, f64, Vec<f64>);
 
 /// The L-BFGS problem in scaled coordinates u = θ/c_end, with the bound penalty.
 struct Scaled<'a> {
-    objective: &'a Objective<'a>,
+    objective: &'a dyn Model,
     loss: Loss,
     vars: &'a [Variable],
     /// The line search asks for the cost and the gradient at the same points: one pass serves

@@ -52,6 +52,7 @@
 //! the heap.
 
 mod binary;
+pub mod estimated;
 pub mod fit;
 pub mod objective;
 pub mod run;

@@ -20,6 +20,42 @@ pub enum MappingError {
     Missing(String),
 }
 
+/// What the optimisers need of a training or validation set: its size, the mean loss at θ, and
+/// the mean loss over a range of positions with its gradient (exact from a coefficient file, or
+/// estimated through UCI by [`super::estimated`]).
+pub trait Model: Sync {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn loss(&self, loss: &Loss, theta: &[f64]) -> f64;
+    fn loss_and_gradient(
+        &self,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+        grad: &mut [f64],
+    ) -> f64;
+}
+
+impl Model for Objective<'_> {
+    fn len(&self) -> usize {
+        Objective::len(self)
+    }
+    fn loss(&self, loss: &Loss, theta: &[f64]) -> f64 {
+        Objective::loss(self, loss, theta)
+    }
+    fn loss_and_gradient(
+        &self,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+        grad: &mut [f64],
+    ) -> f64 {
+        Objective::loss_and_gradient(self, loss, theta, range, grad)
+    }
+}
+
 /// A coefficient set seen through a variables file: the loss and gradient as functions of θ
 /// (the variables file's order).
 pub struct Objective<'a> {

@@ -15,9 +15,14 @@ use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use super::Coefficients;
+use super::estimated::{Estimate, UciModel};
 use super::fit::{self, AdamState, Control, Epoch, Finish, FitSettings, Fitted, Problem};
-use super::objective::Objective;
+use super::objective::{Model, Objective};
+use crate::arena::EngineSetup;
 use crate::config::positions::{KSetting, Method, PositionsConfig, Validation};
+use crate::positions::Outcome;
+use crate::positions::eval::{EvalSettings, Evaluator};
+use crate::positions::source::load_sets;
 use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
 use crate::report::loss_curve::{HEADER, LossRow, loss_log_path};
@@ -159,9 +164,9 @@ fn split(positions: &PositionsConfig, seed: u64) -> Result<(Coefficients, Option
     }
 }
 
-/// Runs (or resumes) the tune; `stop` is asked after every epoch (Ctrl-C).
+/// Runs (or resumes) the tune from the coefficient file the config names; `stop` is asked
+/// after every epoch (Ctrl-C).
 pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome> {
-    let began = Instant::now();
     let p = run.positions;
     let method = p.method;
     if !matches!(method, Method::Gradient | Method::Lbfgs) {
@@ -188,7 +193,111 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
         load_began.elapsed().as_secs_f64(),
         run.threads
     );
+    drive(
+        run,
+        &train_obj,
+        valid_obj.as_ref().map(|v| v as &dyn Model),
+        &|start| Ok(train_obj.scored(start)),
+        stop,
+    )
+}
 
+/// Runs (or resumes) the tune through UCI engines, for a config without a coefficient file:
+/// Adam on SPSA gradient estimates (`gradient`) or L-BFGS on central differences (`lbfgs`).
+/// Starts its own tokio runtime: call it from a plain thread, not from async code.
+pub fn run_uci(
+    run: &GradientRun,
+    setup: &EngineSetup,
+    settings: EvalSettings,
+    stop: &dyn Fn() -> bool,
+) -> Result<GradientOutcome> {
+    let p = run.positions;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime for the engines")?;
+    let (train, validation) = load_sets(p, run.seed)?;
+    let names: Vec<String> = run.vars.iter().map(|v| v.name.clone()).collect();
+    let evaluator = runtime.block_on(Evaluator::start(setup, settings, &names, run.threads))?;
+    let d = run.vars.len();
+    let (estimate, how) = match p.method {
+        Method::Lbfgs => (
+            Estimate::CentralDifferences,
+            format!(
+                "central differences ({} scorings of the training set per gradient)",
+                2 * d + 1
+            ),
+        ),
+        _ => (
+            Estimate::Spsa { seed: run.seed },
+            "SPSA estimates (2 scorings of the batch per gradient)".to_string(),
+        ),
+    };
+    eprintln!(
+        "no coefficient file: gradients are estimated through UCI by {how}, far slower than exact gradients from a coefficient file; {} training and {} validation positions, {} engines",
+        train.len(),
+        validation.as_ref().map_or(0, |v| v.len()),
+        evaluator.len()
+    );
+    let train_model = UciModel::new(&runtime, &evaluator, &train, run.vars, estimate);
+    let valid_model = validation
+        .as_ref()
+        .map(|v| UciModel::new(&runtime, &evaluator, v, run.vars, estimate));
+    let fit_scores = |start: &[f64]| -> Result<Vec<(Outcome, f64)>> {
+        let values: Vec<(String, f64)> = names.iter().cloned().zip(start.iter().copied()).collect();
+        let scores = runtime.block_on(evaluator.score_all(&train, &values))?;
+        Ok(scores
+            .scores
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| q.map(|q| (train.outcome(i), q)))
+            .collect())
+    };
+    let failed = || {
+        train_model
+            .take_error()
+            .or_else(|| valid_model.as_ref().and_then(|v| v.take_error()))
+    };
+    let result = drive(
+        run,
+        &train_model,
+        valid_model.as_ref().map(|v| v as &dyn Model),
+        &fit_scores,
+        &|| stop() || train_model.error.lock().is_ok_and(|e| e.is_some()),
+    );
+    let searched = train_model
+        .searched
+        .load(std::sync::atomic::Ordering::Relaxed)
+        + valid_model
+            .as_ref()
+            .map_or(0, |v| v.searched.load(std::sync::atomic::Ordering::Relaxed));
+    runtime.block_on(evaluator.quit_all());
+    if let Some(e) = failed() {
+        return Err(e.context("an engine failed during the estimated-gradient run"));
+    }
+    let outcome = result?;
+    eprintln!(
+        "{searched} positions searched ({:.0} per epoch)",
+        searched as f64 / outcome.fitted.epochs.max(1) as f64
+    );
+    Ok(outcome)
+}
+
+/// Every training position's (result, score) at θ, for the K fit.
+type ScoresAt<'a> = dyn Fn(&[f64]) -> Result<Vec<(Outcome, f64)>> + 'a;
+
+/// The run's loop, whatever the model: K, files, epochs, checkpoints, final values.
+fn drive(
+    run: &GradientRun,
+    train_obj: &dyn Model,
+    valid_obj: Option<&dyn Model>,
+    fit_scores: &ScoresAt,
+    stop: &dyn Fn() -> bool,
+) -> Result<GradientOutcome> {
+    let began = Instant::now();
+    let p = run.positions;
+    let method = p.method;
     let loss_log_path = run.files.loss_log();
     let start: Vec<f64> = run.vars.iter().map(|v| v.start).collect();
     let (mut state, mut log, mut loss_log) = if run.resume {
@@ -217,7 +326,7 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
         let k = match p.k {
             KSetting::Fixed(k) => k,
             KSetting::Fit => {
-                let kfit = fit_k(p.loss, &train_obj.scored(&start));
+                let kfit = fit_k(p.loss, &fit_scores(&start)?);
                 eprintln!(
                     "K = {:.4} (fitted at the start values: training loss {:.6})",
                     kfit.k, kfit.loss
@@ -257,8 +366,8 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
         seed: run.seed,
     };
     let problem = Problem {
-        train: &train_obj,
-        validation: valid_obj.as_ref(),
+        train: train_obj,
+        validation: valid_obj,
         loss,
         vars: run.vars,
     };
@@ -333,7 +442,10 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
 
     // The θ log's last row holds the final values (the best epoch's, when validation picked it).
     if fitted.finish != Finish::Interrupted {
-        let last = problem_record(&train_obj, valid_obj.as_ref(), &loss, &fitted.theta);
+        let last = (
+            train_obj.loss(&loss, &fitted.theta),
+            valid_obj.map(|v| v.loss(&loss, &fitted.theta)),
+        );
         log.append(state.epoch as u64 + 1, &fitted.theta)?;
         state.log_bytes = log.flush()?;
         let line = LossRow {
@@ -358,20 +470,8 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
         k: state.k,
         fitted,
         seconds: began.elapsed().as_secs_f64(),
-        validated: validation.is_some(),
+        validated: valid_obj.is_some(),
     })
-}
-
-fn problem_record(
-    train: &Objective,
-    validation: Option<&Objective>,
-    loss: &Loss,
-    theta: &[f64],
-) -> (f64, Option<f64>) {
-    (
-        train.loss(loss, theta),
-        validation.map(|v| v.loss(loss, theta)),
-    )
 }
 
 /// The end-of-run text for stdout: the table, the variables CSV and the `setoption` lines.
@@ -399,4 +499,130 @@ pub fn final_report(vars: &[Variable], outcome: &GradientOutcome) -> String {
         render(Format::Csv, vars, &outcome.theta, 0),
         render(Format::Uci, vars, &outcome.theta, 0),
     )
+}
+
+/// `spsa run` for `method = "gradient"` or `"lbfgs"`: settles the seed and the files (refusing
+/// to overwrite a run unless `fresh`, which keeps the old files as `.bak`, `.bak.1`, …), runs
+/// the tune on a plain thread (exact gradients from `coefficients`, else estimates through the
+/// `[engine1]` engine), stops cleanly on Ctrl-C, and prints the final values on stdout.
+pub async fn command(
+    config: &crate::config::Config,
+    vars: Vec<Variable>,
+    resume: bool,
+    fresh: bool,
+) -> Result<()> {
+    let positions = config
+        .positions
+        .clone()
+        .context("an exact-gradient run needs objective = \"positions\"")?;
+    let files = RunFiles {
+        theta_log: config.log.clone(),
+        checkpoint: config.checkpoint.clone(),
+    };
+    let resume = resume && files.checkpoint.exists();
+    let seed = if resume {
+        read_checkpoint(&files.checkpoint)?
+            .seed
+            .parse::<u64>()
+            .context("damaged checkpoint seed")?
+    } else {
+        let existing: Vec<PathBuf> = [
+            files.theta_log.clone(),
+            files.loss_log(),
+            files.checkpoint.clone(),
+        ]
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect();
+        if !existing.is_empty() && !fresh {
+            return Err(crate::config::ConfigError::InFile {
+                path: config.path.clone(),
+                message: format!(
+                    "{} exists: continue with --resume, or start over with --fresh",
+                    existing[0].display()
+                ),
+            }
+            .into());
+        }
+        for path in existing {
+            backup(&path)?;
+        }
+        config
+            .seed
+            .unwrap_or_else(|| rand::Rng::next_u64(&mut rand::rng()))
+    };
+    let engine = match (&positions.gradient.coefficients, &config.games) {
+        (Some(_), _) => None,
+        (None, Some(games)) => Some((
+            crate::arena::engine_setup("Engine1", &games.engine1),
+            EvalSettings {
+                search: positions.search,
+                deadline: std::time::Duration::from_secs(60),
+            },
+        )),
+        (None, None) => bail!("{}: no engine configured", config.path.display()),
+    };
+    let threads = config.concurrency.max(1);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let worker = {
+        let stop = stop.clone();
+        let vars = vars.clone();
+        std::thread::spawn(move || {
+            let run = GradientRun {
+                positions: &positions,
+                vars: &vars,
+                files,
+                threads,
+                seed,
+                resume,
+            };
+            let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+            let result = match &engine {
+                None => self::run(&run, &stopped),
+                Some((setup, settings)) => run_uci(&run, setup, *settings, &stopped),
+            };
+            let _ = tx.send(result);
+        })
+    };
+    let mut rx = rx;
+    let result = tokio::select! {
+        r = &mut rx => r,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("stopping after this epoch (Ctrl-C)");
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            rx.await
+        }
+    };
+    let _ = worker.join();
+    let outcome = result.context("the tuning thread ended without a result")??;
+    if outcome.fitted.finish == Finish::Interrupted {
+        eprintln!(
+            "stopped after epoch {}; checkpoint {}; continue with --resume",
+            outcome.fitted.epochs,
+            config.checkpoint.display()
+        );
+    }
+    print!("{}", final_report(&vars, &outcome));
+    Ok(())
+}
+
+/// Renames `path` to the first free `path.bak`, `path.bak.1`, ….
+fn backup(path: &Path) -> Result<()> {
+    let mut n = 0;
+    loop {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(if n == 0 {
+            ".bak".to_string()
+        } else {
+            format!(".bak.{n}")
+        });
+        let target = PathBuf::from(name);
+        if !target.exists() {
+            return std::fs::rename(path, &target).with_context(|| {
+                format!("{}: cannot keep as {}", path.display(), target.display())
+            });
+        }
+        n += 1;
+    }
 }

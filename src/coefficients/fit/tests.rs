@@ -5,6 +5,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::*;
 use crate::coefficients::Coefficients;
+use crate::coefficients::objective::{Model, Objective};
 use crate::positions::loss::sigmoid;
 use crate::positions::{LossKind, Outcome};
 
@@ -46,7 +47,7 @@ fn problem<'a>(
 ) -> Problem<'a> {
     Problem {
         train,
-        validation,
+        validation: validation.map(|v| v as &dyn Model),
         loss: Loss::new(LossKind::Texel, K),
         vars,
     }
