@@ -77,7 +77,7 @@ pub const VERSION: u32 = 1;
 /// Why a coefficient file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum CoefficientError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}: cannot read or write the coefficient file", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,

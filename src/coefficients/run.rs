@@ -27,9 +27,9 @@ use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
 use crate::report::loss_curve::{HEADER, LossRow, loss_log_path};
 use crate::report::summary::final_table;
-use crate::tuner::checkpoint::write_atomically;
+use crate::tuner::checkpoint::{self, RunState, write_atomically};
 use crate::tuner::log::ThetaLog;
-use crate::vars::{self, Variable};
+use crate::vars::Variable;
 
 const STATE_PREFIX: &str = "#: ";
 const VERSION: u32 = 1;
@@ -94,23 +94,68 @@ fn method_name(m: Method) -> &'static str {
     }
 }
 
-fn render_checkpoint(state: &GradientState, vars: &[Variable]) -> Result<String> {
-    let mut out = String::from(
-        "# spsa checkpoint (exact-gradient run): a variables file whose start column is θ.\n\
-         # Continue with `spsa run CONFIG --resume`; the `#:` lines are its state.\n",
-    );
-    let body = toml::to_string(state).context("cannot serialize checkpoint state")?;
+/// The part of the checkpoint only a gradient run has, in a `[gradient]` table of the `#:`
+/// lines (the rest is the tuner's own [`RunState`], so `spsa report` reads it like any run's).
+#[derive(Serialize, Deserialize)]
+struct GradientPart {
+    method: String,
+    k: f64,
+    epoch: usize,
+    loss_log_bytes: u64,
+    adam: AdamState,
+}
+
+#[derive(Deserialize)]
+struct GradientTable {
+    gradient: GradientPart,
+}
+
+fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) -> Result<String> {
+    let run_state = RunState {
+        version: checkpoint::VERSION,
+        seed: state.seed.clone(),
+        // The θ log's rows: one per epoch, and the final values once finished.
+        applied: state.epoch as u64 + u64::from(state.finished),
+        finished: state.finished,
+        theta: state.theta.clone(),
+        start: state.start.clone(),
+        rng_word_pos: "0".into(),
+        log_bytes: state.log_bytes,
+        iterations: if state.finished {
+            state.epoch as u64 + 1
+        } else {
+            epochs as u64
+        },
+        a: 0.0,
+        alpha: 0.0,
+        gamma: 0.0,
+        counts: Default::default(),
+    };
+    let mut out = checkpoint::render(&run_state, vars)?;
+    let part = GradientPart {
+        method: state.method.clone(),
+        k: state.k,
+        epoch: state.epoch,
+        loss_log_bytes: state.loss_log_bytes,
+        adam: state.adam.clone(),
+    };
+    #[derive(Serialize)]
+    struct Wrap<'a> {
+        gradient: &'a GradientPart,
+    }
+    let body =
+        toml::to_string(&Wrap { gradient: &part }).context("cannot serialize checkpoint state")?;
     for line in body.lines() {
         out.push_str(STATE_PREFIX);
         out.push_str(line);
         out.push('\n');
     }
-    out.push_str(&vars::to_csv(vars, &state.theta));
     Ok(out)
 }
 
 /// Reads a gradient run's checkpoint.
 pub fn read_checkpoint(path: &Path) -> Result<GradientState> {
+    let common = checkpoint::read(path)?;
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read checkpoint", path.display()))?;
     let state_text: String = text
@@ -118,16 +163,23 @@ pub fn read_checkpoint(path: &Path) -> Result<GradientState> {
         .filter_map(|l| l.strip_prefix(STATE_PREFIX))
         .flat_map(|l| [l, "\n"])
         .collect();
-    let state: GradientState = toml::from_str(&state_text)
-        .with_context(|| format!("{}: not an exact-gradient run's checkpoint", path.display()))?;
-    if state.version != VERSION {
-        bail!(
-            "{}: checkpoint version {} is not supported",
-            path.display(),
-            state.version
-        );
-    }
-    Ok(state)
+    let part = toml::from_str::<GradientTable>(&state_text)
+        .with_context(|| format!("{}: not an exact-gradient run's checkpoint", path.display()))?
+        .gradient;
+    let s = common.state;
+    Ok(GradientState {
+        version: VERSION,
+        method: part.method,
+        seed: s.seed,
+        k: part.k,
+        start: s.start,
+        theta: s.theta,
+        epoch: part.epoch,
+        finished: s.finished,
+        log_bytes: s.log_bytes,
+        loss_log_bytes: part.loss_log_bytes,
+        adam: part.adam,
+    })
 }
 
 /// Train and validation sets: a validation file, or a seeded fraction held out. The training
@@ -393,7 +445,7 @@ fn drive(
             }
             write_atomically(
                 &run.files.checkpoint,
-                render_checkpoint(state, run.vars)?.as_bytes(),
+                render_checkpoint(state, run.vars, p.gradient.epochs)?.as_bytes(),
             )?;
             Ok(())
         })();
@@ -461,7 +513,7 @@ fn drive(
         state.finished = true;
         write_atomically(
             &run.files.checkpoint,
-            render_checkpoint(&state, run.vars)?.as_bytes(),
+            render_checkpoint(&state, run.vars, p.gradient.epochs)?.as_bytes(),
         )?;
     }
     Ok(GradientOutcome {
