@@ -24,6 +24,8 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<OptionError>()
             || e.is::<crate::game::TablebaseError>()
             || e.is::<crate::positions::PositionsError>()
+            || e.is::<crate::coefficients::CoefficientError>()
+            || e.is::<crate::coefficients::objective::MappingError>()
             || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))

@@ -9,6 +9,7 @@
 
 pub mod arena;
 pub mod cli;
+pub mod coefficients;
 pub mod config;
 pub mod db;
 pub mod engine;

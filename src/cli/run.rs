@@ -101,6 +101,13 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let mode = args.mode();
+    if let Some(p) = &config.positions
+        && matches!(p.method, Method::Gradient | Method::Lbfgs)
+    {
+        // Exact or estimated gradients: epochs over the whole set, with the run's files.
+        let (resume, fresh) = (mode == StartMode::Resume, mode == StartMode::Fresh);
+        return crate::coefficients::run::command(&config, vars, resume, fresh).await;
+    }
     // The seed is settled before anything starts: a resumed run keeps its own, so its opening
     // order is the same as before the interruption.
     let seed = match mode {

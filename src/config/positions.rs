@@ -12,6 +12,19 @@
 //! method = "spsa"               # or "local"
 //! batch = 1000                  # positions per SPSA iteration
 //! ```
+//!
+//! Engines that export their evaluation as a coefficient file (see [`crate::coefficients`]) are
+//! tuned with exact gradients instead of searches:
+//!
+//! ```toml
+//! [positions]
+//! coefficients = "data/train.coef"  # replaces `train`; `validation` is then a coefficient file
+//! method = "gradient"               # Adam; or "lbfgs"
+//! epochs = 200                      # most epochs (L-BFGS: iterations)
+//! learning_rate = 1.0               # Adam's step, in units of each variable's c_end
+//! minibatch = 16384                 # positions per Adam step (default: all)
+//! patience = 20                     # stop after this many epochs without a better validation loss
+//! ```
 //! The engine is `[engine1]`; `concurrency` engine processes share the evaluations.
 
 use std::path::{Path, PathBuf};
@@ -34,6 +47,11 @@ pub(super) struct PositionsTable {
     k: Option<KValue>,
     method: Option<String>,
     batch: Option<u64>,
+    coefficients: Option<String>,
+    epochs: Option<u64>,
+    learning_rate: Option<f64>,
+    minibatch: Option<u64>,
+    patience: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -54,6 +72,20 @@ pub struct PositionsConfig {
     pub method: Method,
     /// Positions per SPSA iteration (the same batch for θ+ and θ−).
     pub batch: usize,
+    /// The exact-gradient settings (`method = "gradient"` or `"lbfgs"`).
+    pub gradient: GradientConfig,
+}
+
+/// Settings of the exact-gradient methods; `coefficients` set means the engine's evaluation
+/// comes from that file (and `train`/`validation` name coefficient files), else the gradients
+/// are estimated through UCI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradientConfig {
+    pub coefficients: Option<PathBuf>,
+    pub epochs: usize,
+    pub learning_rate: f64,
+    pub minibatch: Option<usize>,
+    pub patience: usize,
 }
 
 /// Where validation positions come from.
@@ -88,6 +120,10 @@ pub enum Method {
     Spsa,
     /// Texel's local search: ±step per variable while the full training loss drops.
     Local,
+    /// Adam on exact (or estimated) gradients, with learning curves and early stopping.
+    Gradient,
+    /// L-BFGS on exact (or estimated) gradients.
+    Lbfgs,
 }
 
 /// Default positions per SPSA iteration.
@@ -132,10 +168,15 @@ pub(super) fn build(
         ));
     };
     let key = |name: &str, message: String| err(format!("key `positions.{name}`: {message}"));
-    let train = t
-        .train
-        .as_deref()
-        .ok_or_else(|| err("missing key `positions.train`".into()))?;
+    let train = match (t.train.as_deref(), t.coefficients.as_deref()) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "keys `positions.train` and `positions.coefficients`: give one, not both".into(),
+            ));
+        }
+        (Some(f), None) | (None, Some(f)) => f,
+        (None, None) => return Err(err("missing key `positions.train`".into())),
+    };
     let validation = match (&t.validation, t.validation_fraction) {
         (Some(_), Some(_)) => {
             return Err(err(
@@ -190,12 +231,40 @@ pub(super) fn build(
     let method = match t.method.as_deref().unwrap_or("spsa") {
         "spsa" => Method::Spsa,
         "local" => Method::Local,
+        "gradient" => Method::Gradient,
+        "lbfgs" => Method::Lbfgs,
         other => {
             return Err(key(
                 "method",
-                format!("expected \"spsa\" or \"local\", found \"{other}\""),
+                format!(
+                    "expected \"spsa\", \"local\", \"gradient\" or \"lbfgs\", found \"{other}\""
+                ),
             ));
         }
+    };
+    if t.coefficients.is_some() && !matches!(method, Method::Gradient | Method::Lbfgs) {
+        return Err(key(
+            "coefficients",
+            "needs `method = \"gradient\"` or `\"lbfgs\"`".into(),
+        ));
+    }
+    let positive = |name: &str, v: Option<u64>, default: Option<usize>| match v {
+        Some(0) => Err(key(name, "must be at least 1".into())),
+        Some(v) => usize::try_from(v)
+            .map(Some)
+            .map_err(|_| key(name, format!("too large: {v}"))),
+        None => Ok(default),
+    };
+    let gradient = GradientConfig {
+        coefficients: t.coefficients.as_deref().map(|c| resolve_input(path, c)),
+        epochs: positive("epochs", t.epochs, Some(200))?.unwrap_or(200),
+        learning_rate: match t.learning_rate {
+            None => 1.0,
+            Some(r) if r.is_finite() && r > 0.0 => r,
+            Some(r) => return Err(key("learning_rate", format!("must be > 0, not {r}"))),
+        },
+        minibatch: positive("minibatch", t.minibatch, None)?,
+        patience: t.patience.map_or(20, |p| p as usize),
     };
     let batch = match t.batch {
         None => DEFAULT_BATCH,
@@ -210,6 +279,7 @@ pub(super) fn build(
         k,
         method,
         batch,
+        gradient,
     }))
 }
 
@@ -261,6 +331,24 @@ mod tests {
             c.positions.unwrap().validation,
             Validation::File("conf/v.epd".into())
         );
+        assert_eq!(p.gradient.coefficients, None);
+
+        let c = parse(&format!(
+            "objective = \"positions\"\n{HEAD}[positions]\ncoefficients = \"t.coef\"\nmethod = \"lbfgs\"\nepochs = 50\nlearning_rate = 0.5\nminibatch = 4096\npatience = 0\n"
+        ))
+        .unwrap();
+        let p = c.positions.unwrap();
+        assert_eq!(p.method, Method::Lbfgs);
+        assert_eq!(
+            p.gradient,
+            GradientConfig {
+                coefficients: Some("conf/t.coef".into()),
+                epochs: 50,
+                learning_rate: 0.5,
+                minibatch: Some(4096),
+                patience: 0,
+            }
+        );
         // A games config has no positions.
         let c = parse(&format!("{HEAD}[games]\ndepth = 2\n")).unwrap();
         assert!(c.positions.is_none());
@@ -290,6 +378,22 @@ mod tests {
             (
                 p("train = \"t.epd\"\nmethod = \"adam\"\n"),
                 "key `positions.method`",
+            ),
+            (
+                p("coefficients = \"t.coef\"\n"),
+                "key `positions.coefficients`: needs `method",
+            ),
+            (
+                p("coefficients = \"t.coef\"\ntrain = \"t.epd\"\nmethod = \"lbfgs\"\n"),
+                "not both",
+            ),
+            (
+                p("coefficients = \"t.coef\"\nmethod = \"gradient\"\nlearning_rate = 0\n"),
+                "key `positions.learning_rate`",
+            ),
+            (
+                p("coefficients = \"t.coef\"\nmethod = \"gradient\"\nepochs = 0\n"),
+                "key `positions.epochs`",
             ),
             (p("train = \"t.epd\"\nbatch = 0\n"), "key `positions.batch`"),
             (p("train = \"t.epd\"\ndepth = 0\n"), "key `positions.depth`"),

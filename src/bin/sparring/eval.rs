@@ -182,7 +182,7 @@ const PASSED_SCALE: [i32; 8] = [0, 2, 3, 5, 9, 16, 26, 0];
 
 /// Game phase weights: a full board has phase 24 (pure middlegame), a board
 /// with kings and pawns only has phase 0 (pure endgame).
-const PHASE_MAX: i32 = 24;
+pub const PHASE_MAX: i32 = 24;
 
 fn phase_of(role: Role) -> i32 {
     match role {
@@ -231,8 +231,19 @@ fn pawn_attacks_bb(color: Color, pawns: Bitboard) -> Bitboard {
     }
 }
 
-/// Middlegame and endgame score of one side, from its own point of view.
-fn side_score(pos: &Chess, p: &Params, color: Color) -> (i32, i32) {
+/// Internal evaluation unit: 1/800 of a centipawn. Every term is an integer multiple of it
+/// (percent scaling of the tables is 1/100, mobility 1/40 per quarter square, passed pawns
+/// 1/16 and halved in the middlegame, open files halved), so the middlegame and endgame
+/// scores are exactly linear in the weights; the taper divides by [`PHASE_MAX`] once, and
+/// [`evaluate`] rounds once, at the end. That keeps the evaluation an exact linear function of
+/// the options, which the coefficient export (`sparring coefficients`) relies on.
+pub const FINE: i64 = 800;
+
+/// Units of the tapered score: 1/[`TAPERED`] of a centipawn.
+pub const TAPERED: i64 = FINE * PHASE_MAX as i64;
+
+/// Middlegame and endgame score of one side, from its own point of view, in 1/[`FINE`] cp.
+fn side_score(pos: &Chess, p: &Params, color: Color) -> (i64, i64) {
     let board = pos.board();
     let occupied = board.occupied();
     let us = board.by_color(color);
@@ -241,18 +252,19 @@ fn side_score(pos: &Chess, p: &Params, color: Color) -> (i32, i32) {
     let their_pawns = board.pawns() & them;
     let enemy_pawn_attacks = pawn_attacks_bb(!color, their_pawns);
     let safe = !us & !enemy_pawn_attacks;
-    let pst_scale = p.get(W::PieceSquare);
+    let w = |w: W| i64::from(p.get(w));
 
     let mut material = 0;
-    let (mut pst_mg, mut pst_eg) = (0, 0);
-    let mut mobility = 0; // in quarter squares
-    let (mut mg, mut eg) = (0, 0);
+    let (mut pst_mg, mut pst_eg) = (0i64, 0i64);
+    let mut mobility = 0i64; // in quarter squares
+    let mut open_files = 0i64; // in half files
+    let (mut mg, mut eg) = (0i64, 0i64);
 
     for sq in us {
         let Some(role) = board.role_at(sq) else {
             continue;
         };
-        material += p.piece_value(role);
+        material += i64::from(p.piece_value(role));
         let idx = match color {
             Color::White => sq.to_usize() ^ 56,
             Color::Black => sq.to_usize(),
@@ -265,67 +277,82 @@ fn side_score(pos: &Chess, p: &Params, color: Color) -> (i32, i32) {
             Role::Queen => (QUEEN[idx], QUEEN[idx]),
             Role::King => (KING_MG[idx], KING_EG[idx]),
         };
-        pst_mg += m;
-        pst_eg += e;
+        pst_mg += i64::from(m);
+        pst_eg += i64::from(e);
         match role {
-            Role::Knight => mobility += 4 * (attacks::knight_attacks(sq) & safe).count() as i32,
+            Role::Knight => {
+                mobility += 4 * i64::from((attacks::knight_attacks(sq) & safe).count() as u32)
+            }
             Role::Bishop => {
-                mobility += 4 * (attacks::bishop_attacks(sq, occupied) & safe).count() as i32
+                mobility +=
+                    4 * i64::from((attacks::bishop_attacks(sq, occupied) & safe).count() as u32)
             }
             Role::Rook => {
-                mobility += 2 * (attacks::rook_attacks(sq, occupied) & safe).count() as i32;
+                mobility +=
+                    2 * i64::from((attacks::rook_attacks(sq, occupied) & safe).count() as u32);
                 let file = Bitboard::from_file(sq.file());
-                let open = p.get(W::RookOpenFile);
                 if (file & board.pawns()).is_empty() {
-                    mg += open;
-                    eg += open;
+                    open_files += 2;
                 } else if (file & our_pawns).is_empty() {
-                    mg += open / 2;
-                    eg += open / 2;
+                    open_files += 1;
                 }
             }
-            Role::Queen => mobility += (attacks::queen_attacks(sq, occupied) & safe).count() as i32,
+            Role::Queen => {
+                mobility += i64::from((attacks::queen_attacks(sq, occupied) & safe).count() as u32)
+            }
             Role::Pawn | Role::King => {}
         }
     }
 
-    mg += material + pst_mg * pst_scale / 100;
-    eg += material + pst_eg * pst_scale / 100;
+    // Table entries are percent-scaled: entry · scale / 100 cp = entry · scale · 8 fine units.
+    let pst_scale = w(W::PieceSquare) * (FINE / 100);
+    mg += material * FINE + pst_mg * pst_scale;
+    eg += material * FINE + pst_eg * pst_scale;
 
-    let mob = mobility * p.get(W::Mobility) / 40;
+    // Mobility: tenths of a cp per square, counted in quarter squares: · Mobility / 40 cp.
+    let mob = mobility * w(W::Mobility) * (FINE / 40);
     mg += mob;
     eg += mob;
 
+    let open = open_files * w(W::RookOpenFile) * (FINE / 2);
+    mg += open;
+    eg += open;
+
     if (board.bishops() & us).more_than_one() {
-        mg += p.get(W::BishopPair);
-        eg += p.get(W::BishopPair);
+        mg += w(W::BishopPair) * FINE;
+        eg += w(W::BishopPair) * FINE;
     }
 
     // Pawn structure.
-    let passed = p.get(W::PassedPawn);
+    let mut isolated = 0i64;
+    let mut passed_sixteenths = 0i64;
     for sq in our_pawns {
         let file = sq.file();
         if (adjacent_files(file) & our_pawns).is_empty() {
-            mg -= p.get(W::IsolatedPawn);
-            eg -= p.get(W::IsolatedPawn);
+            isolated += 1;
         }
         if (passed_span(color, sq) & their_pawns).is_empty() {
             let rel_rank = match color {
                 Color::White => sq.rank().to_usize(),
                 Color::Black => 7 - sq.rank().to_usize(),
             };
-            let bonus = passed * PASSED_SCALE[rel_rank] / 16;
-            mg += bonus / 2;
-            eg += bonus;
+            passed_sixteenths += i64::from(PASSED_SCALE[rel_rank]);
         }
     }
+    mg -= isolated * w(W::IsolatedPawn) * FINE;
+    eg -= isolated * w(W::IsolatedPawn) * FINE;
+    // PassedPawn · scale / 16 in the endgame, half of it in the middlegame.
+    let passed = passed_sixteenths * w(W::PassedPawn);
+    mg += passed * (FINE / 32);
+    eg += passed * (FINE / 16);
+
+    let mut doubled = 0i64;
     for file in File::ALL {
-        let n = (Bitboard::from_file(file) & our_pawns).count() as i32;
-        if n > 1 {
-            mg -= (n - 1) * p.get(W::DoubledPawn);
-            eg -= (n - 1) * p.get(W::DoubledPawn);
-        }
+        let n = i64::from((Bitboard::from_file(file) & our_pawns).count() as u32);
+        doubled += (n - 1).max(0);
     }
+    mg -= doubled * w(W::DoubledPawn) * FINE;
+    eg -= doubled * w(W::DoubledPawn) * FINE;
 
     // King shelter: own pawns on the two ranks in front of the king.
     if let Some(king) = board.king_of(color) {
@@ -341,8 +368,8 @@ fn side_score(pos: &Chess, p: &Params, color: Color) -> (i32, i32) {
                 ranks |= Bitboard(0xff << (8 * r));
             }
         }
-        let shelter = (files & ranks & our_pawns).count().min(3) as i32;
-        mg += shelter * p.get(W::KingShelter);
+        let shelter = i64::from((files & ranks & our_pawns).count().min(3) as u32);
+        mg += shelter * w(W::KingShelter) * FINE;
     }
 
     (mg, eg)
@@ -362,20 +389,40 @@ pub fn phase(pos: &Chess) -> i32 {
 /// extreme option values can never look like a mate.
 pub const EVAL_LIMIT: i32 = 20_000;
 
+/// White's middlegame and endgame scores in 1/[`FINE`] cp, the side to move's tempo bonus
+/// included in both (from White's point of view): exactly linear in the options.
+pub fn white_parts(pos: &Chess, p: &Params) -> (i64, i64) {
+    let (wmg, weg) = side_score(pos, p, Color::White);
+    let (bmg, beg) = side_score(pos, p, Color::Black);
+    let tempo = i64::from(p.get(W::Tempo)) * FINE;
+    let tempo = match pos.turn() {
+        Color::White => tempo,
+        Color::Black => -tempo,
+    };
+    (wmg - bmg + tempo, weg - beg + tempo)
+}
+
+/// The unrounded tapered score from White's point of view, in 1/[`TAPERED`] cp.
+pub fn white_tapered(pos: &Chess, p: &Params) -> i64 {
+    let (mg, eg) = white_parts(pos, p);
+    let ph = i64::from(phase(pos));
+    mg * ph + eg * (i64::from(PHASE_MAX) - ph)
+}
+
+/// Rounds a tapered score to centipawns, halves up (so mirrored positions agree).
+pub fn round_tapered(fine: i64) -> i64 {
+    (fine + TAPERED / 2).div_euclid(TAPERED)
+}
+
 /// Static evaluation in centipawns from the side to move's point of view,
 /// within ±[`EVAL_LIMIT`].
 pub fn evaluate(pos: &Chess, p: &Params) -> i32 {
-    let (wmg, weg) = side_score(pos, p, Color::White);
-    let (bmg, beg) = side_score(pos, p, Color::Black);
-    let ph = phase(pos);
-    let mg = wmg - bmg;
-    let eg = weg - beg;
-    let white = (mg * ph + eg * (PHASE_MAX - ph)) / PHASE_MAX;
+    let white = white_tapered(pos, p);
     let stm = match pos.turn() {
         Color::White => white,
         Color::Black => -white,
     };
-    (stm + p.get(W::Tempo)).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+    round_tapered(stm).clamp(i64::from(-EVAL_LIMIT), i64::from(EVAL_LIMIT)) as i32
 }
 
 #[cfg(test)]

@@ -11,7 +11,14 @@
 //! ```
 //!
 //! Besides the standard commands it understands `help`, which lists the
-//! evaluation options with their meaning as `info string` lines.
+//! evaluation options with their meaning as `info string` lines, and `eval`,
+//! which prints the static evaluation of the current position as
+//! `info string eval cp <side to move's cp> white <White's unrounded score in
+//! 1/19200 cp>`.
+//!
+//! `sparring coefficients IN.epd OUT.coef` writes the static evaluation of
+//! every labelled position as a linear function of the options, in `spsa`'s
+//! coefficient file format (see [`export`]), for exact-gradient tuning.
 //!
 //! Search: iterative deepening PVS with quiescence, a transposition table
 //! (`Hash`), killers, history, null move and late move reductions. With a
@@ -22,9 +29,14 @@
 //! (protocol loop; the search runs on its own thread).
 
 mod eval;
+mod export;
 mod search;
 mod uci;
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("coefficients") {
+        std::process::exit(export::run(&args[1..]));
+    }
     uci::run();
 }

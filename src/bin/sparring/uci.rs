@@ -12,7 +12,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use crate::eval::{OPTIONS, Params};
+use crate::eval::{OPTIONS, Params, evaluate, white_tapered};
 use crate::search::{Limits, Report, Searcher, Tt, format_score, hash_of};
 
 const HASH_DEFAULT: usize = 16;
@@ -86,6 +86,14 @@ impl Engine {
             "quit" => {
                 self.stop_search();
                 return false;
+            }
+            "eval" => {
+                self.finish_search();
+                send(&format!(
+                    "info string eval cp {} white {}",
+                    evaluate(&self.pos, &self.params),
+                    white_tapered(&self.pos, &self.params)
+                ));
             }
             "help" => {
                 for o in OPTIONS {

@@ -1,0 +1,180 @@
+//! One epoch of the exact-gradient methods (texel loss and its gradient) over 1M positions with
+//! 20 weights, next to the memory-bandwidth bound of reading the same bytes once, measured in the
+//! same run; and the load time and size of the coefficient file in its text and binary forms.
+//!
+//! ```text
+//! cargo bench --bench gradient_epoch                 # 1M positions, 7 repetitions
+//! cargo bench --bench gradient_epoch -- 200000 5     # positions, repetitions
+//! ```
+//!
+//! Prints medians and the ratios side by side: epoch time / bandwidth time (target ≤ 3), and the
+//! speed-up from 1 to 2 threads for both (linear would be 2).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use rand::{RngExt, SeedableRng};
+
+use spsa::coefficients::objective::Objective;
+use spsa::coefficients::{self, Coefficients};
+use spsa::positions::{Loss, LossKind, Outcome};
+use spsa::vars::Variable;
+
+const WEIGHTS: usize = 20;
+
+/// Positions like an exported tapered evaluation: each weight nonzero with probability 0.7,
+/// small integer coefficients, a scale of 19200 (sparring's).
+fn synthetic(n: usize) -> Coefficients {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let names = (0..WEIGHTS).map(|i| format!("W{i}")).collect();
+    let mut c = Coefficients::new(names, 19200.0);
+    let mut entries = Vec::with_capacity(WEIGHTS);
+    for _ in 0..n {
+        entries.clear();
+        for i in 0..WEIGHTS {
+            if rng.random::<f64>() < 0.7 {
+                entries.push((i as u16, rng.random_range(-60_000..60_000) as f32));
+            }
+        }
+        let r = [Outcome::BlackWins, Outcome::Draw, Outcome::WhiteWins][rng.random_range(0..3)];
+        c.push(r, 0.0, &entries);
+    }
+    c
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Seconds to sum `words` (as many bytes as the data) on `threads` threads.
+fn stream(words: &[u64], threads: usize) -> f64 {
+    let t = Instant::now();
+    let per = words.len().div_ceil(threads);
+    let total: u64 = std::thread::scope(|s| {
+        let hs: Vec<_> = words
+            .chunks(per)
+            .map(|c| s.spawn(move || c.iter().fold(0u64, |a, &b| a.wrapping_add(b))))
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap())
+            .fold(0, u64::wrapping_add)
+    });
+    black_box(total);
+    t.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let n: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let reps: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
+
+    let data = synthetic(n);
+    let bytes = data.heap_bytes();
+    eprintln!(
+        "{n} positions, {} entries ({:.1} per position), {:.1} MB in memory",
+        data.entries(),
+        data.entries() as f64 / n as f64,
+        bytes as f64 / 1e6
+    );
+    let vars: Vec<Variable> = data
+        .variables
+        .iter()
+        .map(|name| Variable {
+            name: name.clone(),
+            start: 100.0,
+            min: -1000.0,
+            max: 1000.0,
+            c_end: 5.0,
+            r_end: 0.002,
+            simul_elo: 0.0,
+        })
+        .collect();
+    let theta: Vec<f64> = (0..WEIGHTS).map(|i| 50.0 + 10.0 * i as f64).collect();
+    let loss = Loss::new(LossKind::Texel, 1.0);
+    let words = vec![1u64; bytes / 8];
+    let mut grad = vec![0.0; WEIGHTS];
+
+    let mut rows = Vec::new();
+    for threads in [1usize, 2] {
+        let mut obj = Objective::new(&data, &vars, threads).unwrap();
+        obj.set_threads(threads);
+        let (mut epoch, mut band) = (Vec::new(), Vec::new());
+        for _ in 0..reps {
+            // Interleaved, so both see the same machine state.
+            band.push(stream(&words, threads));
+            let t = Instant::now();
+            black_box(obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad));
+            epoch.push(t.elapsed().as_secs_f64());
+        }
+        rows.push((threads, median(epoch), median(band)));
+    }
+    println!("threads  epoch_ms  read_once_ms  epoch/read  positions/s/core  GB/s_read");
+    for &(threads, e, b) in &rows {
+        println!(
+            "{threads:>7}  {:>8.1}  {:>12.1}  {:>10.2}  {:>16.0}  {:>9.2}",
+            e * 1e3,
+            b * 1e3,
+            e / b,
+            n as f64 / e / threads as f64,
+            bytes as f64 / b / 1e9
+        );
+    }
+    // Where the time goes: the loss and its derivative alone, once per position.
+    let t = Instant::now();
+    let mut acc = 0.0;
+    for p in 0..n {
+        let (l, d) = loss.point_with_derivative(data.results[p], (p % 1000) as f64 - 500.0);
+        acc += l + d;
+    }
+    black_box(acc);
+    println!(
+        "loss+derivative alone: {:.1} ms per epoch",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let (e1, b1) = (rows[0].1, rows[0].2);
+    let (e2, b2) = (rows[1].1, rows[1].2);
+    println!(
+        "speed-up 1 -> 2 threads: epoch {:.2}x, read-once {:.2}x (linear: 2.00x)",
+        e1 / e2,
+        b1 / b2
+    );
+
+    // Load time and size of both file forms.
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("bench.coef");
+    let binary = dir.path().join("bench.coefb");
+    coefficients::write_text(
+        &data,
+        std::io::BufWriter::new(std::fs::File::create(&text).unwrap()),
+    )
+    .unwrap();
+    coefficients::write_binary(
+        &data,
+        std::io::BufWriter::new(std::fs::File::create(&binary).unwrap()),
+    )
+    .unwrap();
+    println!("form    size_MB  load_s  (median of 3, file in page cache)");
+    let mut loads = Vec::new();
+    for (form, path) in [("text", &text), ("binary", &binary)] {
+        let size = std::fs::metadata(path).unwrap().len() as f64 / 1e6;
+        let times: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                let c = coefficients::load(path).unwrap();
+                assert_eq!(c.len(), n);
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        let t = median(times);
+        loads.push(t);
+        println!("{form:<6}  {size:>7.1}  {t:>6.2}");
+    }
+    println!("binary loads {:.1}x faster than text", loads[0] / loads[1]);
+}

@@ -1,0 +1,322 @@
+//! Synthetic truth: coefficients with known weights w*, results drawn from σ(K·q*) with
+//! q* = x·w*; both methods must recover w* within a tolerance derived from the sample size.
+
+use rand::{RngExt, SeedableRng};
+
+use super::*;
+use crate::coefficients::Coefficients;
+use crate::coefficients::objective::{Model, Objective};
+use crate::positions::loss::sigmoid;
+use crate::positions::{LossKind, Outcome};
+
+const TRUTH: [f64; 6] = [100.0, 310.0, 330.0, 480.0, 40.0, 15.0];
+const K: f64 = 1.0;
+
+/// N positions, each variable's coefficient −1, 0 or +1 (nonzero with probability 0.3), in
+/// units of 1/4 cp (scale 4, so coefficients are ±4); results 1 or 0 drawn with P(1) = σ(K·q*).
+fn synthetic(n: usize, seed: u64) -> Coefficients {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let names = (0..TRUTH.len()).map(|i| format!("W{i}")).collect();
+    let mut c = Coefficients::new(names, 4.0);
+    let mut entries = Vec::new();
+    for _ in 0..n {
+        entries.clear();
+        let mut q = 0.0;
+        for (i, w) in TRUTH.iter().enumerate() {
+            if rng.random::<f64>() < 0.3 {
+                let x = if rng.random::<bool>() { 1.0 } else { -1.0 };
+                q += x * w;
+                entries.push((i as u16, 4.0 * x as f32));
+            }
+        }
+        let white = rng.random::<f64>() < sigmoid(K * q);
+        let result = if white {
+            Outcome::WhiteWins
+        } else {
+            Outcome::BlackWins
+        };
+        c.push(result, 0.0, &entries);
+    }
+    c
+}
+
+fn problem<'a>(
+    train: &'a Objective<'a>,
+    validation: Option<&'a Objective<'a>>,
+    vars: &'a [Variable],
+) -> Problem<'a> {
+    Problem {
+        train,
+        validation: validation.map(|v| v as &dyn Model),
+        loss: Loss::new(LossKind::Texel, K),
+        vars,
+    }
+}
+
+fn vars(start_factor: &[f64]) -> Vec<Variable> {
+    TRUTH
+        .iter()
+        .zip(start_factor)
+        .enumerate()
+        .map(|(i, (w, f))| Variable {
+            name: format!("W{i}"),
+            start: (w * f).round(),
+            min: 0.0,
+            max: 1000.0,
+            c_end: 10.0,
+            r_end: 0.002,
+            simul_elo: 0.0,
+        })
+        .collect()
+}
+
+/// Solves A·x = b for a small dense symmetric positive definite A (Gaussian elimination).
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
+    let n = b.len();
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
+            .unwrap();
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        for row in col + 1..n {
+            let f = a[row][col] / a[col][col];
+            let (upper, lower) = a.split_at_mut(row);
+            for (x, y) in lower[0][col..].iter_mut().zip(&upper[col][col..]) {
+                *x -= f * y;
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for row in (0..n).rev() {
+        let s: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - s) / a[row][row];
+    }
+    x
+}
+
+/// Standard error of each fitted weight, from the asymptotics of an M-estimator.
+///
+/// The fit minimises (1/N)·Σ ℓ_p(w) with ℓ = (R − σ(K·x·w))². At the truth, with p = σ(K·q*)
+/// and σ' = dσ/dq = K·ln10/400·p(1−p): the gradient −2(R − p)σ'x has mean 0 (E[R] = p) and
+/// covariance B = E[4·p(1−p)·σ'²·xxᵀ] (Var R = p(1−p)); the expected Hessian is
+/// H = E[2σ'²·xxᵀ] (its (R − p)σ'' term has mean 0). Hence ŵ − w* ≈ Normal(0, H⁻¹BH⁻¹/N),
+/// and SE_i = √((H⁻¹BH⁻¹)_ii / N), with H and B estimated on the sample itself. A fitted weight
+/// further than 5·SE_i from the truth happens with probability 6e-7 per weight; the test
+/// allows 5·SE_i plus 0.5 cp for the optimiser's own stopping error.
+fn standard_errors(c: &Coefficients) -> Vec<f64> {
+    let d = TRUTH.len();
+    let mut h = vec![vec![0.0; d]; d];
+    let mut b = vec![vec![0.0; d]; d];
+    let n = c.len() as f64;
+    for p in 0..c.len() {
+        let q = c.score(p, &TRUTH);
+        let pr = sigmoid(K * q);
+        let ds = K * std::f64::consts::LN_10 / 400.0 * pr * (1.0 - pr);
+        let (idx, coef) = c.row(p);
+        for (&i, &ci) in idx.iter().zip(coef) {
+            for (&j, &cj) in idx.iter().zip(coef) {
+                let xx = f64::from(ci) * f64::from(cj) / (c.scale * c.scale);
+                h[i as usize][j as usize] += 2.0 * ds * ds * xx / n;
+                b[i as usize][j as usize] += 4.0 * pr * (1.0 - pr) * ds * ds * xx / n;
+            }
+        }
+    }
+    // Columns of H⁻¹, then H⁻¹·B·H⁻¹.
+    let hinv: Vec<Vec<f64>> = (0..d)
+        .map(|k| {
+            solve(
+                h.clone(),
+                (0..d).map(|i| f64::from(u8::from(i == k))).collect(),
+            )
+        })
+        .collect();
+    (0..d)
+        .map(|i| {
+            let mut v = 0.0;
+            for a in 0..d {
+                for bb in 0..d {
+                    v += hinv[i][a] * b[a][bb] * hinv[bb][i];
+                }
+            }
+            (v / n).sqrt()
+        })
+        .collect()
+}
+
+fn assert_recovered(method: &str, theta: &[f64], se: &[f64]) {
+    eprintln!("{method}: θ = {theta:.1?}, SE = {se:.2?}");
+    for i in 0..TRUTH.len() {
+        let tol = 5.0 * se[i] + 0.5;
+        assert!(
+            (theta[i] - TRUTH[i]).abs() <= tol,
+            "{method}: W{i} = {:.2}, truth {}, tolerance {tol:.2} (SE {:.2}); θ = {theta:.1?}",
+            theta[i],
+            TRUTH[i],
+            se[i]
+        );
+    }
+}
+
+/// 60% to 150% of the truth: every variable starts far away.
+const START: [f64; 6] = [1.5, 0.6, 1.4, 0.6, 1.5, 0.5];
+
+#[test]
+fn adam_full_batch_recovers_known_weights() {
+    let data = synthetic(60_000, 1);
+    let se = standard_errors(&data);
+    let vars = vars(&START);
+    let obj = Objective::new(&data, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let mut state = AdamState::new(&start);
+    let settings = FitSettings {
+        epochs: 300,
+        ..FitSettings::default()
+    };
+    let mut curve = Vec::new();
+    let fitted = adam(problem(&obj, None, &vars), &settings, &mut state, |e, _| {
+        curve.push(e.train);
+        Control::Continue
+    });
+    assert_eq!(fitted.finish, Finish::Done);
+    assert_eq!(curve.len(), 300);
+    assert!(curve[299] < curve[0]);
+    assert_recovered("adam", &fitted.theta, &se);
+}
+
+#[test]
+fn lbfgs_recovers_known_weights() {
+    let data = synthetic(60_000, 2);
+    let se = standard_errors(&data);
+    let vars = vars(&START);
+    let obj = Objective::new(&data, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let settings = FitSettings {
+        epochs: 100,
+        patience: 0,
+        ..FitSettings::default()
+    };
+    let mut epochs = 0;
+    let fitted = lbfgs(problem(&obj, None, &vars), &settings, &start, 0, |_| {
+        epochs += 1;
+        Control::Continue
+    });
+    assert_eq!(fitted.finish, Finish::Done);
+    assert!(epochs > 3, "{epochs} iterations");
+    assert_recovered("lbfgs", &fitted.theta, &se);
+}
+
+/// Mini-batches with a validation set: the learning curve has both losses, training stops when
+/// validation stops improving, the best θ is returned, and it is within the tolerance.
+#[test]
+fn adam_mini_batch_with_validation_stops_early() {
+    let all = synthetic(80_000, 3);
+    let train = all.select(&(0..64_000).collect::<Vec<_>>());
+    let valid = all.select(&(64_000..80_000).collect::<Vec<_>>());
+    let se = standard_errors(&train);
+    let vars = vars(&START);
+    let t = Objective::new(&train, &vars, 2).unwrap();
+    let v = Objective::new(&valid, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let mut state = AdamState::new(&start);
+    let settings = FitSettings {
+        epochs: 400,
+        batch: Some(8_000),
+        patience: 10,
+        learning_rate: 0.5,
+        ..FitSettings::default()
+    };
+    let mut curve = Vec::new();
+    let fitted = adam(
+        problem(&t, Some(&v), &vars),
+        &settings,
+        &mut state,
+        |e, _| {
+            curve.push((e.train, e.validation.unwrap()));
+            Control::Continue
+        },
+    );
+    assert_eq!(fitted.finish, Finish::EarlyStop, "{} epochs", curve.len());
+    assert_eq!(curve.len(), fitted.best_epoch + 10);
+    let best = curve[fitted.best_epoch - 1].1;
+    assert!(curve.iter().all(|&(_, v)| v >= best));
+    assert_recovered("adam mini-batch", &fitted.theta, &se);
+}
+
+/// A bound below the truth holds: both methods end on it, and the others still converge.
+#[test]
+fn bounds_are_respected() {
+    let data = synthetic(30_000, 4);
+    let mut vars = vars(&START);
+    vars[3].max = 400.0; // truth 480
+    vars[3].start = 300.0;
+    let obj = Objective::new(&data, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let settings = FitSettings {
+        epochs: 200,
+        patience: 0,
+        ..FitSettings::default()
+    };
+    let mut state = AdamState::new(&start);
+    let mut inside = true;
+    let a = adam(problem(&obj, None, &vars), &settings, &mut state, |e, _| {
+        inside &= e
+            .theta
+            .iter()
+            .zip(&vars)
+            .all(|(t, v)| *t >= v.min && *t <= v.max);
+        Control::Continue
+    });
+    assert!(inside);
+    assert_eq!(a.theta[3], 400.0);
+    let l = lbfgs(problem(&obj, None, &vars), &settings, &start, 0, |e| {
+        inside &= e
+            .theta
+            .iter()
+            .zip(&vars)
+            .all(|(t, v)| *t >= v.min && *t <= v.max);
+        Control::Continue
+    });
+    assert!(inside);
+    assert!((l.theta[3] - 400.0).abs() < 1e-6, "{:?}", l.theta);
+}
+
+/// Stopping from the callback ends the fit at once, and Adam resumes from its state to the
+/// same θ as an uninterrupted fit.
+#[test]
+fn adam_resumes_exactly() {
+    let data = synthetic(10_000, 5);
+    let vars = vars(&START);
+    let obj = Objective::new(&data, &vars, 1).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let settings = FitSettings {
+        epochs: 30,
+        batch: Some(3_000),
+        ..FitSettings::default()
+    };
+    let mut whole = AdamState::new(&start);
+    let a = adam(problem(&obj, None, &vars), &settings, &mut whole, |_, _| {
+        Control::Continue
+    });
+    let mut part = AdamState::new(&start);
+    let stopped = adam(problem(&obj, None, &vars), &settings, &mut part, |e, _| {
+        if e.epoch == 12 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    });
+    assert_eq!(stopped.finish, Finish::Interrupted);
+    assert_eq!(part.epoch, 12);
+    // Through a checkpoint's serialised form.
+    let saved = toml::to_string(&part).unwrap();
+    let mut restored: AdamState = toml::from_str(&saved).unwrap();
+    let b = adam(
+        problem(&obj, None, &vars),
+        &settings,
+        &mut restored,
+        |_, _| Control::Continue,
+    );
+    assert_eq!(a.theta, b.theta);
+}

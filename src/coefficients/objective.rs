@@ -1,0 +1,346 @@
+//! The mean loss over a coefficient set and its exact gradient with respect to the tuned
+//! variables, computed in one pass over the flat arrays, split over threads.
+//!
+//! For position p with score q_p = (C_p + Σ_j c_pj·w_j)/scale, the mean loss is
+//! L = (1/N)·Σ_p ℓ(R_p, q_p) and ∂L/∂w_j = (1/N)·Σ_p ℓ'(R_p, q_p)·c_pj/scale: one read of each
+//! entry for the dot product, one for the scatter into the gradient, with the row still in cache.
+
+use std::ops::Range;
+
+use super::Coefficients;
+use crate::positions::{Loss, Outcome};
+use crate::vars::Variable;
+
+/// Why a coefficient file does not fit a variables file.
+#[derive(Debug, thiserror::Error)]
+pub enum MappingError {
+    #[error(
+        "variable `{0}` of the coefficient file is not in the variables file (add it; min = max = its value holds it fixed)"
+    )]
+    Missing(String),
+}
+
+/// What the optimisers need of a training or validation set: its size, the mean loss at θ, and
+/// the mean loss over a range of positions with its gradient (exact from a coefficient file, or
+/// estimated through UCI by [`super::estimated`]).
+pub trait Model: Sync {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn loss(&self, loss: &Loss, theta: &[f64]) -> f64;
+    fn loss_and_gradient(
+        &self,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+        grad: &mut [f64],
+    ) -> f64;
+}
+
+impl Model for Objective<'_> {
+    fn len(&self) -> usize {
+        Objective::len(self)
+    }
+    fn loss(&self, loss: &Loss, theta: &[f64]) -> f64 {
+        Objective::loss(self, loss, theta)
+    }
+    fn loss_and_gradient(
+        &self,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+        grad: &mut [f64],
+    ) -> f64 {
+        Objective::loss_and_gradient(self, loss, theta, range, grad)
+    }
+}
+
+/// A coefficient set seen through a variables file: the loss and gradient as functions of θ
+/// (the variables file's order).
+pub struct Objective<'a> {
+    data: &'a Coefficients,
+    /// θ index of each coefficient-file variable.
+    column: Vec<usize>,
+    dimension: usize,
+    threads: usize,
+}
+
+impl<'a> Objective<'a> {
+    /// Matches the file's variables to `vars` by name (case-insensitive, as UCI options are).
+    /// Every file variable must be tuned or held fixed by the variables file; variables the
+    /// file does not name have a zero gradient (the evaluation does not use them).
+    pub fn new(
+        data: &'a Coefficients,
+        vars: &[Variable],
+        threads: usize,
+    ) -> Result<Objective<'a>, MappingError> {
+        let column = data
+            .variables
+            .iter()
+            .map(|name| {
+                vars.iter()
+                    .position(|v| v.name.eq_ignore_ascii_case(name))
+                    .ok_or_else(|| MappingError::Missing(name.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Objective {
+            data,
+            column,
+            dimension: vars.len(),
+            threads: threads.max(1),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// The weights in the file's order, from θ.
+    fn weights(&self, theta: &[f64]) -> Vec<f64> {
+        self.column.iter().map(|&c| theta[c]).collect()
+    }
+
+    /// The weights in a table a `u16` index cannot overrun: the hot loop needs no bounds checks.
+    fn weight_table(&self, theta: &[f64]) -> Box<IndexTable> {
+        let mut w = zero_table();
+        for (j, &c) in self.column.iter().enumerate() {
+            w[j] = theta[c];
+        }
+        w
+    }
+
+    /// Every position's (result, score in cp), for the K fit.
+    pub fn scored(&self, theta: &[f64]) -> Vec<(Outcome, f64)> {
+        let w = self.weights(theta);
+        (0..self.data.len())
+            .map(|p| (self.data.results[p], self.data.score(p, &w)))
+            .collect()
+    }
+
+    /// Mean loss over all positions.
+    pub fn loss(&self, loss: &Loss, theta: &[f64]) -> f64 {
+        let n = self.data.len();
+        let w = self.weights(theta);
+        let sum: f64 = self
+            .split(0..n)
+            .map_reduce(|range| partial_loss(self.data, loss, &w, range))
+            .into_iter()
+            .sum();
+        if n == 0 { 0.0 } else { sum / n as f64 }
+    }
+
+    /// Mean loss over the positions in `range`, and its gradient with respect to θ in `grad`.
+    pub fn loss_and_gradient(
+        &self,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+        grad: &mut [f64],
+    ) -> f64 {
+        assert_eq!(grad.len(), self.dimension);
+        let n = range.len();
+        let w = self.weight_table(theta);
+        let parts = self.split(range).map_reduce(|r| {
+            let mut g = zero_table();
+            let l = partial_gradient(self.data, loss, &w, r, &mut g);
+            (l, g)
+        });
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        let mut sum = 0.0;
+        let inv_n = if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        for (l, g) in parts {
+            sum += l;
+            for (j, &c) in self.column.iter().enumerate() {
+                grad[c] += g[j] * inv_n;
+            }
+        }
+        sum * inv_n
+    }
+
+    /// `range` cut into one contiguous piece per thread.
+    fn split(&self, range: Range<usize>) -> Split {
+        Split {
+            range,
+            threads: self.threads,
+        }
+    }
+}
+
+/// One f64 per possible `u16` index (512 KiB, of which only the first variables' cache lines
+/// are ever touched).
+type IndexTable = [f64; 1 << 16];
+
+fn zero_table() -> Box<IndexTable> {
+    vec![0.0; 1 << 16]
+        .into_boxed_slice()
+        .try_into()
+        .expect("length 2^16")
+}
+
+/// Contiguous pieces of a range, each run on its own scoped thread.
+struct Split {
+    range: Range<usize>,
+    threads: usize,
+}
+
+/// Below this many positions per thread, spawning costs more than it saves.
+const MIN_PER_THREAD: usize = 4096;
+
+impl Split {
+    fn map_reduce<T: Send>(self, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
+        let n = self.range.len();
+        let threads = self.threads.min(n / MIN_PER_THREAD).max(1);
+        if threads == 1 {
+            return vec![f(self.range)];
+        }
+        let per = n.div_ceil(threads);
+        let f = &f;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let a = self.range.start + t * per;
+                    let b = (a + per).min(self.range.end);
+                    s.spawn(move || f(a..b))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("objective thread panicked"))
+                .collect()
+        })
+    }
+}
+
+fn partial_loss(data: &Coefficients, loss: &Loss, w: &[f64], range: Range<usize>) -> f64 {
+    let inv_scale = 1.0 / data.scale;
+    let mut sum = 0.0;
+    for p in range {
+        let q = data.raw_score(p, w) * inv_scale;
+        sum += loss.point(data.results[p], q);
+    }
+    sum
+}
+
+/// The hot loop: sum of losses over `range`, and Σ ℓ'·c/scale into `g` (file order).
+fn partial_gradient(
+    data: &Coefficients,
+    loss: &Loss,
+    w: &IndexTable,
+    range: Range<usize>,
+    g: &mut IndexTable,
+) -> f64 {
+    let inv_scale = 1.0 / data.scale;
+    let mut sum = 0.0;
+    let constants = data.constants.as_deref();
+    for p in range {
+        let (a, b) = (data.row_start[p] as usize, data.row_start[p + 1] as usize);
+        let idx = &data.index[a..b];
+        let coef = &data.coef[a..b];
+        let mut s = constants.map_or(0.0, |c| f64::from(c[p]));
+        for (&i, &c) in idx.iter().zip(coef) {
+            s += f64::from(c) * w[usize::from(i)];
+        }
+        let (l, d) = loss.point_with_derivative(data.results[p], s * inv_scale);
+        sum += l;
+        let d = d * inv_scale;
+        for (&i, &c) in idx.iter().zip(coef) {
+            g[usize::from(i)] += d * f64::from(c);
+        }
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::positions::LossKind;
+
+    fn var(name: &str, start: f64) -> Variable {
+        Variable {
+            name: name.into(),
+            start,
+            min: -1000.0,
+            max: 1000.0,
+            c_end: 5.0,
+            r_end: 0.002,
+            simul_elo: 0.0,
+        }
+    }
+
+    /// The exact gradient agrees with central finite differences of the loss, for both losses,
+    /// on one thread and on several (the split must not change the sums beyond rounding).
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let mut text =
+            String::from("spsa-coefficients 1\nscale 2\nvariable A\nvariable B\nvariable C\n");
+        for p in 0..20_000 {
+            let r = ["1", "0.5", "0"][p % 3];
+            let a = (p % 7) as i32 - 3;
+            let b = (p % 11) as i32 - 5;
+            text.push_str(&format!("{r} const={} 0:{a} 2:{b} 1:{}\n", p % 5, p % 2));
+        }
+        let data = super::super::parse_text(&text, Path::new("t")).unwrap();
+        // Variables in another order than the file, and one the file does not use.
+        let vars = [
+            var("c", 20.0),
+            var("Unused", 1.0),
+            var("a", 100.0),
+            var("b", -30.0),
+        ];
+        let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
+        for kind in [LossKind::Texel, LossKind::Tanh] {
+            let loss = Loss::new(kind, 1.1);
+            let mut grads = Vec::new();
+            for threads in [1, 3] {
+                let obj = Objective::new(&data, &vars, threads).unwrap();
+                let mut g = vec![0.0; 4];
+                let l = obj.loss_and_gradient(&loss, &theta, 0..data.len(), &mut g);
+                assert!((l - obj.loss(&loss, &theta)).abs() < 1e-12);
+                for i in 0..4 {
+                    let h = 1e-3;
+                    let mut up = theta.clone();
+                    up[i] += h;
+                    let mut down = theta.clone();
+                    down[i] -= h;
+                    let numeric = (obj.loss(&loss, &up) - obj.loss(&loss, &down)) / (2.0 * h);
+                    assert!(
+                        (numeric - g[i]).abs() < 1e-9 + 1e-6 * g[i].abs(),
+                        "{kind:?} {i}: {numeric} vs {}",
+                        g[i]
+                    );
+                }
+                assert_eq!(g[1], 0.0);
+                grads.push(g);
+            }
+            for (a, b) in grads[0].iter().zip(&grads[1]) {
+                assert!((a - b).abs() <= 1e-12 * a.abs().max(1e-9));
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_variable_missing_from_the_variables_file_is_named() {
+        let data = super::super::parse_text(
+            "spsa-coefficients 1\nvariable A\nvariable Knight\n1 0:1\n",
+            Path::new("t"),
+        )
+        .unwrap();
+        let e = Objective::new(&data, &[var("A", 1.0)], 1).err().unwrap();
+        assert!(e.to_string().contains("`Knight`"), "{e}");
+    }
+}
