@@ -85,7 +85,7 @@ pub fn load_config(
 
 pub async fn command(args: RunArgs) -> Result<()> {
     let config = load_config(&args, None, false)?;
-    if let Some(url) = &args.db {
+    if let Some(url) = args.db.as_ref().or(config.database.as_ref()) {
         let shared = crate::db::run::SharedRun {
             url: url.clone(),
             lease_seconds: args.lease_timeout,

@@ -269,6 +269,7 @@ impl Entries<'_> {
             draw_rate: 0.0,
             games,
             positions: None,
+            database: None,
             option_origins: Vec::new(),
         })
     }

@@ -42,6 +42,8 @@ pub struct Config {
     pub games: Option<GamesConfig>,
     /// `objective = "positions"`: tune from labelled positions (`None`: by games).
     pub positions: Option<positions::PositionsConfig>,
+    /// `database = "URL"` (TOML): share the run through PostgreSQL, as `spsa run --db URL`.
+    pub database: Option<String>,
     /// Where each engine option was set (TOML only), so that a value an engine refuses can be
     /// reported at its line ([`Config::option_error`]).
     pub option_origins: Vec<OptionOrigin>,

@@ -423,3 +423,16 @@ fn an_engine_refusal_points_at_the_option_line() {
         "{err}"
     );
 }
+
+#[test]
+fn toml_database_names_the_shared_runs_database() {
+    let c = toml(&format!(
+        "{SIM_TOML}database = \"postgres://owner@127.0.0.1:5432/spsa\"\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.database.as_deref(),
+        Some("postgres://owner@127.0.0.1:5432/spsa")
+    );
+    assert_eq!(toml(SIM_TOML).unwrap().database, None);
+}

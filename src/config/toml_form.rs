@@ -32,6 +32,7 @@ struct File {
     #[serde(default = "one")]
     concurrency: u64,
     seed: Option<u64>,
+    database: Option<String>,
     #[serde(default = "one")]
     pairs_per_iteration: u64,
     checkpoint_seconds: Option<f64>,
@@ -242,6 +243,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         draw_rate,
         games,
         positions,
+        database: file.database.clone(),
         option_origins: option_origins(&file, text),
     })
 }
