@@ -125,16 +125,17 @@ fn main() {
     let started = Instant::now();
     let out = runtime.block_on(async {
         let mut plan = args.plan().expect("plan");
-        let arena = plan.start_arena().await.expect("engines start");
+        let source = plan.start_source().await.expect("engines start");
         let out = matchrun::play(
-            &arena,
-            &plan.sides(),
+            &source,
+            plan.concurrency,
             plan.pairs,
-            std::future::pending(),
+            plan.max_faulty_pairs,
+            &spsa::shutdown::Shutdown::new(),
             None,
         )
         .await;
-        arena.quit_all().await;
+        source.arena().quit_all().await;
         out
     });
     let wall = started.elapsed().as_secs_f64();

@@ -1,6 +1,7 @@
 //! Simulation speed on 8 variables, measured side by side in one run:
-//! the pure core (perturb, simulated pair, update), the core plus the θ log, and the full
-//! tuner (log, checkpoints, async loop) at Concurrency 1 and 4. Prints medians and ratios.
+//! the pure core (the driver's trial, a simulated pair, the update), the core plus the θ log, and
+//! the full tuner (pool, log, checkpoints, async loop) at Concurrency 1 and 4. Prints medians and
+//! ratios.
 //!
 //! `cargo bench --bench simulate` (add `-- --quick` for a shorter run).
 
@@ -8,13 +9,12 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use spsa::simulate::Simulator;
-use spsa::source::PairTask;
+use spsa::shutdown::Shutdown;
+use spsa::source::simulate::Simulator;
+use spsa::spsa::driver::{Driver, DriverState, Rounding};
 use spsa::spsa::{Schedule, Spsa};
 use spsa::tuner::log::ThetaLog;
-use spsa::tuner::{Quiet, RunFiles, StartMode, Tuner};
+use spsa::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
 use spsa::vars::{self, Variable};
 
 const VARS: &str = include_str!("../vars/simul_8var.var");
@@ -29,28 +29,24 @@ fn schedule(n: u64) -> Schedule {
 }
 
 fn core(vars: &[Variable], n: u64, log: Option<&mut ThetaLog>) -> f64 {
-    let spsa = Spsa::new(vars, schedule(n));
+    let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let mut driver = Driver::new(
+        Spsa::new(vars, schedule(n)),
+        Rounding::Continuous,
+        1,
+        1,
+        DriverState::start(theta),
+    );
     let sim = Simulator::new(vars, 0.0);
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let mut theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
     let mut log = log;
-    for k in 1..=n {
-        let p = spsa.perturb(&theta, k, &mut rng);
-        let task = PairTask {
-            iteration: k,
-            slot: 0,
-            plus: p.plus,
-            minus: p.minus,
-            opening: k,
-            seed: rng.next_u64(),
-        };
-        let outcome = sim.play_pair(&task);
-        spsa.apply(&mut theta, k, &p.delta, f64::from(outcome.score()));
+    while let Some(trial) = driver.next_trial() {
+        let signal = sim.measure(&trial).signal();
+        driver.apply(trial.iteration, signal).unwrap();
         if let Some(log) = log.as_deref_mut() {
-            log.append(k, &theta).unwrap();
+            log.append(trial.iteration, driver.theta()).unwrap();
         }
     }
-    black_box(theta[0])
+    black_box(driver.theta()[0])
 }
 
 fn tuner(vars: &[Variable], n: u64, concurrency: usize, dir: &Path) -> f64 {
@@ -58,23 +54,24 @@ fn tuner(vars: &[Variable], n: u64, concurrency: usize, dir: &Path) -> f64 {
         log: dir.join("t.log"),
         checkpoint: dir.join("t.ck"),
         checkpoint_interval: Duration::from_secs(2),
+        outputs: Vec::new(),
     };
     let _ = std::fs::remove_file(&files.log);
     let _ = std::fs::remove_file(&files.checkpoint);
     let sim = Simulator::new(vars, 0.0);
-    let mut t = Tuner::prepare(
-        vars.to_vec(),
-        schedule(n),
-        files,
+    let plan = RunPlan {
+        schedule: schedule(n),
+        rounding: Rounding::Continuous,
+        pairs: 1,
+        seed: 1,
         concurrency,
-        1,
-        StartMode::New,
-    )
-    .unwrap();
+        max_faulty_trials: 5,
+    };
+    let mut t = Tuner::prepare(vars.to_vec(), plan, files, StartMode::New).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    rt.block_on(t.run(&sim, std::future::pending(), &mut Quiet))
+    rt.block_on(t.run(&sim, &Shutdown::new(), &mut Quiet))
         .unwrap();
     black_box(t.state().theta[0])
 }
@@ -117,7 +114,7 @@ fn main() {
     println!("simulation, 8 variables, {n} iterations, median of {rounds} rounds (one core)");
     println!("{:<36} {:>12} {:>8}", "what", "it/s", "vs core");
     for (name, rate) in [
-        ("core: perturb + pair + update", core_rate),
+        ("core: driver trial + pair + update", core_rate),
         ("core + θ log", log_rate),
         ("tuner, Concurrency 1 (log, ckpt)", t1),
         ("tuner, Concurrency 4 (log, ckpt)", t4),

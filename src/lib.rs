@@ -1,22 +1,28 @@
-//! `spsa`: tune chess engine parameters by SPSA over game pairs.
+//! `spsa`: tune chess engine parameters by SPSA over game pairs (or positions).
 //!
-//! Configuration flows in at the top ([`config`], [`vars`]), the pure optimizer ([`spsa`]) decides
-//! what to try, a [`source::MatchSource`] (the [`simulate`] model or real engines) turns each trial
-//! into a result, and the [`tuner`] feeds results back and writes logs and checkpoints.
+//! Layout, top to bottom: [`config`] and [`vars`] read the inputs; [`cli`] holds one file per
+//! command and wires the parts; the pure core [`spsa`] (schedule, update, and
+//! [`spsa::driver`], the delayed-update bookkeeping) decides what to try; a [`source`] turns each
+//! [`source::Trial`] into a [`source::Measurement`] (the simulator, real games through [`arena`]
+//! and [`game`], ...); the [`pool`] keeps every slot busy; the [`tuner`] applies measurements and
+//! keeps the run on disk; [`report`] and [`stats`] show where it stands.
 
-pub mod app;
 pub mod arena;
+pub mod cli;
 pub mod coefficients;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod game;
 pub mod matchrun;
+pub mod pool;
 pub mod positions;
 pub mod report;
-pub mod simulate;
+pub mod shutdown;
 pub mod source;
 pub mod spsa;
 pub mod stats;
 pub mod study;
+pub mod textfile;
 pub mod tuner;
 pub mod vars;

@@ -6,6 +6,9 @@
 //! to Elo with `−400·log10(1/s − 1)`. The pentanomial form is the one to trust for paired games:
 //! the two games of a pair share an opening, so their results are correlated and the trinomial
 //! interval (games treated as independent) is usually too wide or too narrow.
+//!
+//! Below [`MIN_INTERVAL_SAMPLES`] samples, or when every sample scored the same, no interval and
+//! no LOS are given: the normal approximation has nothing honest to say there.
 
 use std::fmt;
 
@@ -13,6 +16,17 @@ use statrs::function::erf::erfc;
 
 /// The two-sided 95% normal quantile.
 pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// The fewest samples (pairs for the pentanomial form, games for the trinomial) for which an
+/// interval and LOS are given. The normal interval `mean ± 1.96·s/√n` rests on the sample
+/// spread `s` standing in for the true one. With few samples it does not: one pair always has
+/// `s = 0` (one pair printed `Elo −190.8 [95%: −190.8, −190.8]`), and a handful of pairs often
+/// all fall in one or two of the five buckets. Even with a fair `s`, the right multiplier is
+/// Student's t for n − 1 degrees of freedom: 12.7 at n = 2, 4.30 at n = 3, 2.78 at n = 5, but
+/// 2.26 at n = 10 and 2.09 at n = 20, so from 10 samples on the 1.96 interval is at most about
+/// 15% too narrow and that error shrinks fast; below 10 it would understate the uncertainty
+/// by a factor of up to six.
+pub const MIN_INTERVAL_SAMPLES: u64 = 10;
 
 /// Game and pair counts from side A's point of view.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,11 +72,21 @@ pub struct Estimate {
     pub stderr: f64,
     /// Elo difference; ±∞ when A scored everything or nothing.
     pub elo: f64,
-    /// The 95% interval in Elo (ends may be ±∞).
-    pub elo_low: f64,
-    pub elo_high: f64,
-    /// Likelihood of superiority: P(A is stronger), normal approximation.
-    pub los: f64,
+    /// The 95% interval in Elo, low and high (ends may be ±∞); `None` below
+    /// [`MIN_INTERVAL_SAMPLES`] or when every sample scored the same (no spread to measure).
+    pub interval: Option<(f64, f64)>,
+    /// Likelihood of superiority: P(A is stronger), normal approximation; `None` exactly when
+    /// `interval` is.
+    pub los: Option<f64>,
+}
+
+/// Why an estimate has no interval, for the text in its place.
+fn no_interval_reason(e: &Estimate, unit: &str) -> String {
+    if e.n < MIN_INTERVAL_SAMPLES {
+        format!("n/a below {MIN_INTERVAL_SAMPLES} {unit}")
+    } else {
+        format!("n/a: all {} {unit} scored the same", e.n)
+    }
 }
 
 /// Elo difference of a score in [0, 1]: `−400·log10(1/s − 1)`; ±∞ at the ends.
@@ -102,23 +126,19 @@ fn estimate(counts: &[u64], values: &[f64]) -> Option<Estimate> {
         .sum::<f64>()
         / nf;
     let stderr = (var / nf).sqrt();
-    let los = if stderr > 0.0 {
-        normal_cdf((mean - 0.5) / stderr)
-    } else if mean > 0.5 {
-        1.0
-    } else if mean < 0.5 {
-        0.0
-    } else {
-        0.5
-    };
+    let measurable = n >= MIN_INTERVAL_SAMPLES && stderr > 0.0;
     Some(Estimate {
         n,
         score: mean,
         stderr,
         elo: elo_from_score(mean),
-        elo_low: elo_from_score(mean - Z95 * stderr),
-        elo_high: elo_from_score(mean + Z95 * stderr),
-        los,
+        interval: measurable.then(|| {
+            (
+                elo_from_score(mean - Z95 * stderr),
+                elo_from_score(mean + Z95 * stderr),
+            )
+        }),
+        los: measurable.then(|| normal_cdf((mean - 0.5) / stderr)),
     })
 }
 
@@ -162,6 +182,40 @@ impl Estimate {
     }
 }
 
+impl Estimate {
+    /// The interval as printed: `[95%: -12.0, +30.5]`, or why there is none
+    /// (`[95%: n/a below 10 pairs]`); `unit` names the samples (`pairs`, `games`).
+    pub fn interval_text(&self, unit: &str) -> String {
+        match self.interval {
+            Some((low, high)) => format!("[95%: {}, {}]", format_elo(low), format_elo(high)),
+            None => format!("[95%: {}]", no_interval_reason(self, unit)),
+        }
+    }
+
+    /// LOS as printed: `LOS 97.3%`, or `LOS n/a`.
+    pub fn los_text(&self) -> String {
+        match self.los {
+            Some(los) => format!("LOS {:.1}%", los * 100.0),
+            None => "LOS n/a".into(),
+        }
+    }
+}
+
+/// The Elo part of a progress line from the pentanomial counts: `Elo +12.0 [95%: -3.1, +27.4]`,
+/// `Elo -190.8 [95%: n/a below 10 pairs]`, `Elo > +190.8`; `None` before the first pair.
+pub fn progress_elo(t: &Tally) -> Option<String> {
+    let e = pentanomial(&t.pentanomial)?;
+    if e.elo.is_finite() {
+        Some(format!(
+            "Elo {} {}",
+            e.elo_text(t.games()),
+            e.interval_text("pairs")
+        ))
+    } else {
+        Some(format!("Elo {}", e.elo_text(t.games())))
+    }
+}
+
 /// The result lines of a match, from a tally.
 pub struct Report<'a>(pub &'a Tally);
 
@@ -197,26 +251,24 @@ impl fmt::Display for Report<'_> {
             let who = if penta.elo > 0.0 { "won" } else { "lost" };
             return writeln!(
                 f,
-                "Elo: {} (every game {who}: no interval), LOS {:.1}%",
+                "Elo: {} (every game {who}: no interval), {}",
                 penta.elo_text(t.games()),
-                penta.los * 100.0
+                penta.los_text()
             );
         }
         writeln!(
             f,
-            "Elo: {} [95%: {}, {}] (pentanomial), LOS {:.1}%",
+            "Elo: {} {} (pentanomial), {}",
             penta.elo_text(t.games()),
-            format_elo(penta.elo_low),
-            format_elo(penta.elo_high),
-            penta.los * 100.0
+            penta.interval_text("pairs"),
+            penta.los_text()
         )?;
         if let Some(tri) = trinomial(t.wins, t.draws, t.losses) {
             writeln!(
                 f,
-                "Elo (trinomial, games as independent): {} [95%: {}, {}]",
+                "Elo (trinomial, games as independent): {} {}",
                 tri.elo_text(t.games()),
-                format_elo(tri.elo_low),
-                format_elo(tri.elo_high)
+                tri.interval_text("games")
             )?;
         }
         Ok(())
@@ -268,11 +320,12 @@ mod tests {
         assert!(close(e.stderr, 0.0075f64.sqrt(), 1e-12));
         assert!(close(e.elo, 0.0, 1e-9));
         let half = Z95 * 0.0075f64.sqrt(); // 0.16974...
-        assert!(close(e.elo_high, elo_from_score(0.5 + half), 1e-9));
-        assert!(close(e.elo_low, -e.elo_high, 1e-9));
+        let (low, high) = e.interval.unwrap();
+        assert!(close(high, elo_from_score(0.5 + half), 1e-9));
+        assert!(close(low, -high, 1e-9));
         // 0.5 + 0.169740 = 0.669740 → −400·log10(0.330260/0.669740) = 122.82
-        assert!(close(e.elo_high, 122.82, 0.01), "{}", e.elo_high);
-        assert!(close(e.los, 0.5, 1e-12));
+        assert!(close(high, 122.82, 0.01), "{high}");
+        assert!(close(e.los.unwrap(), 0.5, 1e-12));
     }
 
     #[test]
@@ -285,11 +338,72 @@ mod tests {
         assert!(close(e.stderr, se, 1e-12));
         // Elo of 0.6875 = −400·log10(0.3125/0.6875) = 136.97
         assert!(close(e.elo, 136.97, 0.01), "{}", e.elo);
-        // LOS = Φ(0.1875/0.103644) = Φ(1.80908) ≈ 0.96478
-        assert!(close(e.los, 0.964_78, 1e-4), "{}", e.los);
-        // Upper end 0.6875 + 1.96·0.103644 = 0.890638 > 0 and < 1: finite.
-        assert!(e.elo_high.is_finite() && e.elo_high > e.elo);
-        assert!(close(e.elo_low, elo_from_score(0.6875 - Z95 * se), 1e-9));
+        // 4 pairs are below MIN_INTERVAL_SAMPLES: no interval, no LOS.
+        assert_eq!((e.interval, e.los), (None, None));
+        assert_eq!(e.interval_text("pairs"), "[95%: n/a below 10 pairs]");
+        // Three times the pairs, same shape: mean and spread as before, stderr = sqrt(var/12)
+        // = 0.059839; LOS = Φ(0.1875/0.059839) = Φ(3.1334) ≈ 0.99914.
+        let e = pentanomial(&[0, 0, 6, 3, 3]).unwrap();
+        let se = (0.042_968_75f64 / 12.0).sqrt();
+        assert!(close(e.stderr, se, 1e-12));
+        assert!(close(e.los.unwrap(), 0.999_136, 1e-6), "{:?}", e.los);
+        // Ends 0.6875 ∓ 1.96·0.059839 = 0.570217, 0.804783 → +49.12, +246.06 Elo.
+        let (low, high) = e.interval.unwrap();
+        assert!(close(low, 49.12, 0.01), "{low}");
+        assert!(close(high, 246.06, 0.01), "{high}");
+    }
+
+    /// Defect 10 of issue 12: one pair printed `Elo -190.8 [95%: -190.8, -190.8]`.
+    #[test]
+    fn small_or_spreadless_samples_give_no_interval() {
+        let mut one = Tally::default();
+        one.add_pair([-1, 0]);
+        let text = Report(&one).to_string();
+        assert!(
+            text.contains("Elo: -190.8 [95%: n/a below 10 pairs] (pentanomial), LOS n/a"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Elo (trinomial, games as independent): -190.8 [95%: n/a below 10 games]"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            progress_elo(&one).unwrap(),
+            "Elo -190.8 [95%: n/a below 10 pairs]"
+        );
+        // Nine pairs: still too few; ten: an interval.
+        let mut t = Tally::default();
+        for scores in [
+            [1, 0],
+            [0, -1],
+            [1, 1],
+            [0, 0],
+            [-1, 1],
+            [1, 0],
+            [0, 0],
+            [1, -1],
+            [0, 1],
+        ] {
+            t.add_pair(scores);
+        }
+        assert!(pentanomial(&t.pentanomial).unwrap().interval.is_none());
+        t.add_pair([-1, 0]);
+        let e = pentanomial(&t.pentanomial).unwrap();
+        assert!(e.interval.is_some() && e.los.is_some());
+        assert!(
+            progress_elo(&t).unwrap().contains("[95%: -"),
+            "{:?}",
+            progress_elo(&t)
+        );
+        // Twelve pairs that all scored one point: no spread, so no interval either.
+        let e = pentanomial(&[0, 0, 12, 0, 0]).unwrap();
+        assert_eq!(e.interval, None);
+        assert_eq!(
+            e.interval_text("pairs"),
+            "[95%: n/a: all 12 pairs scored the same]"
+        );
     }
 
     #[test]
@@ -301,8 +415,9 @@ mod tests {
         assert!(close(e.stderr, 0.016f64.sqrt(), 1e-12));
         assert!(close(e.elo, 147.19, 0.01), "{}", e.elo);
         // 0.7 + 1.96·0.126491 = 0.947920 → 504.0 Elo; 0.7 − 0.247920 = 0.452080 → −33.4 Elo
-        assert!(close(e.elo_high, 504.03, 0.01), "{}", e.elo_high);
-        assert!(close(e.elo_low, -33.40, 0.01), "{}", e.elo_low);
+        let (low, high) = e.interval.unwrap();
+        assert!(close(high, 504.03, 0.01), "{high}");
+        assert!(close(low, -33.40, 0.01), "{low}");
     }
 
     #[test]
@@ -312,17 +427,19 @@ mod tests {
         // All pairs won twice: score 1, no variance.
         let e = pentanomial(&[0, 0, 0, 0, 7]).unwrap();
         assert_eq!(e.elo, f64::INFINITY);
-        assert_eq!(e.los, 1.0);
+        assert_eq!(e.los, None);
         // 14 games, as if 13.5/14 → −400·log10(0.5/13.5) = 572.5
         assert_eq!(e.elo_text(14), "> +572.5");
         let e = pentanomial(&[3, 0, 0, 0, 0]).unwrap();
         assert_eq!(e.elo, f64::NEG_INFINITY);
-        assert_eq!(e.los, 0.0);
+        assert_eq!(e.los, None);
         assert_eq!(e.elo_text(6), "< -416.6");
-        // Intervals that reach past 0 or 1 become infinite ends.
-        let e = pentanomial(&[0, 0, 1, 0, 3]).unwrap();
-        assert_eq!(e.elo_high, f64::INFINITY);
-        assert!(e.elo_low.is_finite());
+        // Intervals that reach past 0 or 1 become infinite ends: mean 0.95, stderr 0.047434,
+        // upper end 0.95 + 0.093 > 1.
+        let e = pentanomial(&[0, 0, 1, 0, 9]).unwrap();
+        let (low, high) = e.interval.unwrap();
+        assert_eq!(high, f64::INFINITY);
+        assert!(low.is_finite());
         assert_eq!(format_elo(-0.01), "+0.0");
         assert_eq!(format_elo(12.345), "+12.3");
     }
@@ -346,7 +463,7 @@ mod tests {
         all.add_pair([1, 1]);
         let text = Report(&all).to_string();
         assert!(
-            text.contains("Elo: > +190.8 (every game won: no interval), LOS 100.0%"),
+            text.contains("Elo: > +190.8 (every game won: no interval), LOS n/a"),
             "{text}"
         );
         let empty = Report(&Tally::default()).to_string();

@@ -1,40 +1,24 @@
 //! `spsa simulate CONFIG --runs N [--seed S]`: many independent simulated runs of one config, to
 //! see how the final values and the final Elo loss are spread before spending CPU on games.
 //!
-//! Each run drives [`Spsa`] and the [`Simulator`] directly in memory (no log, no checkpoint), with
-//! seed S+i, spread over all cores. The run follows the tuner's rules exactly: with Concurrency C,
-//! C pairs are in flight, each played with θ as it was when handed out, and updates are applied
-//! oldest first (the tuner applies them as they finish, which for the simulator is the same
-//! delay). With Concurrency 1 a study run is bit for bit `spsa simulate CONFIG --seed S+i`.
+//! Each run drives the tuner's own [`Driver`] and the [`Simulator`] in memory (no log, no
+//! checkpoint), with seed S+i, spread over all cores: with Concurrency C, C trials are in flight,
+//! each measured at θ as it was when handed out, and updates are applied oldest first (the tuner
+//! applies them as they finish, which for the simulator is the same delay). With Concurrency 1 a
+//! study run is bit for bit `spsa simulate CONFIG --seed S+i`.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use indicatif::ProgressBar;
 
-use crate::app::{RunRequest, load_config};
 use crate::report::status::table;
-use crate::simulate::Simulator;
-use crate::source::PairTask;
+use crate::source::simulate::Simulator;
+use crate::spsa::driver::{Driver, DriverState, Rounding};
 use crate::spsa::{Schedule, Spsa};
-use crate::vars::{self, Variable, format_value};
-
-/// What `spsa simulate --runs` was asked to do.
-#[derive(Clone, Debug, Default)]
-pub struct StudyRequest {
-    pub config: PathBuf,
-    pub runs: usize,
-    pub seed: Option<u64>,
-    pub iterations: Option<u64>,
-    pub concurrency: Option<usize>,
-}
+use crate::vars::{Variable, format_value};
 
 /// Everything one study needs, already loaded.
 #[derive(Clone, Debug)]
@@ -43,6 +27,8 @@ pub struct StudySetup {
     pub schedule: Schedule,
     pub draw_rate: f64,
     pub concurrency: usize,
+    /// Game pairs per iteration.
+    pub pairs: u32,
 }
 
 /// The outcome of a study.
@@ -91,34 +77,31 @@ impl Spread {
 
 /// One simulated run in memory; returns the final θ.
 pub fn simulate_run(setup: &StudySetup, seed: u64) -> Vec<f64> {
-    let spsa = Spsa::new(&setup.vars, setup.schedule);
+    let theta: Vec<f64> = setup.vars.iter().map(|v| v.start).collect();
+    let mut driver = Driver::new(
+        Spsa::new(&setup.vars, setup.schedule),
+        Rounding::Continuous,
+        setup.pairs,
+        seed,
+        DriverState::start(theta),
+    );
     let sim = Simulator::new(&setup.vars, setup.draw_rate);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut theta: Vec<f64> = setup.vars.iter().map(|v| v.start).collect();
-    let n = setup.schedule.iterations;
     let in_flight = setup.concurrency.max(1);
-    let mut queue: VecDeque<(u64, Vec<f64>, i32)> = VecDeque::with_capacity(in_flight);
-    let mut next_k = 1;
-    for _ in 0..n {
-        while queue.len() < in_flight && next_k <= n {
-            let p = spsa.perturb(&theta, next_k, &mut rng);
-            let task = PairTask {
-                iteration: next_k,
-                slot: queue.len(),
-                plus: p.plus,
-                minus: p.minus,
-                opening: next_k - 1,
-                seed: rng.next_u64(),
+    let mut queue: VecDeque<(u64, f64)> = VecDeque::with_capacity(in_flight);
+    loop {
+        while queue.len() < in_flight {
+            let Some(trial) = driver.next_trial() else {
+                break;
             };
-            queue.push_back((next_k, p.delta, sim.play_pair(&task).score()));
-            next_k += 1;
+            queue.push_back((trial.iteration, sim.measure(&trial).signal()));
         }
-        let Some((k, delta, score)) = queue.pop_front() else {
+        let Some((k, signal)) = queue.pop_front() else {
             break;
         };
-        spsa.apply(&mut theta, k, &delta, f64::from(score));
+        // Every k in the queue was handed out by this driver and is applied once.
+        let _ = driver.apply(k, signal);
     }
-    theta
+    driver.theta().to_vec()
 }
 
 /// Run `runs` seeded runs (seeds `first_seed + i`) on up to `threads` threads. The result does
@@ -218,49 +201,6 @@ pub fn render(setup: &StudySetup, study: &Study) -> String {
     out
 }
 
-/// `spsa simulate CONFIG --runs N`: the study on stdout; nothing is written to disk.
-pub fn command(req: &StudyRequest) -> Result<()> {
-    if req.runs == 0 {
-        return Err(crate::config::ConfigError::InFile {
-            path: req.config.clone(),
-            message: "--runs must be at least 1".into(),
-        }
-        .into());
-    }
-    let config = load_config(&RunRequest {
-        config: req.config.clone(),
-        seed: req.seed,
-        iterations: req.iterations,
-        concurrency: req.concurrency,
-        force_simulate: true,
-        ..RunRequest::default()
-    })?;
-    let setup = StudySetup {
-        vars: vars::load(&config.variables)?,
-        schedule: config.schedule,
-        draw_rate: config.draw_rate,
-        concurrency: config.concurrency,
-    };
-    if setup.vars.iter().all(|v| v.simul_elo == 0.0) {
-        eprintln!(
-            "{}: every simul_elo is 0, so the model has no optimum to find and no Elo to lose; set simul_elo (column 7) to study the schedule",
-            config.variables.display()
-        );
-    }
-    let first_seed = config.seed.unwrap_or_else(|| rand::rng().next_u64() >> 1);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let progress = ProgressBar::with_draw_target(Some(req.runs as u64), target);
-    let study = run_study(&setup, req.runs, first_seed, threads, &progress);
-    progress.finish_and_clear();
-    print!("{}", render(&setup, &study));
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +208,7 @@ mod tests {
 
     fn setup(concurrency: usize) -> StudySetup {
         StudySetup {
-            vars: vars::parse(
+            vars: crate::vars::parse(
                 "x,100,-1000,1000,100,0.002,1\ny,-50,-200,200,20,0.002,10\n",
                 Path::new("t.var"),
             )
@@ -281,6 +221,7 @@ mod tests {
             },
             draw_rate: 0.2,
             concurrency,
+            pairs: 1,
         }
     }
 
@@ -330,21 +271,31 @@ mod tests {
 
     #[test]
     fn a_run_is_the_tuners_run_with_concurrency_1() {
-        use crate::tuner::{Quiet, RunFiles, StartMode, Tuner};
+        use crate::shutdown::Shutdown;
+        use crate::spsa::driver::Rounding;
+        use crate::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
         let dir = tempfile::tempdir().unwrap();
         let s = setup(1);
         let files = RunFiles {
             log: dir.path().join("t.log"),
             checkpoint: dir.path().join("t.ck"),
             checkpoint_interval: std::time::Duration::from_secs(60),
+            outputs: Vec::new(),
+        };
+        let plan = RunPlan {
+            schedule: s.schedule,
+            rounding: Rounding::Continuous,
+            pairs: 1,
+            seed: 42,
+            concurrency: 1,
+            max_faulty_trials: 5,
         };
         let sim = Simulator::new(&s.vars, s.draw_rate);
-        let mut tuner =
-            Tuner::prepare(s.vars.clone(), s.schedule, files, 1, 42, StartMode::New).unwrap();
+        let mut tuner = Tuner::prepare(s.vars.clone(), plan, files, StartMode::New).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(tuner.run(&sim, std::future::pending(), &mut Quiet))
+        rt.block_on(tuner.run(&sim, &Shutdown::new(), &mut Quiet))
             .unwrap();
         assert_eq!(simulate_run(&s, 42), tuner.state().theta);
     }

@@ -156,13 +156,13 @@ fn engine_failing_every_game_stops_the_match() {
         err.contains("every game of the last 5 pairs ended in an engine fault"),
         "{err}"
     );
-    // The results so far are still printed. The arena reports the fifth faulty pair as the
-    // error instead of a result, so four pairs are counted while the PGN holds all ten games.
-    assert!(err.contains("match stopped after 4 of 20 pairs"), "{err}");
+    // The results so far are still printed, and what was played is what was counted: the
+    // fifth faulty pair is in the results as in the PGN (ten games).
+    assert!(err.contains("match stopped after 5 of 20 pairs"), "{err}");
     let c = counts(&out);
     assert_consistent(&c);
-    assert_eq!(c.pairs, 4);
-    assert_eq!(c.faults, "uci-standin: crash 8");
+    assert_eq!(c.pairs, 5);
+    assert_eq!(c.faults, "uci-standin: crash 10");
     assert_eq!(tags(&pgn, "Result").len(), 10);
     assert!(tags(&pgn, "Termination").iter().all(|t| t == "abandoned"));
 }

@@ -67,12 +67,15 @@ fn write_known_run(dir: &Path, pentanomial: [u64; 5]) -> (PathBuf, PathBuf) {
         finished: false,
         theta: theta_at(APPLIED).to_vec(),
         start: vec![10.0, 0.0],
-        rng_word_pos: "0".into(),
+        next_fresh: APPLIED + 1,
+        missing: Vec::new(),
         log_bytes: 0,
         iterations: N,
         a: A,
         alpha: ALPHA,
         gamma: GAMMA,
+        pairs_per_iteration: 1,
+        outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),
             pentanomial,
@@ -123,10 +126,10 @@ fn report_numbers_follow_the_formulas() {
     // The line rises 0.2·9 over iterations 41..50: 1.8 / c_k ≈ 0.84 c_k > 0.5 → moving.
     assert!(close(up.change_ck, 1.8 / c_up), "{up:?}");
     assert_eq!(up.limit_ck, 0.5);
-    assert!(!up.settled);
+    assert!(!up.settled());
     assert!(close(st.vars[0].drift_ck, 10.0 / c_up), "θ rose by 10");
     let flat = st.vars[1].trend.unwrap();
-    assert!(flat.change_ck.abs() < 0.05 && flat.settled, "{flat:?}");
+    assert!(flat.change_ck.abs() < 0.05 && flat.settled(), "{flat:?}");
 
     let table = stdout(&run(dir.path(), &["report", "logs/k.log"]));
     assert!(
@@ -353,4 +356,167 @@ fn report_of_a_real_simulated_run() {
     for (b, t) in back.iter().zip(&ck.state.theta) {
         assert!((b.start - t).abs() <= 5e-5);
     }
+}
+
+/// A run of `iterations` stopped after `applied`, all pairs drawn 1-1 (so the limit is c_k/2),
+/// with θ after update k given by `theta`.
+fn write_run(
+    dir: &Path,
+    vars_text: &str,
+    iterations: u64,
+    applied: u64,
+    theta: impl Fn(u64) -> Vec<f64>,
+) -> Status {
+    let vars = vars::parse(vars_text, Path::new("inline")).unwrap();
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+    let mut text = format!("iteration,{}\n", names.join(","));
+    for k in 1..=applied {
+        let row: Vec<String> = theta(k).iter().map(f64::to_string).collect();
+        text.push_str(&format!("{k},{}\n", row.join(",")));
+    }
+    std::fs::write(logs.join("r.log"), text).unwrap();
+    let state = RunState {
+        version: VERSION,
+        seed: "1".into(),
+        applied,
+        finished: applied == iterations,
+        theta: theta(applied),
+        start: vars.iter().map(|v| v.start).collect(),
+        next_fresh: applied + 1,
+        missing: Vec::new(),
+        log_bytes: 0,
+        iterations,
+        a: A,
+        alpha: ALPHA,
+        gamma: GAMMA,
+        pairs_per_iteration: 1,
+        outputs: Default::default(),
+        counts: Counts {
+            pairs: applied,
+            pentanomial: [0, 0, applied, 0, 0],
+            ..Counts::default()
+        },
+    };
+    checkpoint::write(&logs.join("r.checkpoint.var"), &state, &vars).unwrap();
+    let ck = checkpoint::read(&logs.join("r.checkpoint.var")).unwrap();
+    let h = History::read(&logs.join("r.log")).unwrap();
+    status::analyse(&ck, Some(&h), 0.1)
+}
+
+/// Defect 9 of issue 12: a flat trend is not called settled when the schedule could not have
+/// moved the variable across the window (`frozen`), nor when the trend, carried over the
+/// iterations still to play, points far away (`drifting`).
+#[test]
+fn settled_is_not_claimed_when_the_window_cannot_tell() {
+    use status::Verdict;
+    // R_end 0.0001: steps of about 0.0015 θ an iteration, c_k about 11: across 10 iterations
+    // even ten won pairs in a row move θ by 0.003 c_k, far below the c_k/2 limit.
+    let dir = tempfile::tempdir().unwrap();
+    let st = write_run(dir.path(), "Tiny,0,-100,100,10,0.0001,0\n", N, 50, |_| {
+        vec![0.0]
+    });
+    let t = st.vars[0].trend.unwrap();
+    assert!(t.change_ck.abs() < t.limit_ck, "{t:?}");
+    assert!(t.possible_ck < t.limit_ck, "{t:?}");
+    assert_eq!(t.verdict, Verdict::Frozen);
+    let table = stdout(&run(dir.path(), &["report", "logs/r.log"]));
+    let line = table.lines().find(|l| l.starts_with("Tiny")).unwrap();
+    assert!(line.ends_with("frozen"), "{table}");
+
+    // R_end 0.1 over 1000 iterations: big steps. θ creeps up 0.005 an iteration: 0.045 across
+    // the window (below c_k/2 ≈ 1.4), but carried over the 950 iterations still to play it
+    // moves θ by more than the limit.
+    let dir = tempfile::tempdir().unwrap();
+    let st = write_run(dir.path(), "Slow,0,-100,100,2,0.1,0\n", 1000, 50, |k| {
+        vec![0.005 * k as f64]
+    });
+    let t = st.vars[0].trend.unwrap();
+    assert!(
+        t.change_ck.abs() < t.limit_ck && t.possible_ck >= t.limit_ck,
+        "{t:?}"
+    );
+    assert!(t.projected_ck >= t.limit_ck, "{t:?}");
+    assert_eq!(t.verdict, Verdict::Drifting);
+    let table = stdout(&run(dir.path(), &["report", "logs/r.log"]));
+    let line = table.lines().find(|l| l.starts_with("Slow")).unwrap();
+    assert!(line.ends_with("drifting"), "{table}");
+
+    // The same creep in a finished run has nowhere left to go: settled.
+    let dir = tempfile::tempdir().unwrap();
+    let st = write_run(dir.path(), "Slow,0,-100,100,2,0.1,0\n", 50, 50, |k| {
+        vec![0.005 * k as f64]
+    });
+    let t = st.vars[0].trend.unwrap();
+    assert_eq!(
+        (t.projected_ck, t.verdict),
+        (0.0, Verdict::Settled),
+        "{t:?}"
+    );
+}
+
+/// Defect 12 of issue 12: a classic tool's θ log (no header row, full precision, variables in
+/// the variables file's order) is read with `--config`, which names the columns and gives the
+/// schedule; there is no checkpoint.
+#[test]
+fn report_reads_a_classic_log_through_its_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("logs")).unwrap();
+    std::fs::write(
+        root.join("t.var"),
+        "Trend Up,10,0,100,2,0.002,0\nFlat,0,-5,5,1,0.1,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("t.conf"),
+        "[Main]\nSimulate = 1\nVariables = t.var\nLog = logs/c.log\nIterations = 100\nA = 10\nGamma = 0.101\nAlpha = 0.602\n",
+    )
+    .unwrap();
+    let mut log = String::new();
+    for k in 1..=APPLIED {
+        let t = theta_at(k);
+        log.push_str(&format!("{k},{:.15},{:.15}\n", t[0] + 1e-9, t[1]));
+    }
+    std::fs::write(root.join("logs/c.log"), &log).unwrap();
+
+    let table = run(root, &["report", "--config", "t.conf"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.starts_with("iteration 50 of 100 (not finished); no games recorded"),
+        "{text}"
+    );
+    let up = text.lines().find(|l| l.starts_with("Trend Up")).unwrap();
+    assert!(up.ends_with("moving"), "{text}");
+    let uci = run(root, &["report", "--config", "t.conf", "--format", "uci"]);
+    assert_eq!(
+        stdout(&uci),
+        "setoption name Trend Up value 20\nsetoption name Flat value 0\n"
+    );
+    let h = History::read_named(
+        &root.join("logs/c.log"),
+        Some(&["Trend Up".to_string(), "Flat".to_string()]),
+    )
+    .unwrap();
+    assert_eq!(h.rows(), APPLIED as usize);
+    assert_eq!(h.values[0][0], 10.2 + 1e-9, "full precision kept");
+    let plot = run(root, &["report", "--config", "t.conf", "--plot", "c.svg"]);
+    assert!(plot.status.success(), "{}", stderr(&plot));
+    assert!(root.join("c.svg").exists());
+
+    // Without the config nothing names the columns: a user error saying what to pass.
+    let bare = run(root, &["report", "logs/c.log"]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(stderr(&bare).contains("pass --config"), "{}", stderr(&bare));
+    // A variables file that does not fit the log is named as such.
+    std::fs::write(root.join("t.var"), "Only,1,0,2,1,0.1,0\n").unwrap();
+    let misfit = run(root, &["report", "--config", "t.conf"]);
+    assert_eq!(misfit.status.code(), Some(2));
+    assert!(
+        stderr(&misfit).contains("logs/c.log:1: 2 value columns, but the variables file has 1"),
+        "{}",
+        stderr(&misfit)
+    );
 }

@@ -9,9 +9,11 @@
 
 use std::path::Path;
 
-use spsa::simulate::Simulator;
+use spsa::shutdown::Shutdown;
+use spsa::source::simulate::Simulator;
+use spsa::spsa::driver::Rounding;
 use spsa::spsa::{Schedule, Spsa};
-use spsa::tuner::{Quiet, RunFiles, StartMode, Tuner};
+use spsa::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
 use spsa::vars::{self, Variable};
 
 const SEEDS: u64 = 24;
@@ -41,21 +43,22 @@ fn run(start: f64, seed: u64, concurrency: usize) -> (f64, f64) {
         log: dir.path().join("t.log"),
         checkpoint: dir.path().join("t.ck"),
         checkpoint_interval: std::time::Duration::from_secs(60),
+        outputs: Vec::new(),
+    };
+    let plan = RunPlan {
+        schedule: schedule(),
+        rounding: Rounding::Continuous,
+        pairs: 1,
+        seed,
+        concurrency,
+        max_faulty_trials: 5,
     };
     let sim = Simulator::new(&vars, 0.0);
-    let mut tuner = Tuner::prepare(
-        vars,
-        schedule(),
-        files.clone(),
-        concurrency,
-        seed,
-        StartMode::New,
-    )
-    .unwrap();
+    let mut tuner = Tuner::prepare(vars, plan, files.clone(), StartMode::New).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    rt.block_on(tuner.run(&sim, std::future::pending(), &mut Quiet))
+    rt.block_on(tuner.run(&sim, &Shutdown::new(), &mut Quiet))
         .unwrap();
     let log = std::fs::read_to_string(&files.log).unwrap();
     let at = |k: u64| -> f64 {

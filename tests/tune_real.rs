@@ -74,13 +74,31 @@ fn sparring_run_survives_kill_9_and_resumes_to_a_complete_log() {
         stdout.contains("KnightValue") && stdout.contains("games: +"),
         "{stdout}"
     );
+    // Every iteration's two games appear exactly once, in the PGN and in the game logs, and
+    // no half-written line survived the kill.
     let pgn = std::fs::read_to_string(dir.path().join("logs/t.pgn")).unwrap();
-    assert!(pgn.matches("[Result ").count() >= 2 * n as usize);
+    assert_eq!(pgn.matches("[Result ").count(), 2 * n as usize);
+    for k in 1..=n {
+        for g in [1, 2] {
+            assert_eq!(
+                pgn.matches(&format!("[Round \"{k}.{g}\"]")).count(),
+                1,
+                "round {k}.{g}"
+            );
+        }
+    }
     assert!(pgn.contains("[WhiteOptions \"KnightValue="));
+    let mut lines = 0;
     for slot in [1, 2] {
         let g = std::fs::read_to_string(dir.path().join(format!("logs/game_{slot}.log"))).unwrap();
         assert!(g.contains("θ+ KnightValue="), "game log {slot}: {g}");
+        assert!(g.ends_with('\n'));
+        for line in g.lines() {
+            assert!(line.starts_with('[') && line.contains(" plies"), "{line}");
+            lines += 1;
+        }
     }
+    assert_eq!(lines, 2 * n as usize, "one game-log line per game");
 }
 
 #[test]
@@ -121,10 +139,17 @@ fn an_engine_that_fails_every_game_stops_the_run_with_a_checkpoint() {
     );
     assert!(stderr.contains("--resume"), "{stderr}");
     let ck = std::fs::read_to_string(dir.path().join("logs/t.checkpoint.var")).unwrap();
-    // The fifth faulty pair raises the stop before it is applied: four pairs, eight faults.
+    // The fifth faulty pair is applied, counted and written before the stop: five pairs,
+    // ten faults, ten games in the PGN.
     assert!(
-        ck.contains("applied = 4\n") && ck.contains("\"illegal move\" = 8"),
+        ck.contains("applied = 5\n") && ck.contains("\"illegal move\" = 10"),
         "{ck}"
+    );
+    let pgn = std::fs::read_to_string(dir.path().join("logs/t.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Result ").count(),
+        10,
+        "every game written was counted"
     );
 }
 

@@ -17,6 +17,7 @@
 //! EPDBook = ../openings/book.epd
 //! BaseTime = 1000   ; milliseconds
 //! IncTime = 10      ; milliseconds
+//! TimeMargin = 200  ; optional: clock overrun allowed before a time forfeit, ms (default 50)
 //! Concurrency = 2
 //! DrawScoreLimit = 10
 //! DrawMoveLimit = 10
@@ -57,6 +58,7 @@ const KEYS: [(&str, &[&str]); 2] = [
             "EPDBook",
             "BaseTime",
             "IncTime",
+            "TimeMargin",
             "Concurrency",
             "DrawScoreLimit",
             "DrawMoveLimit",
@@ -85,9 +87,9 @@ fn read_entries<'a>(text: &str, path: &'a Path) -> Result<Entries<'a>, ConfigErr
     };
     let mut section: Option<(&'static str, &'static [&'static str])> = None;
     let mut values = HashMap::new();
-    for (index, raw) in text.lines().enumerate() {
+    for (index, raw) in crate::textfile::strip_bom_str(text).lines().enumerate() {
         let line_no = index + 1;
-        let line = raw.trim().trim_start_matches('\u{feff}');
+        let line = raw.trim();
         if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
             continue;
         }
@@ -261,11 +263,13 @@ impl Entries<'_> {
             game_log,
             schedule,
             concurrency,
+            pairs_per_iteration: 1,
             seed: None,
             checkpoint_interval: None,
             draw_rate: 0.0,
             games,
             positions: None,
+            option_origins: Vec::new(),
         })
     }
 
@@ -329,7 +333,7 @@ impl Entries<'_> {
             limits: LimitsConfig {
                 base_time_ms,
                 inc_time_ms: ms("IncTime")?.or(Some(0)),
-                time_margin_ms: 50,
+                time_margin_ms: ms("TimeMargin")?.unwrap_or(50),
                 stall_timeout_ms: 10_000,
                 ..LimitsConfig::default()
             },

@@ -27,8 +27,11 @@ pub struct Config {
     /// The per-slot game log, with `$THREAD` still in it (see [`Config::game_log_for`]).
     pub game_log: Option<PathBuf>,
     pub schedule: Schedule,
-    /// How many game pairs are in flight at once.
+    /// How many games (parts of trials) are in flight at once.
     pub concurrency: usize,
+    /// Game pairs per iteration: one δ, B pairs on different openings, one update with their
+    /// summed result (TOML `pairs_per_iteration`; the classic INI always plays 1).
+    pub pairs_per_iteration: u32,
     pub seed: Option<u64>,
     /// How often a checkpoint is written while running; `None`: the default for the mode
     /// (see [`Config::checkpoint_every`]).
@@ -39,6 +42,20 @@ pub struct Config {
     pub games: Option<GamesConfig>,
     /// `objective = "positions"`: tune from labelled positions (`None`: by games).
     pub positions: Option<positions::PositionsConfig>,
+    /// Where each engine option was set (TOML only), so that a value an engine refuses can be
+    /// reported at its line ([`Config::option_error`]).
+    pub option_origins: Vec<OptionOrigin>,
+}
+
+/// The place in the config file that set one engine option.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptionOrigin {
+    /// 1 for the θ+ engine (`engine1`), 2 for the θ− engine.
+    pub side: usize,
+    /// The table the key is in: `engine2`, or `engine1` when engine 2 copies engine 1.
+    pub table: String,
+    pub name: String,
+    pub line: usize,
 }
 
 /// How real games are played.
@@ -84,6 +101,23 @@ pub struct LimitsConfig {
     pub time_margin_ms: u64,
     /// How long a nodes/depth search may take before the engine is stopped as stalled.
     pub stall_timeout_ms: u64,
+}
+
+impl LimitsConfig {
+    /// The search limits that are set, by their TOML key under `[games]` (a clock counts once,
+    /// as `base_time_ms`). A game is played under exactly one, so more than one is a mistake
+    /// that would otherwise be resolved silently by precedence.
+    pub fn chosen(&self) -> Vec<&'static str> {
+        [
+            ("base_time_ms", self.base_time_ms.is_some()),
+            ("nodes", self.nodes.is_some()),
+            ("depth", self.depth.is_some()),
+            ("movetime_ms", self.movetime_ms.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, set)| set.then_some(key))
+        .collect()
+    }
 }
 
 /// Score adjudication. A limit or move count of 0 disables that rule.
@@ -162,12 +196,96 @@ impl Config {
         })
     }
 
+    /// Check, before anything is written or played, that every file the run writes (θ log,
+    /// checkpoint, PGN, the game log of each slot 1..=concurrency) can be written: the path is
+    /// not a folder, an existing file opens for appending, and its folder exists or can be
+    /// created under a writable folder. Creates none of them (a probe file in the nearest
+    /// existing folder is created and removed at once), so a refused start leaves no trace.
+    pub fn check_outputs(&self) -> Result<(), ConfigError> {
+        let mut outputs = vec![
+            ("θ log", self.log.clone()),
+            ("checkpoint", self.checkpoint.clone()),
+        ];
+        if let Some(pgn) = self.games.as_ref().and_then(|g| g.pgn.clone()) {
+            outputs.push(("PGN file", pgn));
+        }
+        outputs.extend(
+            (1..=self.concurrency)
+                .filter_map(|slot| self.game_log_for(slot).map(|p| ("game log", p))),
+        );
+        let mut seen = std::collections::HashSet::new();
+        for (what, path) in outputs {
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            check_writable(&path).map_err(|problem| ConfigError::InFile {
+                path: self.path.clone(),
+                message: format!(
+                    "the {what} `{}` cannot be written: {problem}",
+                    path.display()
+                ),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// An engine's refusal of an option value (`message`, e.g. "`Hash` is a spin option and
+    /// cannot take \"big\"") as a config error at the line that set it: `conf/t.toml:9: key
+    /// `engine1.options.Hash`: …`. `side` is 1 or 2; `None` when the config did not set that
+    /// option for that side (it came from the command line). Option names match without regard
+    /// to case, as UCI names do.
+    pub fn option_error(&self, side: usize, option: &str, message: &str) -> Option<ConfigError> {
+        self.option_origins
+            .iter()
+            .find(|o| o.side == side && o.name.eq_ignore_ascii_case(option))
+            .map(|o| ConfigError::AtLine {
+                path: self.path.clone(),
+                line: o.line,
+                message: format!("key `{}.options.{}`: {message}", o.table, o.name),
+            })
+    }
+
     /// The game log path for a worker: `$THREAD` replaced by its number.
     pub fn game_log_for(&self, worker: usize) -> Option<PathBuf> {
         self.game_log
             .as_ref()
             .map(|p| PathBuf::from(p.to_string_lossy().replace("$THREAD", &worker.to_string())))
     }
+}
+
+/// Why `path` cannot be written, if it cannot (see [`Config::check_outputs`]).
+fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("it is a folder".into());
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| format!("cannot open it for writing: {e}"));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let existing = folder
+        .ancestors()
+        .find(|a| a.as_os_str().is_empty() || a.exists())
+        .filter(|a| !a.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !existing.is_dir() {
+        return Err(format!("`{}` is a file, not a folder", existing.display()));
+    }
+    let probe = existing.join(format!(".spsa-write-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map(|_| {
+            let _ = std::fs::remove_file(&probe);
+        })
+        .map_err(|e| format!("folder `{}` is not writable: {e}", existing.display()))
 }
 
 /// The checkpoint path that goes with a log: `logs/x.log` → `logs/x.checkpoint.var`.
@@ -218,13 +336,19 @@ pub(crate) fn resolve_input(config: &Path, value: &str) -> PathBuf {
     }
 }
 
-/// Resolve an engine command: a bare name is looked up on PATH at spawn time, anything with a
-/// folder in it is a path.
+/// Resolve an engine command: a bare name (no `/`) is looked up on PATH at spawn time; anything
+/// with a `/` in it (`./eng`, `engines/sf`, `../sf`) is a path relative to the config's folder,
+/// always, also when the config was named without a folder (`spsa run aggr.conf`). The result
+/// keeps a folder part (`./eng`), or the OS would search PATH for it.
 pub(crate) fn resolve_command(config: &Path, value: &str) -> PathBuf {
-    if value.contains('/') {
-        resolve_input(config, value)
+    if !value.contains('/') {
+        return PathBuf::from(value);
+    }
+    let path = resolve(config, value);
+    if path.is_relative() && path.components().count() == 1 {
+        Path::new(".").join(path)
     } else {
-        PathBuf::from(value)
+        path
     }
 }
 
@@ -243,6 +367,14 @@ pub(crate) mod check {
             Ok(v)
         } else {
             Err(format!("must be a number >= 0, not {v}"))
+        }
+    }
+
+    pub fn pairs_per_iteration(v: u64) -> Result<u32, String> {
+        if (1..=10_000).contains(&v) {
+            Ok(v as u32)
+        } else {
+            Err(format!("must be between 1 and 10000, not {v}"))
         }
     }
 

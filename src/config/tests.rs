@@ -162,3 +162,237 @@ fn toml_engine_settings() {
             .contains("needs a search limit")
     );
 }
+
+/// Defect 7 of issue 12: two search limits in TOML are an error naming the keys, not silently
+/// reduced to one by precedence.
+#[test]
+fn toml_rejects_two_search_limits() {
+    let base = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[games]\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let cases = [
+        (
+            "depth = 3\nnodes = 500\n",
+            "`games.nodes` and `games.depth`",
+        ),
+        (
+            "depth = 3\nmovetime_ms = 100\n",
+            "`games.depth` and `games.movetime_ms`",
+        ),
+        (
+            "base_time_ms = 1000\ninc_time_ms = 10\ndepth = 3\n",
+            "`games.base_time_ms` and `games.depth`",
+        ),
+        (
+            "base_time_ms = 1000\nnodes = 1\nmovetime_ms = 5\n",
+            "`games.base_time_ms` and `games.nodes` and `games.movetime_ms`",
+        ),
+    ];
+    for (limits, keys) in cases {
+        let err = toml(&format!("{base}{limits}")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "conf/t.toml: keys {keys}: a game has one search limit"
+            )),
+            "{err}"
+        );
+    }
+    let one = toml(&format!("{base}base_time_ms = 1000\ninc_time_ms = 10\n")).unwrap();
+    assert_eq!(one.games.unwrap().limits.chosen(), ["base_time_ms"]);
+}
+
+/// Defect 5 of issue 12: a command with a `/` stays a path from the config's folder, also for a
+/// config named without a folder; only a bare name is left for the PATH search.
+#[test]
+fn engine_commands_with_a_slash_stay_paths_beside_a_bare_config_name() {
+    let text = |e1: &str, e2: &str| {
+        format!(
+            "[Main]\nSimulate = 0\nVariables = v.var\nIterations = 10\nA = 1\nGamma = 0.1\nAlpha = 0.6\n[Engine]\nEngine1 = {e1}\nEngine2 = {e2}\nEPDBook = b.epd\nBaseTime = 1000\n"
+        )
+    };
+    let commands = |config: &str, e1: &str, e2: &str| {
+        let g = ini::parse(&text(e1, e2), Path::new(config))
+            .unwrap()
+            .games
+            .unwrap();
+        (g.engine1.command, g.engine2.command)
+    };
+    assert_eq!(
+        commands("aggr.conf", "./stockfish", "engines/foo"),
+        ("./stockfish".into(), "engines/foo".into())
+    );
+    assert_eq!(
+        commands("conf/aggr.conf", "../sf", "stockfish"),
+        ("./sf".into(), "stockfish".into())
+    );
+    let t = toml_form::parse(
+        "variables = \"v.var\"\niterations = 1\nA = 1\ngamma = 0.1\nalpha = 0.6\n[engine1]\ncommand = \"./eng\"\n[games]\ndepth = 1\n",
+        Path::new("t.toml"),
+    )
+    .unwrap();
+    assert_eq!(t.games.unwrap().engine1.command, Path::new("./eng"));
+}
+
+/// Defect 8 of issue 12: an option value of the wrong type names the file, its line and key; and
+/// options keep their file order.
+#[test]
+fn toml_option_values_of_the_wrong_type_name_file_line_and_key() {
+    let base = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[engine1.options]\nThreads = 1\nHash = 16\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let games = "[games]\ndepth = 1\n";
+    let ok = toml(&format!("{base}{games}")).unwrap().games.unwrap();
+    assert_eq!(
+        ok.engine1.options,
+        [("Threads".into(), "1".into()), ("Hash".into(), "16".into())]
+    );
+    let line_of_bad = base.lines().count() + 1;
+    for (value, kind) in [
+        ("[16]", "array"),
+        ("{ a = 1 }", "table"),
+        ("1979-05-27", "datetime"),
+    ] {
+        let err = toml(&format!("{base}Book = {value}\n{games}"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "conf/t.toml:{line_of_bad}: key `engine1.options.Book`: expected a string, number or boolean, found {kind}"
+            )
+        );
+    }
+    let err = toml(&format!(
+        "{base}{games}[engine2]\ncommand = \"sf\"\n[engine2.options]\nHash = [1]\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "conf/t.toml:{}: key `engine2.options.Hash`",
+            line_of_bad + 5
+        )),
+        "{err}"
+    );
+}
+
+/// Defect 8 of issue 12: unwritable output paths are found before anything is written, and the
+/// check itself writes nothing.
+#[test]
+fn check_outputs_finds_unwritable_paths_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("somefile"), "x").unwrap();
+    std::fs::create_dir(root.join("adir")).unwrap();
+    let config_path = root.join("t.toml");
+    let load = |outputs: &str| {
+        let text = format!(
+            "variables = \"v.var\"\niterations = 1\nA = 1\ngamma = 0.1\nalpha = 0.6\nconcurrency = 2\n{outputs}\n[engine1]\ncommand = \"sf\"\n[games]\ndepth = 1\n"
+        );
+        toml_form::parse(&text, &config_path).unwrap()
+    };
+    // Fine: folders that do not exist yet under a writable one, and an existing log.
+    let fine = load("log = \"new/deeper/x.log\"\ngame_log = \"logs/g_$THREAD.log\"");
+    fine.check_outputs().unwrap();
+    std::fs::write(root.join("old.log"), "iteration,a\n").unwrap();
+    load("log = \"old.log\"").check_outputs().unwrap();
+    let mut entries: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["adir", "old.log", "somefile"], "nothing created");
+    let cases = [
+        ("log = \"somefile/x.log\"", "θ log", "somefile/x.log"),
+        ("log = \"adir\"", "θ log", "adir"),
+        (
+            "checkpoint = \"somefile/deeper/x.var\"",
+            "checkpoint",
+            "somefile/deeper/x.var",
+        ),
+        (
+            "game_log = \"ok/../somefile/g_$THREAD.log\"",
+            "game log",
+            "somefile/g_1.log",
+        ),
+    ];
+    for (outputs, what, bad) in cases {
+        let err = load(outputs).check_outputs().unwrap_err().to_string();
+        let want = format!(
+            "{}: the {what} `{}` cannot be written: ",
+            config_path.display(),
+            root.join(bad).display()
+        );
+        assert!(err.starts_with(&want), "{err}\nwant {want}");
+    }
+    let mut with_pgn = load("");
+    with_pgn.games.as_mut().unwrap().pgn = Some(root.join("somefile/games.pgn"));
+    let err = with_pgn.check_outputs().unwrap_err().to_string();
+    assert!(
+        err.contains("the PGN file") && err.ends_with("is a file, not a folder"),
+        "{err}"
+    );
+}
+
+/// Defect 11 of issue 12: the classic INI's optional `TimeMargin` (ms) is TOML's `time_margin_ms`.
+#[test]
+fn ini_time_margin_is_the_toml_time_margin() {
+    let text = "[Main]\nSimulate = 0\nVariables = v.var\nIterations = 10\nA = 1\nGamma = 0.1\nAlpha = 0.6\n[Engine]\nEngine1 = sf\nEngine2 = sf\nEPDBook = b.epd\nBaseTime = 1000\nIncTime = 10\n";
+    let margin = |t: &str| ini(t).map(|c| c.games.unwrap().limits.time_margin_ms);
+    assert_eq!(margin(text).unwrap(), 50, "default as in TOML");
+    assert_eq!(
+        margin(&format!("{text}timemargin = 250 ; ms\n")).unwrap(),
+        250
+    );
+    let err = margin(&format!("{text}TimeMargin = soon\n")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "conf/t.conf:14: [Engine] TimeMargin: `soon` is not a number of milliseconds"
+    );
+    let toml_twin = toml(&format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[games]\nbase_time_ms = 1000\ntime_margin_ms = 250\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    ))
+    .unwrap();
+    assert_eq!(toml_twin.games.unwrap().limits.time_margin_ms, 250);
+}
+
+/// Defect 8 of issue 12: a value the engine refuses (known only after its handshake) can be
+/// reported at the config line that set it.
+#[test]
+fn an_engine_refusal_points_at_the_option_line() {
+    let text = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[engine1.options]\nHash = \"big\"\n[games]\ndepth = 1\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let line = text.lines().position(|l| l.starts_with("Hash")).unwrap() + 1;
+    let c = toml(&text).unwrap();
+    for side in [1, 2] {
+        let err = c
+            .option_error(side, "hash", "a spin option cannot take \"big\"")
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "conf/t.toml:{line}: key `engine1.options.Hash`: a spin option cannot take \"big\""
+            )
+        );
+    }
+    assert!(c.option_error(1, "Threads", "x").is_none());
+    let own = toml(&format!(
+        "{text}[engine2]\ncommand = \"sf\"\n[engine2.options]\nThreads = 2\n"
+    ))
+    .unwrap();
+    assert!(
+        own.option_error(2, "Hash", "x").is_none(),
+        "engine2 has its own table"
+    );
+    let err = own.option_error(2, "Threads", "too many").unwrap();
+    assert!(
+        err.to_string()
+            .ends_with("key `engine2.options.Threads`: too many"),
+        "{err}"
+    );
+}

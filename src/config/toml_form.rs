@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::{
-    AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, check,
-    default_checkpoint, default_log, resolve, resolve_command, resolve_input,
+    AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, OptionOrigin,
+    check, default_checkpoint, default_log, resolve, resolve_command, resolve_input,
 };
 use crate::spsa::Schedule;
 use crate::spsa::rounding::RoundingMode;
@@ -32,6 +32,8 @@ struct File {
     #[serde(default = "one")]
     concurrency: u64,
     seed: Option<u64>,
+    #[serde(default = "one")]
+    pairs_per_iteration: u64,
     checkpoint_seconds: Option<f64>,
     #[serde(default)]
     simulation: Simulation,
@@ -63,8 +65,9 @@ struct Engine {
     #[serde(default)]
     args: Vec<String>,
     workdir: Option<String>,
+    /// With their place in the file, for messages and to keep file order.
     #[serde(default)]
-    options: BTreeMap<String, toml::Value>,
+    options: BTreeMap<String, toml::Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -123,10 +126,9 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         path: path.to_path_buf(),
         message,
     };
+    let text = crate::textfile::strip_bom_str(text);
     let file: File = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let line = e.span().map(|s| line_of(text, s.start));
         let message = e.message().trim().to_string();
         match line {
             Some(line) => ConfigError::AtLine {
@@ -168,6 +170,11 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         )?,
     };
     let concurrency = checked(path, "concurrency", check::concurrency(file.concurrency))?;
+    let pairs_per_iteration = checked(
+        path,
+        "pairs_per_iteration",
+        check::pairs_per_iteration(file.pairs_per_iteration),
+    )?;
     let draw_rate = checked(
         path,
         "simulation.draw_rate",
@@ -195,7 +202,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
                 "missing table [engine1] (needed when simulate = false)".into(),
             ));
         }
-        (Some(e1), _) => Some(games(&file, e1, path, positions.is_none())?),
+        (Some(e1), _) => Some(games(&file, e1, path, text, positions.is_none())?),
     };
     Ok(Config {
         path: path.to_path_buf(),
@@ -210,12 +217,46 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         game_log: file.game_log.as_deref().map(|g| resolve(path, g)),
         schedule,
         concurrency,
+        pairs_per_iteration,
         seed: file.seed,
         checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
         games,
         positions,
+        option_origins: option_origins(&file, text),
     })
+}
+
+/// Where each side's options were set; engine 2 without a table of its own plays engine 1's.
+fn option_origins(file: &File, text: &str) -> Vec<OptionOrigin> {
+    let engine2 = match &file.engine2 {
+        Some(e2) => Some((e2, "engine2")),
+        None => file.engine1.as_ref().map(|e1| (e1, "engine1")),
+    };
+    [
+        (1, file.engine1.as_ref().map(|e1| (e1, "engine1"))),
+        (2, engine2),
+    ]
+    .into_iter()
+    .filter_map(|(side, engine)| engine.map(|(e, table)| (side, e, table)))
+    .flat_map(|(side, e, table)| {
+        e.options.iter().map(move |(name, value)| OptionOrigin {
+            side,
+            table: table.to_string(),
+            name: name.clone(),
+            line: line_of(text, value.span().start),
+        })
+    })
+    .collect()
+}
+
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Attach the file and key to a value check's message.
@@ -232,6 +273,7 @@ fn games(
     file: &File,
     engine1: &Engine,
     path: &Path,
+    text: &str,
     need_limit: bool,
 ) -> Result<GamesConfig, ConfigError> {
     let in_file = |message: String| ConfigError::InFile {
@@ -239,23 +281,28 @@ fn games(
         message,
     };
     let engine = |e: &Engine, table: &str| -> Result<EngineConfig, ConfigError> {
-        let options = e
-            .options
-            .iter()
+        let mut spanned: Vec<_> = e.options.iter().collect();
+        spanned.sort_by_key(|(_, value)| value.span().start);
+        let options = spanned
+            .into_iter()
             .map(|(name, value)| {
-                let text = match value {
+                let value_text = match value.get_ref() {
                     toml::Value::String(s) => s.clone(),
                     toml::Value::Integer(i) => i.to_string(),
                     toml::Value::Float(f) => f.to_string(),
                     toml::Value::Boolean(b) => b.to_string(),
                     other => {
-                        return Err(in_file(format!(
-                            "key `{table}.options.{name}`: expected a string, number or boolean, found {}",
-                            other.type_str()
-                        )));
+                        return Err(ConfigError::AtLine {
+                            path: path.to_path_buf(),
+                            line: line_of(text, value.span().start),
+                            message: format!(
+                                "key `{table}.options.{name}`: expected a string, number or boolean, found {}",
+                                other.type_str()
+                            ),
+                        });
                     }
                 };
-                Ok((name.clone(), text))
+                Ok((name.clone(), value_text))
             })
             .collect::<Result<_, _>>()?;
         Ok(EngineConfig {
@@ -285,16 +332,21 @@ fn games(
         time_margin_ms: g.time_margin_ms.unwrap_or(50),
         stall_timeout_ms: g.stall_timeout_ms.unwrap_or(10_000),
     };
-    let chosen = [
-        limits.base_time_ms.is_some(),
-        limits.nodes.is_some(),
-        limits.depth.is_some(),
-        limits.movetime_ms.is_some(),
-    ];
-    if need_limit && !chosen.iter().any(|c| *c) {
-        return Err(in_file(
-            "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),
-        ));
+    match limits.chosen().as_slice() {
+        [] if !need_limit => {}
+        [] => {
+            return Err(in_file(
+                "[games] needs a search limit: base_time_ms (+ inc_time_ms), nodes, depth or movetime_ms".into(),
+            ));
+        }
+        [_] => {}
+        several => {
+            let keys: Vec<String> = several.iter().map(|k| format!("`games.{k}`")).collect();
+            return Err(in_file(format!(
+                "keys {}: a game has one search limit; keep one of them (as `spsa match` takes one of --tc, --nodes, --depth, --movetime)",
+                keys.join(" and ")
+            )));
+        }
     }
     if limits.inc_time_ms.is_some() && limits.base_time_ms.is_none() {
         return Err(in_file(
@@ -314,7 +366,10 @@ fn games(
     }
     Ok(GamesConfig {
         engine1: engine(engine1, "engine1")?,
-        engine2: engine(file.engine2.as_ref().unwrap_or(engine1), "engine2")?,
+        engine2: match &file.engine2 {
+            Some(e2) => engine(e2, "engine2")?,
+            None => engine(engine1, "engine1")?,
+        },
         book: g.book.as_deref().map(|b| resolve_input(path, b)),
         book_random,
         book_plies: g.book_plies,

@@ -292,6 +292,17 @@ pub enum OptionError {
     },
 }
 
+impl OptionError {
+    /// The engine's name and the option it refused.
+    pub fn engine_and_option(&self) -> Option<(&str, &str)> {
+        match self {
+            OptionError::Unknown { engine, option, .. }
+            | OptionError::OutOfRange { engine, option, .. }
+            | OptionError::WrongType { engine, option, .. } => Some((engine, option)),
+        }
+    }
+}
+
 /// List declared options one per line, spins with their ranges, for error messages.
 pub fn describe_options(options: &[UciOption]) -> String {
     if options.is_empty() {

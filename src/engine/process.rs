@@ -190,7 +190,16 @@ impl UciEngine {
     async fn launch(&mut self) -> Result<(), EngineFault> {
         let name = self.spec.name.clone();
         let startup = |msg: String| EngineFault::Startup(format!("engine `{name}`: {msg}"));
-        let mut cmd = Command::new(&self.spec.command);
+        // A relative path with a folder part (`./eng`) means "from here", also when the engine
+        // gets its own working directory (where the OS would otherwise look for it).
+        let program = if self.spec.command.is_relative()
+            && self.spec.command.components().count() > 1
+        {
+            std::path::absolute(&self.spec.command).unwrap_or_else(|_| self.spec.command.clone())
+        } else {
+            self.spec.command.clone()
+        };
+        let mut cmd = Command::new(&program);
         cmd.args(&self.spec.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -3,47 +3,15 @@
 
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
-use shakmaty::zobrist::Zobrist128;
-use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
+use shakmaty::{CastlingMode, Color, Position};
 use tokio::time::Instant;
 
 use super::adjudication::Adjudicator;
 use super::book::Opening;
 use super::record::{EndReason, Fault, GameRecord, PlayedMove};
+use super::rules::{position_key, rules_end};
 use super::settings::{ClockVerdict, Clocks, GameSettings};
 use crate::engine::{BestMove, EngineFault, Player, SearchReply};
-
-/// The repetition key of a position: placement, side to move, castling rights and a *legal*
-/// en passant square (FIDE's definition of "the same position").
-pub(crate) fn position_key(pos: &Chess) -> Zobrist128 {
-    pos.zobrist_hash(EnPassantMode::Legal)
-}
-
-/// The end of the game by the rules alone, if `pos` (whose history, itself included, is
-/// `history`) ends it. Mate and stalemate come before the 50-move rule.
-pub(crate) fn rules_end(pos: &Chess, history: &[Zobrist128]) -> Option<EndReason> {
-    if pos.legal_moves().is_empty() {
-        return Some(if pos.is_check() {
-            EndReason::Checkmate {
-                winner: !pos.turn(),
-            }
-        } else {
-            EndReason::Stalemate
-        });
-    }
-    if pos.is_insufficient_material() {
-        return Some(EndReason::InsufficientMaterial);
-    }
-    if let Some(current) = history.last()
-        && history.iter().filter(|h| *h == current).count() >= 3
-    {
-        return Some(EndReason::ThreefoldRepetition);
-    }
-    if pos.halfmoves() >= 100 {
-        return Some(EndReason::FiftyMoveRule);
-    }
-    None
-}
 
 fn fault_reason(by: Color, fault: &EngineFault) -> EndReason {
     match fault {

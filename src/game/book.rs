@@ -13,6 +13,8 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
+use super::rules::{position_key, rules_end};
+
 /// The standard start position.
 pub const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -79,14 +81,14 @@ impl Opening {
     ) -> Result<Opening, String> {
         let start_fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
         let mut pos = start.clone();
-        let mut hashes = vec![super::arbiter::position_key(&pos)];
+        let mut hashes = vec![position_key(&pos)];
         let mut moves_uci = Vec::new();
         for m in &moves {
             moves_uci.push(m.to_uci(CastlingMode::Standard).to_string());
             pos.play_unchecked(*m);
-            hashes.push(super::arbiter::position_key(&pos));
+            hashes.push(position_key(&pos));
         }
-        if let Some(end) = super::arbiter::rules_end(&pos, &hashes) {
+        if let Some(end) = rules_end(&pos, &hashes) {
             return Err(format!("the opening position is already over: {end}"));
         }
         Ok(Opening {
@@ -278,6 +280,7 @@ fn invalid(path: &Path, line: usize, message: impl Into<String>) -> BookError {
 /// EPD or FEN lines. The first four fields are the EPD position; then either the FEN's two
 /// counters, or EPD operations (`bm e4; id "x";`, honouring `hmvc` and `fmvn`), or nothing.
 fn parse_epd(path: &Path, bytes: &[u8]) -> Result<Vec<Opening>, BookError> {
+    let bytes = crate::textfile::strip_bom(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()
@@ -525,6 +528,7 @@ pub(crate) fn read_pgn_games(
     max_plies: Option<usize>,
     mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
 ) -> Result<(), BookError> {
+    let bytes = crate::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut visitor = BookVisitor { max_plies };
     let io_err = |source| BookError::Io {

@@ -21,6 +21,7 @@ pub(crate) mod book;
 pub mod fake;
 mod pgn;
 mod record;
+mod rules;
 mod settings;
 
 pub use adjudication::Adjudicator;

@@ -7,11 +7,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{MatchInputError, Sides};
-use crate::arena::{self, Arena, ArenaSettings, EngineSetup, OptionSet};
+use super::UserError;
+use crate::arena::{self, Arena, EngineSetup, OptionSet};
 use crate::config::{AdjudicationConfig, Config, EngineConfig, GamesConfig, LimitsConfig};
 use crate::engine::OptionValue;
+use crate::game::GameSettings;
 use crate::game::{Book, BookOrder, Opening};
+use crate::source::games::{GameFiles, GameSource, Sides};
 
 /// How games are played: shared by `spsa match` and `spsa verify`.
 #[derive(Args, Clone, Debug, Default)]
@@ -106,9 +108,12 @@ pub struct Plan {
     pub b_options: OptionSet,
     pub pairs: u64,
     pub concurrency: usize,
-    /// Taken by [`Plan::start_arena`].
+    /// Taken by [`Plan::start_source`].
     pub book: Option<Book>,
-    pub settings: ArenaSettings,
+    pub game: GameSettings,
+    pub pgn: Option<PathBuf>,
+    pub event: String,
+    pub max_faulty_pairs: u32,
     pub seed: u64,
     /// What is played, for the header line: `depth=2, book openings/x.epd (random order)`.
     pub description: String,
@@ -119,32 +124,36 @@ impl Plan {
         (&self.setups[0].spec.name, &self.setups[1].spec.name)
     }
 
-    pub fn sides(&self) -> Sides<'_> {
-        Sides {
-            a_name: &self.setups[0].spec.name,
-            b_name: &self.setups[1].spec.name,
-            a_options: &self.a_options,
-            b_options: &self.b_options,
-        }
-    }
-
-    /// Start the engines and check both sides' options (once: the book moves into the arena).
-    pub async fn start_arena(&mut self) -> Result<Arena> {
-        let book = self.book.take().context("the arena was started already")?;
+    /// Start the engines, check both sides' options, and make the games source (once: the
+    /// book moves into the arena).
+    pub async fn start_source(&mut self) -> Result<GameSource> {
+        let book = self
+            .book
+            .take()
+            .context("the engines were started already")?;
         let arena = Arena::start(
             self.setups.clone(),
             self.concurrency,
             book,
-            self.settings.clone(),
+            self.game.clone(),
         )
         .await?;
         arena.validate(&self.a_options, &self.b_options).await?;
-        Ok(arena)
+        let sides = Sides::Fixed {
+            a: self.a_options.clone(),
+            b: self.b_options.clone(),
+        };
+        let files = GameFiles {
+            pgn: self.pgn.clone(),
+            game_log: None,
+            event: self.event.clone(),
+        };
+        Ok(GameSource::new(arena, sides, files))
     }
 }
 
 fn bad(message: impl Into<String>) -> anyhow::Error {
-    MatchInputError(message.into()).into()
+    UserError(message.into()).into()
 }
 
 /// `NAME=VALUE` → an option wish; `flag` names the flag in the message.
@@ -203,9 +212,7 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
             l.inc_time_ms = Some(inc);
         }
     }
-    let l = &games.limits;
-    if l.base_time_ms.is_none() && l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none()
-    {
+    if games.limits.chosen().is_empty() {
         return Err(bad(
             "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
         ));
@@ -325,16 +332,10 @@ pub fn plan(
         }
     }
     let book = load_book(games, seed)?;
-    let settings = ArenaSettings {
-        game: arena::game_settings(games),
-        game_log: None,
-        pgn: games.pgn.clone(),
-        max_faulty_pairs: flags.max_faulty_pairs.max(1),
-        event,
-    };
+    let game = arena::game_settings(games);
     let description = format!(
         "{}, seed {seed}, book {}",
-        settings.game.time_control.describe(),
+        game.time_control.describe(),
         match &games.book {
             Some(b) => format!(
                 "{} ({} openings, {} order)",
@@ -352,7 +353,10 @@ pub fn plan(
         pairs,
         concurrency,
         book: Some(book),
-        settings,
+        game,
+        pgn: games.pgn.clone(),
+        event,
+        max_faulty_pairs: flags.max_faulty_pairs.max(1),
         seed,
         description,
     })
@@ -441,7 +445,7 @@ pub fn describe_options(set: &OptionSet) -> String {
 /// Run `spsa match` to its end or Ctrl-C and print the results.
 pub async fn run_match(args: MatchArgs) -> Result<()> {
     let mut plan = args.plan()?;
-    let arena = plan.start_arena().await?;
+    let source = plan.start_source().await?;
     let (n1, n2) = plan.names();
     println!(
         "match: {n1} ({}) vs {n2} ({}), {} pairs, concurrency {}, {}",
@@ -451,25 +455,26 @@ pub async fn run_match(args: MatchArgs) -> Result<()> {
         plan.concurrency,
         plan.description
     );
-    play_to_end(&arena, &plan, &args.flags).await
+    play_to_end(&source, &plan, &args.flags).await
 }
 
 /// The progress interval from the flags.
 /// Play a planned match to its end (or Ctrl-C), quit the engines, and print the results.
 pub async fn play_to_end(
-    arena: &crate::arena::Arena,
+    source: &GameSource,
     plan: &Plan,
     flags: &MatchFlags,
 ) -> anyhow::Result<()> {
     let out = super::play(
-        arena,
-        &plan.sides(),
+        source,
+        plan.concurrency,
         plan.pairs,
-        crate::app::shutdown_signal(),
+        plan.max_faulty_pairs,
+        &crate::shutdown::Shutdown::on_signals(),
         progress_every(flags),
     )
     .await;
-    arena.quit_all().await;
+    source.arena().quit_all().await;
     print_speed(&out);
     super::finish(out)
 }
@@ -483,7 +488,7 @@ pub fn print_speed(out: &super::MatchOutcome) {
     let games = out.tally.games();
     let minutes = out.elapsed.as_secs_f64() / 60.0;
     eprintln!(
-        "{games} games in {}, {:.1} games/min, median overhead per pair {:.1} ms",
+        "{games} games in {}, {:.1} games/min, median overhead per game {:.1} ms",
         crate::report::progress::format_duration(out.elapsed.as_secs_f64()),
         if minutes > 0.0 {
             games as f64 / minutes

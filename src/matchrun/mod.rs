@@ -2,33 +2,29 @@
 //! option sets) in an [`Arena`] and report W/D/L, pentanomial counts and the Elo difference with
 //! its 95% interval ([`crate::stats`]).
 //!
-//! The pairs are played by [`Arena::play_pair`], one per free slot, as the tuner does: there is
-//! no second game loop here. Pair `k` (0-based) plays opening `k` of the book's order.
+//! The games are played by the same [`pool`] and [`GameSource`] as tuning, scheduled by game:
+//! there is no second game loop here. Pair `k` (0-based) plays opening `k` of the book's order.
 
 pub mod args;
 pub mod verify;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
-use shakmaty::Color;
+use anyhow::{Result, bail};
 
-use crate::arena::{Arena, OptionSet, PairGames, PairLabel};
+use crate::pool::{self, Feed};
 use crate::report::progress::format_duration;
+use crate::shutdown::Shutdown;
+use crate::source::games::GameSource;
+use crate::source::{Measurement, Source, Trial};
 use crate::stats::{self, Tally};
+use crate::tuner::Outputs;
 
 pub use args::{MatchArgs, MatchFlags};
 pub use verify::VerifyArgs;
 
-/// A problem with the command line of `spsa match`/`spsa verify` that the user must fix
-/// (exit status 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct MatchInputError(pub String);
+pub use crate::error::UserError;
 
 /// How a match ended.
 #[derive(Debug)]
@@ -48,7 +44,7 @@ pub struct MatchOutcome {
     pub tally: Tally,
     /// Engine faults by side name and kind, e.g. ("Engine2", "crash") → 3.
     pub faults: BTreeMap<(String, String), u64>,
-    /// Each pair's [`PairGames::overhead`], in completion order.
+    /// Each pair's time not spent in engine searches, in completion order.
     pub overheads: Vec<Duration>,
     /// Moves the engines searched (book moves not counted).
     pub engine_moves: u64,
@@ -88,114 +84,115 @@ impl MatchOutcome {
     }
 }
 
-/// The two sides of a match as the arena knows them.
-pub struct Sides<'a> {
-    /// Side A's name (for fault counts); A plays White in the first game of each pair.
-    pub a_name: &'a str,
-    pub b_name: &'a str,
-    pub a_options: &'a OptionSet,
-    pub b_options: &'a OptionSet,
-}
-
-/// Play `pairs` pairs over all of the arena's slots, printing a progress line on stderr every
-/// `progress_every`. Stops early when `shutdown` resolves or the arena fails; the outcome holds
-/// what was played either way.
+/// Play `pairs` pairs over all of the source's slots, printing a progress line on stderr every
+/// `progress_every`, writing each game's records as it finishes. Stops early on shutdown, or when
+/// `max_faulty_pairs` pairs in a row ended in faults in every game; the outcome holds what was
+/// played either way, and every game written was counted.
 pub async fn play(
-    arena: &Arena,
-    sides: &Sides<'_>,
+    source: &GameSource,
+    slots: usize,
     pairs: u64,
-    shutdown: impl Future<Output = ()>,
+    max_faulty_pairs: u32,
+    shutdown: &Shutdown,
     progress_every: Option<Duration>,
 ) -> MatchOutcome {
     let started = Instant::now();
-    let mut out = MatchOutcome {
-        planned: pairs,
-        tally: Tally::default(),
-        faults: BTreeMap::new(),
-        overheads: Vec::with_capacity(pairs.min(1 << 20) as usize),
-        engine_moves: 0,
-        elapsed: Duration::ZERO,
-        ending: MatchEnding::Finished,
+    let mut feed = MatchFeed {
+        next: 0,
+        out: MatchOutcome {
+            planned: pairs,
+            tally: Tally::default(),
+            faults: BTreeMap::new(),
+            overheads: Vec::with_capacity(pairs.min(1 << 20) as usize),
+            engine_moves: 0,
+            elapsed: Duration::ZERO,
+            ending: MatchEnding::Finished,
+        },
+        outputs: Outputs::new(&source.outputs()),
+        started,
+        last_progress: Instant::now(),
+        progress_every,
+        max_faulty_pairs: max_faulty_pairs.max(1),
+        faulty_streak: 0,
     };
-    let mut free_slots: Vec<usize> = (0..arena.slots()).rev().collect();
-    let mut next: u64 = 0;
-    let mut in_flight = FuturesUnordered::new();
-    let mut ticker = progress_every.map(|every| {
-        let mut t = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        t
-    });
-    tokio::pin!(shutdown);
-    loop {
-        while next < pairs {
-            let Some(slot) = free_slots.pop() else { break };
-            let k = next;
-            in_flight.push(async move {
-                let label = PairLabel {
-                    round: (k + 1).to_string(),
-                    note: String::new(),
-                };
-                let r = arena
-                    .play_pair(slot, k, sides.a_options, sides.b_options, &label)
-                    .await;
-                (slot, r)
-            });
-            next += 1;
-        }
-        if in_flight.is_empty() {
-            break;
-        }
-        let tick = async {
-            match ticker.as_mut() {
-                Some(t) => {
-                    t.tick().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            _ = &mut shutdown => {
-                out.ending = MatchEnding::Interrupted;
-                break;
-            }
-            Some((slot, result)) = in_flight.next() => {
-                free_slots.push(slot);
-                match result {
-                    Ok(pair) => out.add(&pair, sides),
-                    Err(e) => {
-                        out.ending = MatchEnding::Failed(e);
-                        break;
-                    }
-                }
-            }
-            _ = tick => eprintln!("{}", progress_line(&out, started)),
-        }
+    match pool::run(source, slots, &mut feed, shutdown).await {
+        Ok(pool::Ending::Finished) => {}
+        Ok(pool::Ending::Interrupted) => feed.out.ending = MatchEnding::Interrupted,
+        Err(e) => feed.out.ending = MatchEnding::Failed(e),
     }
-    drop(in_flight);
-    out.elapsed = started.elapsed();
-    out
+    feed.out.elapsed = started.elapsed();
+    feed.out
+}
+
+/// The match as the pool's feed: pair k is trial k+1 with no SPSA values.
+struct MatchFeed {
+    next: u64,
+    out: MatchOutcome,
+    outputs: Outputs,
+    started: Instant,
+    last_progress: Instant,
+    progress_every: Option<Duration>,
+    max_faulty_pairs: u32,
+    faulty_streak: u32,
+}
+
+impl Feed for MatchFeed {
+    fn next_trial(&mut self) -> Option<Trial> {
+        if self.next >= self.out.planned {
+            return None;
+        }
+        self.next += 1;
+        Some(Trial {
+            iteration: self.next,
+            delta: Vec::new(),
+            c_k: Vec::new(),
+            plus: Vec::new(),
+            minus: Vec::new(),
+            opening: self.next - 1,
+            pairs: 1,
+            seed: self.next,
+        })
+    }
+
+    fn finished(&mut self, _trial: Trial, m: Measurement) -> Result<()> {
+        for r in &m.records {
+            self.outputs.append(r)?;
+        }
+        self.out.add(&m);
+        if let Some(every) = self.progress_every
+            && self.last_progress.elapsed() >= every
+        {
+            eprintln!("{}", progress_line(&self.out, self.started));
+            self.last_progress = Instant::now();
+        }
+        self.faulty_streak = if m.all_faulty() {
+            self.faulty_streak + 1
+        } else {
+            0
+        };
+        if self.faulty_streak >= self.max_faulty_pairs {
+            let last = m.faults.last().map(|f| f.kind.as_str()).unwrap_or("fault");
+            bail!(
+                "every game of the last {} pairs ended in an engine fault (last: {last}); stopping",
+                self.faulty_streak
+            );
+        }
+        Ok(())
+    }
 }
 
 impl MatchOutcome {
-    fn add(&mut self, pair: &PairGames, sides: &Sides<'_>) {
-        self.tally.add_pair(pair.scores);
-        self.overheads.push(pair.overhead);
-        // Game 1: A is White; game 2: A is Black.
-        for (i, g) in pair.games.iter().enumerate() {
-            self.engine_moves += g.moves.iter().filter(|m| !m.book).count() as u64;
-            if let (Some(kind), Some(by)) = (g.end.fault_kind(), g.end.faulted()) {
-                let a_color = if i == 0 { Color::White } else { Color::Black };
-                let side = if by == a_color {
-                    sides.a_name
-                } else {
-                    sides.b_name
-                };
-                *self
-                    .faults
-                    .entry((side.to_string(), kind.to_string()))
-                    .or_default() += 1;
-            }
+    fn add(&mut self, m: &Measurement) {
+        if let [g1, g2] = m.games[..] {
+            self.tally.add_pair([g1.value(), g2.value()]);
+        }
+        self.overheads.push(Duration::from_micros(m.overhead_us));
+        self.engine_moves += m.engine_moves;
+        for f in &m.faults {
+            *self
+                .faults
+                .entry((f.side.clone(), f.kind.clone()))
+                .or_default() += 1;
         }
     }
 }
@@ -219,15 +216,8 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
         t.draws,
         t.losses
     );
-    if let Some(e) = stats::pentanomial(&t.pentanomial).filter(|e| !e.elo.is_finite()) {
-        s.push_str(&format!(", Elo {}", e.elo_text(t.games())));
-    } else if let Some(e) = stats::pentanomial(&t.pentanomial) {
-        s.push_str(&format!(
-            ", Elo {} [{}, {}]",
-            e.elo_text(t.games()),
-            stats::format_elo(e.elo_low),
-            stats::format_elo(e.elo_high)
-        ));
+    if let Some(elo) = stats::progress_elo(t) {
+        s.push_str(&format!(", {elo}"));
     }
     if !out.faults.is_empty() {
         s.push_str(&format!(", faults: {}", out.faults_text()));

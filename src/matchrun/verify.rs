@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 
-use super::MatchInputError;
+use super::UserError;
 use super::args::{MatchFlags, apply_flags, describe_options, plan, play_to_end};
 use crate::arena::OptionSet;
 use crate::config::Config;
@@ -36,7 +36,7 @@ pub struct VerifyArgs {
 }
 
 fn bad(message: impl Into<String>) -> anyhow::Error {
-    MatchInputError(message.into()).into()
+    UserError(message.into()).into()
 }
 
 /// One side's values: names and numbers, rounded to the integers spin options take.
@@ -168,7 +168,7 @@ pub async fn run_verify(args: VerifyArgs) -> Result<()> {
         config.seed,
         format!("spsa verify {}", config.path.display()),
     )?;
-    let arena = plan.start_arena().await?;
+    let source = plan.start_source().await?;
     println!("verify: {} vs {}", a.label, b.label);
     print!("{}", values_table(&a, &b, &names[0], &names[1]));
     println!(
@@ -180,5 +180,5 @@ pub async fn run_verify(args: VerifyArgs) -> Result<()> {
         describe_options(&plan.a_options),
         describe_options(&plan.b_options)
     );
-    play_to_end(&arena, &plan, &args.flags).await
+    play_to_end(&source, &plan, &args.flags).await
 }

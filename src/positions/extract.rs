@@ -23,6 +23,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, EnPassantMode, Position};
 
 use super::labelled::{LabelledPositions, Outcome};
+use crate::error::UserError;
 use crate::game::book::read_pgn_games;
 
 /// The command's flags.
@@ -57,11 +58,6 @@ pub struct PositionsArgs {
     pub validation_fraction: Option<f64>,
 }
 
-/// A problem with the command's input (exit status 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ExtractError(pub String);
-
 /// What an extraction found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extracted {
@@ -78,7 +74,7 @@ pub struct Extracted {
 pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Extracted> {
     let fraction = args.validation_fraction.unwrap_or(0.0);
     if !(0.0..1.0).contains(&fraction) {
-        return Err(ExtractError(format!(
+        return Err(UserError(format!(
             "--validation-fraction must be in [0, 1), not {fraction}"
         ))
         .into());
@@ -159,12 +155,12 @@ pub fn run(args: &PositionsArgs) -> Result<()> {
     let mut inputs = Vec::with_capacity(args.games.len());
     for p in &args.games {
         let bytes = std::fs::read(p)
-            .map_err(|e| ExtractError(format!("{}: cannot read: {e}", p.display())))?;
+            .map_err(|e| UserError(format!("{}: cannot read: {e}", p.display())))?;
         inputs.push((p.clone(), bytes));
     }
     let found = extract(&inputs, args)?;
     if found.train.is_empty() {
-        return Err(ExtractError(format!(
+        return Err(UserError(format!(
             "no positions extracted from {} games ({} without a result): nothing written",
             found.games, found.unfinished
         ))

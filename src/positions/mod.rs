@@ -6,6 +6,7 @@ pub mod eval;
 pub mod extract;
 pub mod labelled;
 pub mod local;
+pub mod local_run;
 pub mod loss;
 pub mod source;
 

@@ -6,7 +6,10 @@
 //! Opening the source loads the data, splits off validation positions, starts the engines and
 //! fixes K (fitted at the start values on the training set unless the config gives it).
 
-use anyhow::Result;
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use futures::future::BoxFuture;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -14,8 +17,10 @@ use rand_chacha::ChaCha8Rng;
 use super::eval::{EvalSettings, Evaluator, PairedLoss, paired_loss};
 use super::labelled::LabelledPositions;
 use super::loss::{Loss, fit_k};
-use crate::arena::EngineSetup;
+use crate::arena::{EngineSetup, engine_setup};
 use crate::config::positions::{KSetting, PositionsConfig, Validation};
+use crate::report::loss_curve::{loss_log_path, part_line};
+use crate::source::{Fault, LossSums, Measurement, OpenRequest, Record, Source, Trial};
 
 /// The batch of iteration k (1-based): positions [(k−1)·B, k·B) of a seeded permutation of the
 /// training set, a new permutation for every pass over the set (epoch). A pure function of
@@ -77,6 +82,10 @@ pub struct PositionSource {
     /// Orders the batches.
     pub seed: u64,
     pub evaluator: Evaluator,
+    /// The loss log the parts' rows go to (`None`: not logged).
+    pub loss_log: Option<PathBuf>,
+    /// The validation loss is measured every this many iterations (and at iteration 1).
+    pub validation_every: u64,
 }
 
 impl PositionSource {
@@ -116,6 +125,10 @@ impl PositionSource {
                 Loss::new(p.loss, fit.k)
             }
         };
+        // Validation every few iterations, costing about a tenth of the training evaluations.
+        let validation_every = validation.as_ref().map_or(1, |v| {
+            (v.len() as f64 / (0.2 * p.batch as f64)).round().max(1.0) as u64
+        });
         Ok(PositionSource {
             train,
             validation,
@@ -124,16 +137,23 @@ impl PositionSource {
             batch: p.batch,
             seed,
             evaluator,
+            loss_log: None,
+            validation_every,
         })
     }
 
-    /// How many parts a trial is split into: one per engine.
-    pub fn parts(&self) -> usize {
+    /// Whether iteration k measures the validation loss (in an extra part).
+    fn validates(&self, k: u64) -> bool {
+        self.validation.is_some() && (k == 1 || k.is_multiple_of(self.validation_every))
+    }
+
+    /// How many parts a trial's batch is split into: one per engine.
+    pub fn batch_parts(&self) -> usize {
         self.evaluator.len().min(self.batch).max(1)
     }
 
     /// Measure part `part` of iteration k's batch on engine `slot`: (L+, L−, failures) as sums.
-    pub async fn run_part(
+    pub async fn measure_part(
         &self,
         slot: usize,
         iteration: u64,
@@ -142,7 +162,10 @@ impl PositionSource {
         part: usize,
     ) -> Result<PairedLoss> {
         let batch = batch_indices(self.train.len(), self.batch, self.seed, iteration);
-        let mine = part_of(&batch, part, self.parts());
+        let mine = part_of(&batch, part, self.batch_parts());
+        if mine.is_empty() {
+            return Ok(PairedLoss::default());
+        }
         let named = |t: &[f64]| -> Vec<(String, f64)> {
             self.names.iter().cloned().zip(t.iter().copied()).collect()
         };
@@ -168,6 +191,126 @@ impl PositionSource {
             .collect();
         Ok(self.evaluator.mean_loss(set, &values, &self.loss).await?.0)
     }
+}
+
+impl Source for PositionSource {
+    /// The batch's parts, plus one that scores the validation set when due.
+    fn parts(&self, trial: &Trial) -> usize {
+        self.batch_parts() + usize::from(self.validates(trial.iteration))
+    }
+
+    fn run_part<'a>(
+        &'a self,
+        slot: usize,
+        trial: &'a Trial,
+        part: usize,
+    ) -> BoxFuture<'a, Result<Measurement>> {
+        Box::pin(async move {
+            let k = trial.iteration;
+            if part >= self.batch_parts() {
+                // The validation part: the whole validation set at the trial's midpoint.
+                let Some(valid) = &self.validation else {
+                    bail!("no validation set for part {part}");
+                };
+                let mid: Vec<f64> = trial
+                    .plus
+                    .iter()
+                    .zip(&trial.minus)
+                    .map(|(p, m)| ((p + m) / 2.0).round())
+                    .collect();
+                let values: Vec<(String, f64)> = self.names.iter().cloned().zip(mid).collect();
+                let all: Vec<usize> = (0..valid.len()).collect();
+                let mut e = self.evaluator.engine(slot).lock().await;
+                let s = e.score(valid, &all, &values).await?;
+                drop(e);
+                let l = self.loss.mean(
+                    s.scores
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, q)| q.map(|q| (valid.outcome(i), q))),
+                );
+                return Ok(Measurement {
+                    faults: faults(&s.faults),
+                    records: self.record(part_line(k, 0.0, 0.0, 0, Some(l))),
+                    ..Measurement::default()
+                });
+            }
+            let p = self
+                .measure_part(slot, k, &trial.plus, &trial.minus, part)
+                .await?;
+            if p.count == 0 && p.failed >= 10 {
+                bail!(
+                    "the engine failed on all {} positions of part {part} of iteration {k} (last: {})",
+                    p.failed,
+                    p.faults.last().map_or("?", String::as_str)
+                );
+            }
+            Ok(Measurement {
+                loss: Some(LossSums {
+                    plus: p.plus,
+                    minus: p.minus,
+                    count: p.count,
+                    failed: p.failed,
+                }),
+                faults: faults(&p.faults),
+                records: self.record(part_line(k, p.plus, p.minus, p.count, None)),
+                ..Measurement::default()
+            })
+        })
+    }
+
+    fn outputs(&self) -> Vec<PathBuf> {
+        self.loss_log.iter().cloned().collect()
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.evaluator.quit_all())
+    }
+}
+
+impl PositionSource {
+    fn record(&self, line: String) -> Vec<Record> {
+        match &self.loss_log {
+            Some(path) => vec![Record {
+                path: path.clone(),
+                text: line,
+            }],
+            None => Vec::new(),
+        }
+    }
+}
+
+fn faults(kinds: &[String]) -> Vec<Fault> {
+    kinds
+        .iter()
+        .map(|k| Fault {
+            side: "engine1".into(),
+            kind: k.clone(),
+        })
+        .collect()
+}
+
+/// Open the source a positions config asks for: the engine is `[engine1]`, `concurrency`
+/// processes share the evaluations, and the loss log sits beside the θ log.
+pub async fn open(req: &OpenRequest<'_>, p: &PositionsConfig) -> Result<PositionSource> {
+    let config = req.config;
+    let Some(games) = &config.games else {
+        bail!(
+            "{}: a tune from positions needs [engine1]",
+            config.path.display()
+        );
+    };
+    let setup = engine_setup("engine1", &games.engine1);
+    let settings = EvalSettings {
+        search: p.search,
+        deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
+    };
+    let names: Vec<String> = req.vars.iter().map(|v| v.name.clone()).collect();
+    let start: Vec<f64> = req.vars.iter().map(|v| v.start).collect();
+    let mut source =
+        PositionSource::open(p, &setup, settings, names, &start, req.seed, req.slots).await?;
+    source.loss_log = Some(loss_log_path(&config.log));
+    Ok(source)
 }
 
 #[cfg(test)]

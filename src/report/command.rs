@@ -31,11 +31,29 @@ pub fn run(req: &ReportRequest) -> Result<()> {
         return Err(ReportError(format!("--window must be in (0, 1], not {}", req.window)).into());
     }
     let paths = history::locate(req.path.as_deref(), req.config.as_deref())?;
-    let ck = history::read_checkpoint(&paths)?;
-    let log = if paths.log.exists() {
-        Some(History::read(&paths.log)?)
-    } else {
-        None
+    // A classic run has a config and a log without header, but no checkpoint: the config's
+    // variables name the log's columns and, with its schedule, stand in for the checkpoint.
+    let classic = paths
+        .config
+        .as_ref()
+        .filter(|_| !paths.checkpoint.exists() && paths.log.exists());
+    let (ck, log) = match classic {
+        Some(config) => {
+            let vars = crate::vars::load(&config.variables)?;
+            let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+            let log = History::read_named(&paths.log, Some(&names))?;
+            (history::classic_checkpoint(config, vars, &log), Some(log))
+        }
+        None => {
+            let ck = history::read_checkpoint(&paths)?;
+            let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
+            let log = if paths.log.exists() {
+                Some(History::read_named(&paths.log, Some(&names))?)
+            } else {
+                None
+            };
+            (ck, log)
+        }
     };
     if let Some(h) = &log {
         let names: Vec<&str> = ck.vars.iter().map(|v| v.name.as_str()).collect();

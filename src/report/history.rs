@@ -1,5 +1,9 @@
 //! Reading a run back: find its θ log and checkpoint from whichever the user names, and load the
 //! log's rows. A log that is still being written may end in half a row; that row is ignored.
+//!
+//! Two log forms are read: ours (`iteration,<name>,…` header, then rows) and the classic tool's
+//! (no header row; each line `iteration,θ1,…,θn` at full precision, the variables in the order
+//! of the variables file, which supplies the names).
 
 use std::path::{Path, PathBuf};
 
@@ -7,13 +11,17 @@ use anyhow::{Context, Result};
 
 use crate::config::{Config, default_checkpoint};
 use crate::report::ReportError;
-use crate::tuner::checkpoint::{self, Checkpoint};
+use crate::tuner::checkpoint::{self, Checkpoint, Counts, RunState, VERSION};
+use crate::vars::Variable;
 
 /// The files of one run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunPaths {
     pub log: PathBuf,
     pub checkpoint: PathBuf,
+    /// The config, when the run was named by it: its variables and schedule stand in for a
+    /// checkpoint that a classic run never wrote.
+    pub config: Option<Config>,
 }
 
 /// The log that goes with a checkpoint: `logs/x.checkpoint.var` → `logs/x.log` (the inverse of
@@ -29,8 +37,9 @@ pub fn locate(path: Option<&Path>, config: Option<&Path>) -> Result<RunPaths> {
     if let Some(conf) = config {
         let config = Config::load(conf)?;
         return Ok(RunPaths {
-            log: config.log,
-            checkpoint: config.checkpoint,
+            log: config.log.clone(),
+            checkpoint: config.checkpoint.clone(),
+            config: Some(config),
         });
     }
     let Some(path) = path else {
@@ -44,11 +53,13 @@ pub fn locate(path: Option<&Path>, config: Option<&Path>) -> Result<RunPaths> {
         return Ok(RunPaths {
             log,
             checkpoint: path.to_path_buf(),
+            config: None,
         });
     }
     Ok(RunPaths {
         log: path.to_path_buf(),
         checkpoint: default_checkpoint(path),
+        config: None,
     })
 }
 
@@ -59,6 +70,7 @@ fn is_checkpoint(path: &Path) -> Result<bool> {
         .map_err(|e| ReportError(format!("{}: cannot read: {e}", path.display())))?;
     for line in BufReader::new(file).lines().take(64) {
         let line = line.unwrap_or_default();
+        let line = crate::textfile::strip_bom_str(&line);
         if line.starts_with("#:") {
             return Ok(true);
         }
@@ -82,6 +94,45 @@ pub fn read_checkpoint(paths: &RunPaths) -> Result<Checkpoint> {
     checkpoint::read(&paths.checkpoint)
 }
 
+/// The state a checkpoint would hold for a run that wrote none (the classic tool's): variables
+/// and schedule from the config, θ and the applied count from the log's last row. Game counts
+/// are unknown and left at zero.
+pub fn classic_checkpoint(config: &Config, vars: Vec<Variable>, log: &History) -> Checkpoint {
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let applied = log.iterations.last().copied().unwrap_or(0);
+    let theta = if log.rows() > 0 {
+        log.values
+            .iter()
+            .map(|column| column[column.len() - 1])
+            .collect()
+    } else {
+        start.clone()
+    };
+    let schedule = &config.schedule;
+    Checkpoint {
+        path: config.checkpoint.clone(),
+        state: RunState {
+            version: VERSION,
+            seed: "0".into(),
+            applied,
+            finished: applied >= schedule.iterations,
+            theta,
+            start,
+            next_fresh: applied + 1,
+            missing: Vec::new(),
+            log_bytes: 0,
+            iterations: schedule.iterations,
+            a: schedule.a,
+            alpha: schedule.alpha,
+            gamma: schedule.gamma,
+            pairs_per_iteration: config.pairs_per_iteration,
+            outputs: Default::default(),
+            counts: Counts::default(),
+        },
+        vars,
+    }
+}
+
 /// The θ log's content: one column per variable.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
@@ -97,18 +148,49 @@ impl History {
         self.iterations.len()
     }
 
-    /// Read a θ log. Rows that do not parse (a half-written last row) end the reading.
+    /// Read a θ log with a header row. Rows that do not parse (a half-written last row) end the
+    /// reading.
     pub fn read(path: &Path) -> Result<History> {
+        History::read_named(path, None)
+    }
+
+    /// Read a θ log of either form; `names` (in variables-file order) name the columns of a
+    /// classic log, which has no header row.
+    pub fn read_named(path: &Path, names: Option<&[String]>) -> Result<History> {
         let bytes = std::fs::read(path)
             .map_err(|e| ReportError(format!("{}: cannot read θ log: {e}", path.display())))?;
-        History::parse(&bytes, path)
+        History::parse_named(&bytes, path, names)
     }
 
     pub fn parse(bytes: &[u8], path: &Path) -> Result<History> {
+        History::parse_named(bytes, path, None)
+    }
+
+    pub fn parse_named(bytes: &[u8], path: &Path, names: Option<&[String]>) -> Result<History> {
+        let bytes = crate::textfile::strip_bom(bytes);
         let header_end = bytes
             .iter()
             .position(|&b| b == b'\n')
             .unwrap_or(bytes.len());
+        if is_classic_row(&bytes[..header_end]) {
+            let Some(names) = names else {
+                return Err(ReportError(format!(
+                    "{}: a θ log without a header row (the classic tool's); pass --config CONF so the names come from its variables file",
+                    path.display()
+                ))
+                .into());
+            };
+            let columns = bytes[..header_end].split(|&b| b == b',').count() - 1;
+            if columns != names.len() {
+                return Err(ReportError(format!(
+                    "{}:1: {columns} value columns, but the variables file has {} variables",
+                    path.display(),
+                    names.len()
+                ))
+                .into());
+            }
+            return Ok(History::from_rows(names.to_vec(), bytes));
+        }
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(&bytes[..header_end]);
@@ -126,13 +208,18 @@ impl History {
             .into());
         }
         let names: Vec<String> = header.iter().skip(1).map(str::to_string).collect();
+        let body = bytes.get(header_end + 1..).unwrap_or_default();
+        Ok(History::from_rows(names, body))
+    }
+
+    /// The rows of `body` (no header), one column per name, up to the first that does not parse.
+    fn from_rows(names: Vec<String>, body: &[u8]) -> History {
         let n = names.len();
         let mut history = History {
             values: vec![Vec::new(); n],
             names,
             iterations: Vec::new(),
         };
-        let body = bytes.get(header_end + 1..).unwrap_or_default();
         let mut row = vec![0.0f64; n];
         // Only complete lines (ending in '\n') count: a live log may end mid-row.
         let mut rest = body;
@@ -147,8 +234,21 @@ impl History {
                 column.push(v);
             }
         }
-        Ok(history)
+        history
     }
+}
+
+/// A classic log line: an iteration number, then at least one number, no header words.
+fn is_classic_row(line: &[u8]) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let mut fields = line.split(',');
+    fields
+        .next()
+        .is_some_and(|f| f.trim().parse::<u64>().is_ok())
+        && line.contains(',')
+        && fields.all(|f| f.trim().parse::<f64>().is_ok())
 }
 
 /// Parse `iteration,θ1,…,θn` into `row`; `None` if the line is not exactly that.
@@ -190,6 +290,7 @@ mod tests {
         let want = RunPaths {
             log: log.clone(),
             checkpoint: ck.clone(),
+            config: None,
         };
         assert_eq!(locate(Some(&log), None).unwrap(), want);
         assert_eq!(locate(Some(&ck), None).unwrap(), want);

@@ -1,11 +1,13 @@
 //! The loss log of a tune from positions, and its learning curve (training and validation loss
 //! against the iteration, as chess4j plots them).
 //!
-//! The log sits beside the θ log (`x.log` → `x.loss.csv`): a header, then one row per measured
-//! point, `iteration,train_loss,validation_loss`, either loss possibly empty. For SPSA the training
-//! loss is the batch's mean loss at θ± ((L+ + L−)/2, free with every iteration, noisy: the curve
-//! shows its running mean), and the validation loss is measured every few iterations at the
-//! trial's midpoint; for the local search both are full-set losses after every pass.
+//! The log sits beside the θ log (`x.log` → `x.loss.csv`): one row per measured part (no header:
+//! the rows are records the tuner appends with its checkpoint; [`HEADER`] names the columns), `iteration,plus_sum,minus_sum,count,validation_loss`. A trial's parts (one per engine)
+//! each write their loss sums at θ+ and θ−; the reader adds the rows of an iteration up, so the
+//! training loss of an iteration is (ΣL+ + ΣL−)/(2·Σcount): the batch's mean loss around θ, free
+//! with every SPSA iteration and noisy (the curve shows its running mean). The validation loss is
+//! measured every few iterations at the trial's midpoint, in a row of its own. The local search
+//! writes one row per pass with full-set losses (plus = minus).
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +17,10 @@ use plotters::prelude::*;
 use super::ReportError;
 use super::plot::{FAMILY, register_font};
 
-/// The first line of a loss log.
-pub const HEADER: &str = "iteration,train_loss,validation_loss\n";
+/// The columns of a loss log (a line starting with `iteration` is skipped when read).
+pub const HEADER: &str = "iteration,plus_sum,minus_sum,count,validation_loss\n";
 
-/// One row of the loss log.
+/// One iteration's losses, as read back (its part rows added up).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossRow {
     pub iteration: u64,
@@ -26,17 +28,17 @@ pub struct LossRow {
     pub validation: Option<f64>,
 }
 
-impl LossRow {
-    /// The row as a log line (with its newline).
-    pub fn line(&self) -> String {
-        let f = |v: Option<f64>| v.map(|v| format!("{v:.8}")).unwrap_or_default();
-        format!(
-            "{},{},{}\n",
-            self.iteration,
-            f(self.train),
-            f(self.validation)
-        )
-    }
+/// One part's row of the log (with its newline): loss sums at θ+ and θ− over `count`
+/// positions, and a validation loss when this part measured one.
+pub fn part_line(
+    iteration: u64,
+    plus_sum: f64,
+    minus_sum: f64,
+    count: u64,
+    validation: Option<f64>,
+) -> String {
+    let v = validation.map(|v| format!("{v:.8}")).unwrap_or_default();
+    format!("{iteration},{plus_sum:.8},{minus_sum:.8},{count},{v}\n")
 }
 
 /// The loss log that goes with a θ log.
@@ -48,13 +50,16 @@ pub fn loss_log_path(theta_log: &Path) -> PathBuf {
     theta_log.with_file_name(format!("{stem}.loss.csv"))
 }
 
-/// Read a loss log. A row that cannot be read is an error naming its line.
+/// Read a loss log, adding up each iteration's part rows, in iteration order. A row that cannot
+/// be read is an error naming its line.
 pub fn read(path: &Path) -> Result<Vec<LossRow>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read the loss log", path.display()))?;
-    let mut rows = Vec::new();
+    // iteration → (plus, minus, count, validation)
+    let mut by_iteration: std::collections::BTreeMap<u64, (f64, f64, u64, Option<f64>)> =
+        Default::default();
     for (i, line) in text.lines().enumerate() {
-        if i == 0 || line.trim().is_empty() {
+        if line.trim().is_empty() || line.starts_with("iteration") {
             continue;
         }
         let bad = || {
@@ -64,26 +69,32 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
                 i + 1
             ))
         };
-        let mut f = line.split(',');
-        let iteration = f
-            .next()
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(bad)?;
-        let opt = |s: Option<&str>| -> Result<Option<f64>, ReportError> {
-            match s.map(str::trim) {
-                None | Some("") => Ok(None),
-                Some(v) => v.parse().map(Some).map_err(|_| bad()),
-            }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != 5 {
+            return Err(bad().into());
+        }
+        let iteration: u64 = f[0].parse().map_err(|_| bad())?;
+        let plus: f64 = f[1].parse().map_err(|_| bad())?;
+        let minus: f64 = f[2].parse().map_err(|_| bad())?;
+        let count: u64 = f[3].parse().map_err(|_| bad())?;
+        let validation: Option<f64> = match f[4] {
+            "" => None,
+            v => Some(v.parse().map_err(|_| bad())?),
         };
-        let train = opt(f.next())?;
-        let validation = opt(f.next())?;
-        rows.push(LossRow {
-            iteration,
-            train,
-            validation,
-        });
+        let e = by_iteration.entry(iteration).or_default();
+        e.0 += plus;
+        e.1 += minus;
+        e.2 += count;
+        e.3 = validation.or(e.3);
     }
-    Ok(rows)
+    Ok(by_iteration
+        .into_iter()
+        .map(|(iteration, (p, m, n, v))| LossRow {
+            iteration,
+            train: (n > 0).then(|| (p + m) / (2.0 * n as f64)),
+            validation: v,
+        })
+        .collect())
 }
 
 /// First, last and best of each loss, for the report's text.
@@ -252,20 +263,26 @@ mod tests {
         let path = loss_log_path(&log);
         assert_eq!(path, dir.path().join("run.loss.csv"));
         let mut text = HEADER.to_string();
-        let rows: Vec<LossRow> = (1..=40)
-            .map(|k| LossRow {
-                iteration: k,
-                train: Some(0.1 - 0.001 * k as f64),
-                validation: (k % 10 == 0).then_some(0.1 - 0.0008 * k as f64),
-            })
-            .collect();
-        for r in &rows {
-            text.push_str(&r.line());
+        for k in 1..=40u64 {
+            // Two parts of 50 positions each; a validation row every 10 iterations.
+            let t = 0.1 - 0.001 * k as f64;
+            text.push_str(&part_line(
+                k,
+                50.0 * (t - 0.01),
+                50.0 * (t + 0.01),
+                50,
+                None,
+            ));
+            text.push_str(&part_line(k, 50.0 * t, 50.0 * t, 50, None));
+            if k % 10 == 0 {
+                text.push_str(&part_line(k, 0.0, 0.0, 0, Some(0.1 - 0.0008 * k as f64)));
+            }
         }
         std::fs::write(&path, &text).unwrap();
         let back = read(&path).unwrap();
         assert_eq!(back.len(), 40);
         assert_eq!(back[9].validation.map(|v| (v * 1e4).round()), Some(920.0));
+        assert!((back[0].train.unwrap() - 0.099).abs() < 1e-9);
         assert_eq!(back[0].validation, None);
         let s = summary(&back);
         assert!(
@@ -282,7 +299,7 @@ mod tests {
                 .len()
                 > 1000
         );
-        std::fs::write(&path, format!("{HEADER}1,0.1,x\n")).unwrap();
+        std::fs::write(&path, format!("{HEADER}1,0.1,0.1,x,\n")).unwrap();
         let e = read(&path).unwrap_err().to_string();
         assert!(e.contains("run.loss.csv:2"), "{e}");
     }

@@ -216,12 +216,12 @@ mod tests {
     #[test]
     fn bar_follows_updates_without_drawing() {
         let mut bar = BarProgress::new(ProgressDrawTarget::hidden());
-        let outcome = crate::source::PairOutcome {
-            games: [
+        let outcome = crate::source::Measurement {
+            games: vec![
                 crate::source::GameScore::Win,
                 crate::source::GameScore::Draw,
             ],
-            faults: vec![],
+            ..Default::default()
         };
         let counts = Counts::default();
         for applied in 1..=1000 {
@@ -230,7 +230,7 @@ mod tests {
                 total: 1000,
                 iteration: applied,
                 theta: &[0.0],
-                outcome: &outcome,
+                measurement: &outcome,
                 counts: &counts,
             });
         }
@@ -247,16 +247,16 @@ mod tests {
     fn a_burst_of_updates_does_not_freeze_the_bar() {
         let mut bar = BarProgress::new(ProgressDrawTarget::hidden());
         let counts = Counts::default();
-        let outcome = crate::source::PairOutcome {
-            games: [crate::source::GameScore::Draw; 2],
-            faults: Vec::new(),
+        let outcome = crate::source::Measurement {
+            games: vec![crate::source::GameScore::Draw; 2],
+            ..Default::default()
         };
         let update = |applied| Update {
             applied,
             total: 1000,
             iteration: applied,
             theta: &[],
-            outcome: &outcome,
+            measurement: &outcome,
             counts: &counts,
         };
         for applied in 1..=4 {
@@ -276,16 +276,16 @@ mod tests {
     fn a_burst_of_updates_does_not_silence_the_line() {
         let mut p = PlainProgress::new(Duration::ZERO);
         let counts = Counts::default();
-        let outcome = crate::source::PairOutcome {
-            games: [crate::source::GameScore::Draw; 2],
-            faults: Vec::new(),
+        let outcome = crate::source::Measurement {
+            games: vec![crate::source::GameScore::Draw; 2],
+            ..Default::default()
         };
         let update = |applied| Update {
             applied,
             total: 1000,
             iteration: applied,
             theta: &[],
-            outcome: &outcome,
+            measurement: &outcome,
             counts: &counts,
         };
         // Two pairs finishing together, then slow pairs: the clock keeps being read.

@@ -15,10 +15,19 @@
 //!   iterations, with E[match²] taken from the run's pentanomial counts.
 //!
 //! That is |slope · span| < max(c_k/2, 2σ), shown in units of c_k as `trend/c_k` and `limit/c_k`.
-//! A settled variable shows no trend that noise would not explain; it is *moving* otherwise. This
-//! says the last part of the run no longer moves θ, not that θ is at the optimum: a run whose
-//! R_end is too small also stops moving (compare with `spsa simulate --runs`). With fewer than
-//! [`MIN_WINDOW_ROWS`] rows no verdict is given.
+//! The verdict, in this order ([`Verdict`]):
+//! - `moving`: the trend line crosses the limit.
+//! - `frozen`: it does not, but it could not have: even if every pair in the window had pushed
+//!   the variable the same way (|match| = 2), the schedule's steps there, 2·Σ a_k/c_k, add up to
+//!   less than the limit. A flat trend then says nothing about the games.
+//! - `drifting`: the trend is within the limit, but carried on over the iterations the schedule
+//!   still has (scaled by their step sizes a_k/c_k relative to the window's) it would move the
+//!   variable by the limit or more: it is still far from where its trend points.
+//! - `yes` (settled): none of these. It shows no trend that noise would not explain, and the
+//!   schedule gave it room to show one. This says the last part of the run no longer moves θ,
+//!   not that θ is at the optimum (compare with `spsa simulate --runs`).
+//!
+//! With fewer than [`MIN_WINDOW_ROWS`] rows no verdict is given.
 
 use std::fmt::Write as _;
 
@@ -35,6 +44,31 @@ pub const SETTLED_CK: f64 = 0.5;
 /// The settled threshold in noise standard deviations.
 pub const SETTLED_SIGMAS: f64 = 2.0;
 
+/// What the window says about one variable (see the module comment for the rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No trend beyond noise, and the schedule left room for one.
+    Settled,
+    /// The trend across the window reaches the limit.
+    Moving,
+    /// The schedule's steps across the window could not reach the limit: no verdict possible.
+    Frozen,
+    /// Flat in the window, but the trend carried over the rest of the schedule reaches the limit.
+    Drifting,
+}
+
+impl Verdict {
+    /// The word in the report's `settled` column.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Settled => "yes",
+            Verdict::Moving => "moving",
+            Verdict::Frozen => "frozen",
+            Verdict::Drifting => "drifting",
+        }
+    }
+}
+
 /// The trend of one variable over the window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Trend {
@@ -44,8 +78,21 @@ pub struct Trend {
     pub change_ck: f64,
     /// The settled limit max(1/2, 2σ/c_k) in units of c_k.
     pub limit_ck: f64,
-    pub settled: bool,
+    /// The most the schedule let θ move across the window, 2·Σ a_k/c_k, in units of c_k.
+    pub possible_ck: f64,
+    /// The trend carried over the iterations still to play, in units of c_k (0 when finished).
+    pub projected_ck: f64,
+    pub verdict: Verdict,
 }
+
+impl Trend {
+    pub fn settled(&self) -> bool {
+        self.verdict == Verdict::Settled
+    }
+}
+
+/// The largest |match| of one iteration (one pair: two wins or two losses).
+const MAX_MATCH: f64 = 2.0;
 
 /// One variable's line of the report.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,15 +168,20 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
         let g = spsa.gains(i, k);
         g.a_k / g.c_k
     };
-    let window_sum = match (&window, ck.vars.is_empty()) {
+    // The same holds for Σ_k a_k/c_k over the window and over the iterations still to play
+    // (relative to the window's mean step, to carry the trend forward).
+    let (window_sum, window_steps, rest_over_window_step) = match (&window, ck.vars.is_empty()) {
         (Some((h, r)), false) => {
             let (first, last) = (h.iterations[r.start].max(1), h.iterations[r.end - 1].max(1));
             let s1 = step(0, 1);
-            (first..=last)
-                .map(|k| (step(0, k) / s1).powi(2))
-                .sum::<f64>()
+            let ratio = |k: u64| step(0, k) / s1;
+            let squares = (first..=last).map(|k| ratio(k).powi(2)).sum::<f64>();
+            let steps = (first..=last).map(ratio).sum::<f64>();
+            let mean_step = steps / (last - first + 1) as f64;
+            let rest = (applied + 1..=state.iterations).map(ratio).sum::<f64>();
+            (squares, steps, rest / mean_step)
         }
-        _ => 0.0,
+        _ => (0.0, 0.0, 0.0),
     };
     let match_sq = mean_square_match(&state.counts.pentanomial);
     let vars = ck
@@ -145,11 +197,24 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
                 let change_ck = s * span / g.c_k;
                 let sigma = step(i, 1) * (window_sum * match_sq).sqrt();
                 let limit_ck = SETTLED_CK.max(SETTLED_SIGMAS * sigma / g.c_k);
+                let possible_ck = MAX_MATCH * step(i, 1) * window_steps / g.c_k;
+                let projected_ck = s * rest_over_window_step / g.c_k;
+                let verdict = if change_ck.abs() >= limit_ck {
+                    Verdict::Moving
+                } else if possible_ck < limit_ck {
+                    Verdict::Frozen
+                } else if projected_ck.abs() >= limit_ck {
+                    Verdict::Drifting
+                } else {
+                    Verdict::Settled
+                };
                 Trend {
                     slope_per_1000: s * 1000.0,
                     change_ck,
                     limit_ck,
-                    settled: change_ck.abs() < limit_ck,
+                    possible_ck,
+                    projected_ck,
+                    verdict,
                 }
             });
             VarStatus {
@@ -236,10 +301,13 @@ pub fn render(status: &Status, fraction: f64) -> String {
     } else {
         "not finished"
     };
-    let (w, d, l) = status.games;
+    let games = match status.games {
+        (0, 0, 0) => "no games recorded".to_string(),
+        (w, d, l) => format!("games +{w} ={d} -{l}"),
+    };
     let _ = writeln!(
         out,
-        "iteration {} of {} ({state}); games +{w} ={d} -{l}",
+        "iteration {} of {} ({state}); {games}",
         status.applied, status.total
     );
     match status.window {
@@ -281,7 +349,7 @@ pub fn render(status: &Status, fraction: f64) -> String {
                     significant(t.slope_per_1000, 3),
                     format_value(t.change_ck, 2),
                     format_value(t.limit_ck, 2),
-                    if t.settled { "yes" } else { "moving" }.to_string(),
+                    t.verdict.word().to_string(),
                 ),
                 None => ("-".into(), "-".into(), "-".into(), "-".into()),
             };
@@ -305,7 +373,9 @@ pub fn render(status: &Status, fraction: f64) -> String {
     let _ = writeln!(
         out,
         "\nsettled: the least-squares line through the window moves less than limit = max(c_k/2, 2σ) across it,\n\
-         σ being the change game-result noise alone would make over the window"
+         σ being the change game-result noise alone would make over the window;\n\
+         frozen: the schedule's steps across the window could not reach the limit: no verdict (try a wider --window);\n\
+         drifting: flat in the window, but the trend carried over the iterations still to play reaches the limit"
     );
     out
 }

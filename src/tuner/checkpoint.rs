@@ -11,10 +11,11 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::spsa::Schedule;
+use crate::spsa::driver::DriverState;
 use crate::vars::{self, Variable};
 
 const STATE_PREFIX: &str = "#: ";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Game and pair counts since the run began.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -34,26 +35,35 @@ pub struct Counts {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     pub version: u32,
-    /// The run's seed (decimal text: TOML integers stop at 2^63).
     pub seed: String,
-    /// How many updates have been applied (the log holds exactly this many rows).
+    /// How many iterations were applied (rows in the θ log).
     pub applied: u64,
-    /// Whether all planned iterations are done.
     pub finished: bool,
-    /// Exact θ (the CSV rows below carry it rounded for people).
     pub theta: Vec<f64>,
-    /// θ at the start of the run, for summaries.
     pub start: Vec<f64>,
-    /// The tuner RNG's position in its stream (decimal u128).
-    pub rng_word_pos: String,
-    /// The log's length in bytes when this state was written.
+    /// Every iteration below this one was handed out (0 in version 1: `applied + 1`).
+    #[serde(default)]
+    pub next_fresh: u64,
+    /// Iterations below `next_fresh` that were not applied: a resume plays exactly these.
+    #[serde(default)]
+    pub missing: Vec<u64>,
     pub log_bytes: u64,
     pub iterations: u64,
     #[serde(rename = "A")]
     pub a: f64,
     pub alpha: f64,
     pub gamma: f64,
+    /// Game pairs per iteration (one δ, one update with their summed result).
+    #[serde(default = "one")]
+    pub pairs_per_iteration: u32,
+    /// The length of every output file (PGN, game logs) when this state was saved.
+    #[serde(default)]
+    pub outputs: BTreeMap<String, u64>,
     pub counts: Counts,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl RunState {
@@ -64,10 +74,17 @@ impl RunState {
             .with_context(|| format!("bad seed `{}` in checkpoint", self.seed))
     }
 
-    pub fn rng_word_pos(&self) -> Result<u128> {
-        self.rng_word_pos
-            .parse()
-            .with_context(|| format!("bad rng_word_pos `{}` in checkpoint", self.rng_word_pos))
+    /// The driver's part of the state.
+    pub fn driver_state(&self) -> DriverState {
+        DriverState {
+            theta: self.theta.clone(),
+            next_fresh: if self.next_fresh == 0 {
+                self.applied + 1
+            } else {
+                self.next_fresh
+            },
+            missing: self.missing.clone(),
+        }
     }
 
     pub fn schedule(&self) -> Schedule {
@@ -148,7 +165,7 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
     }
     let state: RunState = toml::from_str(&state_text)
         .with_context(|| format!("{}: damaged checkpoint state", path.display()))?;
-    if state.version != VERSION {
+    if !(1..=VERSION).contains(&state.version) {
         bail!(
             "{}: checkpoint version {} is not supported (expected {VERSION})",
             path.display(),
@@ -183,12 +200,15 @@ mod tests {
             finished: false,
             theta: vec![0.1 + 0.2, -1e-7, 999.999_999_999_9],
             start: vec![100.0, 0.0, 5.0],
-            rng_word_pos: (u128::MAX - 5).to_string(),
+            next_fresh: 15,
+            missing: vec![3, 9],
             log_bytes: 345,
             iterations: 50_000,
             a: 5000.0,
             alpha: 0.602,
             gamma: 0.101,
+            pairs_per_iteration: 2,
+            outputs: [("logs/x y.pgn".to_string(), 1234)].into(),
             counts: Counts {
                 pairs: 12,
                 wins: 10,
@@ -213,7 +233,7 @@ mod tests {
         let back = read(&path).unwrap();
         assert_eq!(back.state, state(), "θ and counters survive exactly");
         assert_eq!(back.state.seed().unwrap(), u64::MAX);
-        assert_eq!(back.state.rng_word_pos().unwrap(), u128::MAX - 5);
+        assert_eq!(back.state.driver_state().missing, vec![3, 9]);
         // As a plain variables file: θ rounded in the start column, definitions kept.
         let plain = vars::load(&path).unwrap();
         assert_eq!(plain[0].name, "Pawn Value");

@@ -1,30 +1,32 @@
-//! The async loop: hands out iterations, keeps θ, applies outcomes as they arrive, writes the θ
-//! log and checkpoints, and stops cleanly when asked. It knows nothing about chess: game pairs
-//! come from a [`MatchSource`].
+//! A tuning run: the [`Driver`] decides what to try, the [`pool`] measures trials on a
+//! [`Source`], and this module applies each measurement as it finishes and keeps the run on disk:
+//! the θ log, the records (PGN, game logs) and the checkpoint. It knows nothing about chess.
 //!
-//! With Concurrency = C, up to C pairs are in flight; each is played with θ as it was when it
-//! was handed out, and its update is applied to θ as it is when it finishes, as the classic tool
-//! does. A checkpoint holds θ after the applied updates only, so an interrupted run loses at most
-//! the pairs that were in flight; a resume hands out their iteration numbers again.
+//! With Concurrency = C, up to C parts are in flight; a trial is measured at θ as it was when
+//! handed out, and its update is applied to θ as it is when it finishes, as the classic tool
+//! does. A checkpoint holds θ after the applied updates, exactly which iterations those were,
+//! and the length of every file the run appends to; a resume cuts the files back to those
+//! lengths and plays exactly the missing iterations, so nothing is lost or written twice.
 
 pub mod checkpoint;
 pub mod log;
+pub mod outputs;
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-use crate::source::{MatchSource, PairOutcome, PairTask};
+use crate::pool::{self, Feed};
+use crate::shutdown::Shutdown;
+use crate::source::{Measurement, Source, Trial};
+use crate::spsa::driver::{Driver, DriverState, Rounding};
 use crate::spsa::{Schedule, Spsa};
 use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
 use log::ThetaLog;
+pub use outputs::Outputs;
+pub use pool::Ending;
 
 /// What to do when the log or checkpoint of an earlier run is found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,7 +36,7 @@ pub enum StartMode {
     New,
     /// Continue from the checkpoint.
     Resume,
-    /// Move the old log and checkpoint aside (`.bak`) and start over.
+    /// Move the old files aside (numbered backups `.bak`, `.bak.1`, …) and start over.
     Fresh,
 }
 
@@ -44,21 +46,24 @@ pub struct RunFiles {
     pub log: PathBuf,
     pub checkpoint: PathBuf,
     pub checkpoint_interval: Duration,
+    /// Files the source appends records to (PGN, game logs).
+    pub outputs: Vec<PathBuf>,
 }
 
-/// A refusal that is the user's to fix (exit status 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct StartRefused(pub String);
-
-/// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
-    /// All planned iterations were applied.
-    Finished,
-    /// Stopped on request (Ctrl-C / SIGTERM) with a final checkpoint.
-    Interrupted,
+/// How the optimizer plays: everything besides the variables that fixes a run's trajectory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunPlan {
+    pub schedule: Schedule,
+    pub rounding: Rounding,
+    /// Game pairs per iteration.
+    pub pairs: u32,
+    pub seed: u64,
+    pub concurrency: usize,
+    /// Stop after this many trials in a row in which every game ended in an engine fault.
+    pub max_faulty_trials: u32,
 }
+
+pub use crate::error::UserError;
 
 /// Told about every applied update, so progress displays can follow the run. Implementations
 /// must be cheap: a simulation calls this a million times a second.
@@ -70,10 +75,10 @@ pub trait Observer {
 pub struct Update<'a> {
     pub applied: u64,
     pub total: u64,
-    /// The iteration k whose pair produced it.
+    /// The iteration k whose trial produced it.
     pub iteration: u64,
     pub theta: &'a [f64],
-    pub outcome: &'a PairOutcome,
+    pub measurement: &'a Measurement,
     pub counts: &'a Counts,
 }
 
@@ -87,34 +92,36 @@ impl Observer for Quiet {
 /// A run ready to go: state loaded or created, log open.
 pub struct Tuner {
     vars: Vec<Variable>,
-    spsa: Spsa,
+    driver: Driver,
     state: RunState,
-    rng: ChaCha8Rng,
     log: ThetaLog,
+    outputs: Outputs,
     files: RunFiles,
-    concurrency: usize,
+    plan: RunPlan,
+    faulty_streak: u32,
 }
 
 impl Tuner {
     /// Set up a run: a new one (refusing to overwrite an earlier run's files unless `Fresh`), or
-    /// a resumed one from its checkpoint. `seed` is used for new runs; a resume keeps its own.
-    /// The caller settles the seed (it also orders the opening book).
+    /// a resumed one from its checkpoint. `plan.seed` is used for new runs; a resume keeps the
+    /// checkpoint's (the caller reads it first, since it also orders the opening book).
     pub fn prepare(
         vars: Vec<Variable>,
-        schedule: Schedule,
+        plan: RunPlan,
         files: RunFiles,
-        concurrency: usize,
-        seed: u64,
         mode: StartMode,
     ) -> Result<Tuner> {
         let found = files.checkpoint.exists() || files.log.exists();
         match mode {
-            StartMode::Resume => return Tuner::resume(vars, schedule, files, concurrency),
+            StartMode::Resume => return Tuner::resume(vars, plan, files),
             StartMode::New if found => return Err(refusal(&files).into()),
             StartMode::Fresh => {
-                for path in [&files.log, &files.checkpoint] {
+                let all = [&files.log, &files.checkpoint]
+                    .into_iter()
+                    .chain(files.outputs.iter());
+                for path in all {
                     if path.exists() {
-                        let bak = with_suffix(path, ".bak");
+                        let bak = backup_name(path);
                         std::fs::rename(path, &bak).with_context(|| {
                             format!("{}: cannot move aside to {}", path.display(), bak.display())
                         })?;
@@ -126,61 +133,96 @@ impl Tuner {
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let log = ThetaLog::create(&files.log, &names)?;
         let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
+        let schedule = plan.schedule;
         let state = RunState {
             version: checkpoint::VERSION,
-            seed: seed.to_string(),
+            seed: plan.seed.to_string(),
             applied: 0,
             finished: false,
             start: theta.clone(),
-            theta,
-            rng_word_pos: "0".into(),
+            theta: theta.clone(),
+            next_fresh: 1,
+            missing: Vec::new(),
             log_bytes: 0,
             iterations: schedule.iterations,
             a: schedule.a,
             alpha: schedule.alpha,
             gamma: schedule.gamma,
+            pairs_per_iteration: plan.pairs,
+            outputs: Default::default(),
             counts: Counts::default(),
         };
+        let driver = Driver::new(
+            Spsa::new(&vars, schedule),
+            plan.rounding,
+            plan.pairs,
+            plan.seed,
+            DriverState::start(theta),
+        );
         let mut tuner = Tuner {
-            spsa: Spsa::new(&vars, schedule),
             vars,
+            driver,
             state,
-            rng: ChaCha8Rng::seed_from_u64(seed),
             log,
+            outputs: Outputs::new(&files.outputs),
             files,
-            concurrency,
+            plan,
+            faulty_streak: 0,
         };
         tuner.save()?;
         Ok(tuner)
     }
 
-    fn resume(
-        vars: Vec<Variable>,
-        schedule: Schedule,
-        files: RunFiles,
-        concurrency: usize,
-    ) -> Result<Tuner> {
-        if !files.checkpoint.exists() {
-            return Err(StartRefused(format!(
-                "{}: no checkpoint to resume from; start the run without --resume",
-                files.checkpoint.display()
-            ))
-            .into());
+    /// Refuse a start the user must fix, before anything is started or written: an earlier
+    /// run's files without --resume/--fresh, a resume without a checkpoint, or a resume whose
+    /// variables or schedule differ from the checkpoint's.
+    pub fn check_start(
+        vars: &[Variable],
+        plan: &RunPlan,
+        files: &RunFiles,
+        mode: StartMode,
+    ) -> Result<()> {
+        match mode {
+            StartMode::New if files.checkpoint.exists() || files.log.exists() => {
+                Err(refusal(files).into())
+            }
+            StartMode::Resume => {
+                if !files.checkpoint.exists() {
+                    return Err(UserError(format!(
+                        "{}: no checkpoint to resume from; start the run without --resume",
+                        files.checkpoint.display()
+                    ))
+                    .into());
+                }
+                check_same_run(&checkpoint::read(&files.checkpoint)?, vars, plan)
+            }
+            _ => Ok(()),
         }
+    }
+
+    fn resume(vars: Vec<Variable>, plan: RunPlan, files: RunFiles) -> Result<Tuner> {
+        Tuner::check_start(&vars, &plan, &files, StartMode::Resume)?;
         let ck = checkpoint::read(&files.checkpoint)?;
-        check_same_run(&ck, &vars, &schedule)?;
         let state = ck.state;
-        let mut rng = ChaCha8Rng::seed_from_u64(state.seed()?);
-        rng.set_word_pos(state.rng_word_pos()?);
+        let seed = state.seed()?;
         let log = ThetaLog::resume(&files.log, state.log_bytes)?;
+        let outputs = Outputs::resume(&state.outputs)?;
+        let driver = Driver::new(
+            Spsa::new(&vars, plan.schedule),
+            plan.rounding,
+            state.pairs_per_iteration,
+            seed,
+            state.driver_state(),
+        );
         Ok(Tuner {
-            spsa: Spsa::new(&vars, schedule),
             vars,
+            driver,
             state,
-            rng,
             log,
+            outputs,
             files,
-            concurrency,
+            plan: RunPlan { seed, ..plan },
+            faulty_streak: 0,
         })
     }
 
@@ -192,105 +234,131 @@ impl Tuner {
         &self.vars
     }
 
-    /// Flush the log and write a checkpoint.
+    /// Flush the log and the records and write a checkpoint that holds them.
     pub fn save(&mut self) -> Result<()> {
         self.state.log_bytes = self.log.flush()?;
-        self.state.rng_word_pos = self.rng.get_word_pos().to_string();
+        self.outputs.sync()?;
+        self.state.outputs = self.outputs.lengths();
+        let d = self.driver.state();
+        self.state.theta = d.theta;
+        self.state.next_fresh = d.next_fresh;
+        self.state.missing = d.missing;
+        self.state.applied = self.driver.applied();
         checkpoint::write(&self.files.checkpoint, &self.state, &self.vars)
     }
 
-    /// Play until all iterations are applied or `shutdown` resolves. A source error ends the
-    /// run with a final checkpoint and is returned.
-    pub async fn run<M: MatchSource>(
+    /// Measure trials until every iteration is applied or `shutdown` is requested. A source
+    /// error ends the run with a final checkpoint and is returned.
+    pub async fn run(
         &mut self,
-        source: &M,
-        shutdown: impl Future<Output = ()>,
+        source: &dyn Source,
+        shutdown: &Shutdown,
         observer: &mut dyn Observer,
     ) -> Result<Ending> {
-        let total = self.state.iterations;
-        let mut next_k = self.state.applied + 1;
-        let mut free_slots: Vec<usize> = (0..self.concurrency).rev().collect();
-        let mut in_flight = FuturesUnordered::new();
-        let mut last_save = Instant::now();
-        tokio::pin!(shutdown);
-        let ending = loop {
-            while next_k <= total {
-                let Some(slot) = free_slots.pop() else { break };
-                let p = self.spsa.perturb(&self.state.theta, next_k, &mut self.rng);
-                let task = PairTask {
-                    iteration: next_k,
-                    slot,
-                    plus: p.plus,
-                    minus: p.minus,
-                    opening: next_k - 1,
-                    seed: self.rng.next_u64(),
-                };
-                let (k, delta) = (p.iteration, p.delta);
-                in_flight.push(async move { (k, delta, slot, source.play(task).await) });
-                next_k += 1;
-            }
-            if in_flight.is_empty() {
-                break Ending::Finished;
-            }
-            let (k, delta, slot, result) = tokio::select! {
-                biased;
-                _ = &mut shutdown => break Ending::Interrupted,
-                Some(done) = in_flight.next() => done,
-            };
-            free_slots.push(slot);
-            let outcome = match result {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    drop(in_flight);
-                    self.save()?;
-                    return Err(e.context(format!("iteration {k}")));
-                }
-            };
-            self.apply(k, &delta, &outcome)?;
-            observer.on_update(&Update {
-                applied: self.state.applied,
-                total,
-                iteration: k,
-                theta: &self.state.theta,
-                outcome: &outcome,
-                counts: &self.state.counts,
-            });
-            if last_save.elapsed() >= self.files.checkpoint_interval {
-                self.save()?;
-                last_save = Instant::now();
-            }
-            // A simulated pair is ready at once, so this loop would never give the runtime a
-            // chance to poll its drivers (signals, timers) on a single-threaded runtime.
-            if self.state.applied.is_multiple_of(256) {
-                tokio::task::yield_now().await;
-            }
+        let concurrency = self.plan.concurrency;
+        let mut feed = TunerFeed {
+            tuner: self,
+            observer,
+            last_save: Instant::now(),
         };
-        drop(in_flight);
-        if ending == Ending::Finished {
+        let result = pool::run(source, concurrency, &mut feed, shutdown).await;
+        if self.driver.is_finished() {
             self.state.finished = true;
         }
         self.save()?;
-        Ok(ending)
+        result
     }
 
-    fn apply(&mut self, k: u64, delta: &[f64], outcome: &PairOutcome) -> Result<()> {
-        self.spsa
-            .apply(&mut self.state.theta, k, delta, f64::from(outcome.score()));
-        self.state.applied += 1;
+    /// Apply one finished trial: θ, counts, records, the θ log row, the fault streak.
+    fn apply(&mut self, trial: &Trial, m: &Measurement) -> Result<()> {
+        self.driver
+            .apply(trial.iteration, m.signal())
+            .with_context(|| format!("iteration {}", trial.iteration))?;
         let c = &mut self.state.counts;
-        c.pairs += 1;
-        for g in outcome.games {
+        for bucket in m.pentanomial() {
+            c.pairs += 1;
+            c.pentanomial[bucket] += 1;
+        }
+        for g in &m.games {
             match g.value() {
                 1 => c.wins += 1,
                 0 => c.draws += 1,
                 _ => c.losses += 1,
             }
         }
-        c.pentanomial[outcome.pentanomial_bucket()] += 1;
-        for f in &outcome.faults {
-            *c.faults.entry(f.clone()).or_default() += 1;
+        for f in &m.faults {
+            *c.faults.entry(f.kind.clone()).or_default() += 1;
         }
-        self.log.append(self.state.applied, &self.state.theta)
+        for r in &m.records {
+            self.outputs.append(r)?;
+        }
+        self.state.applied = self.driver.applied();
+        self.log.append(self.state.applied, self.driver.theta())?;
+        self.faulty_streak = if m.all_faulty() {
+            self.faulty_streak + 1
+        } else {
+            0
+        };
+        if self.faulty_streak >= self.plan.max_faulty_trials.max(1) {
+            let last = m.faults.last().map(|f| f.kind.as_str()).unwrap_or("fault");
+            bail!(
+                "every game of the last {} pairs ended in an engine fault (last: {last}); stopping",
+                self.faulty_streak
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The tuner as the pool's feed.
+struct TunerFeed<'a> {
+    tuner: &'a mut Tuner,
+    observer: &'a mut dyn Observer,
+    last_save: Instant,
+}
+
+impl Feed for TunerFeed<'_> {
+    fn next_trial(&mut self) -> Option<Trial> {
+        self.tuner.driver.next_trial()
+    }
+
+    fn finished(&mut self, trial: Trial, m: Measurement) -> Result<()> {
+        let t = &mut *self.tuner;
+        t.apply(&trial, &m)?;
+        self.observer.on_update(&Update {
+            applied: t.state.applied,
+            total: t.driver.total(),
+            iteration: trial.iteration,
+            theta: t.driver.theta(),
+            measurement: &m,
+            counts: &t.state.counts,
+        });
+        if self.last_save.elapsed() >= t.files.checkpoint_interval {
+            t.save()?;
+            self.last_save = Instant::now();
+        }
+        Ok(())
+    }
+
+    fn unfinished(&mut self, trial: &Trial) {
+        self.tuner.driver.abandon(trial.iteration);
+    }
+}
+
+/// `x.log` → `x.log.bak`, or `.bak.1`, `.bak.2`, … when earlier backups exist: never overwrite one.
+pub fn backup_name(path: &Path) -> PathBuf {
+    let mut n = 0;
+    loop {
+        let suffix = if n == 0 {
+            ".bak".to_string()
+        } else {
+            format!(".bak.{n}")
+        };
+        let candidate = with_suffix(path, &suffix);
+        if !candidate.exists() {
+            return candidate;
+        }
+        n += 1;
     }
 }
 
@@ -300,7 +368,7 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn refusal(files: &RunFiles) -> StartRefused {
+fn refusal(files: &RunFiles) -> UserError {
     let what = match checkpoint::read(&files.checkpoint) {
         Ok(ck) if ck.state.finished => format!(
             "{} holds a finished run ({} iterations)",
@@ -318,48 +386,63 @@ fn refusal(files: &RunFiles) -> StartRefused {
         }
         Err(_) => format!("{} exists from an earlier run", files.log.display()),
     };
-    StartRefused(format!(
-        "{what}; add --resume to continue it, or --fresh to start over (the old log and checkpoint are kept as .bak)"
+    UserError(format!(
+        "{what}; add --resume to continue it, or --fresh to start over (the old files are kept as numbered .bak backups)"
     ))
 }
 
-/// A checkpoint only continues the run it came from: same variables and schedule.
-fn check_same_run(
-    ck: &checkpoint::Checkpoint,
-    vars: &[Variable],
-    schedule: &Schedule,
-) -> Result<()> {
+/// A checkpoint only continues the run it came from: same variables, schedule and pairs per
+/// iteration. A difference is the user's to fix (exit 2), described field by field.
+fn check_same_run(ck: &checkpoint::Checkpoint, vars: &[Variable], plan: &RunPlan) -> Result<()> {
     let path = ck.path.display();
+    let refuse = |what: String| -> Result<()> {
+        Err(UserError(format!(
+            "{path}: cannot resume: {what}; use --fresh to start a new run (the old files are kept as backups)"
+        ))
+        .into())
+    };
     let names = |v: &[Variable]| v.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
     if names(&ck.vars) != names(vars) {
-        bail!(
-            "{path}: the checkpoint's variables {:?} differ from the variables file's {:?}; use --fresh to start a new run",
-            names(&ck.vars),
-            names(vars)
-        );
+        return refuse(format!(
+            "the checkpoint's variables are {} but the variables file has {}",
+            names(&ck.vars).join(", "),
+            names(vars).join(", ")
+        ));
     }
+    let mut changes = Vec::new();
     for (a, b) in ck.vars.iter().zip(vars) {
-        if (a.min, a.max, a.c_end, a.r_end) != (b.min, b.max, b.c_end, b.r_end) {
-            bail!(
-                "{path}: variable `{}` changed since the checkpoint (min, max, c_end, R_end were {}, {}, {}, {}; now {}, {}, {}, {}); use --fresh to start a new run",
-                a.name,
-                a.min,
-                a.max,
-                a.c_end,
-                a.r_end,
-                b.min,
-                b.max,
-                b.c_end,
-                b.r_end
-            );
+        for (field, was, now) in [
+            ("min", a.min, b.min),
+            ("max", a.max, b.max),
+            ("c_end", a.c_end, b.c_end),
+            ("R_end", a.r_end, b.r_end),
+        ] {
+            if was != now {
+                changes.push(format!("{} {field} was {was}, now {now}", a.name));
+            }
         }
     }
-    if ck.state.schedule() != *schedule {
-        bail!(
-            "{path}: the schedule changed since the checkpoint (was {:?}, now {:?}); use --fresh to start a new run",
-            ck.state.schedule(),
-            schedule
-        );
+    let (was, now) = (ck.state.schedule(), plan.schedule);
+    for (field, a, b) in [
+        ("Iterations", was.iterations as f64, now.iterations as f64),
+        ("A", was.a, now.a),
+        ("Alpha", was.alpha, now.alpha),
+        ("Gamma", was.gamma, now.gamma),
+        (
+            "pairs_per_iteration",
+            f64::from(ck.state.pairs_per_iteration),
+            f64::from(plan.pairs),
+        ),
+    ] {
+        if a != b {
+            changes.push(format!("{field} was {a}, now {b}"));
+        }
+    }
+    if !changes.is_empty() {
+        return refuse(format!(
+            "the run changed since the checkpoint: {}",
+            changes.join("; ")
+        ));
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The quadratic Elo model as a [`MatchSource`]: games without engines, so users can choose
+//! The quadratic Elo model as a [`Source`]: games without engines, so users can choose
 //! c_end and R_end (and tests can check the tuner) in milliseconds.
 //!
 //! A variable at distance x from its optimum (0) costs 0.0001·simul_elo·x² Elo. The θ+ side wins
@@ -8,7 +8,9 @@
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::source::{GameScore, MatchSource, PairOutcome, PairTask};
+use futures::future::BoxFuture;
+
+use super::{GameScore, Measurement, Source, Trial};
 use crate::vars::Variable;
 
 /// The simulated opponent pair.
@@ -43,9 +45,10 @@ impl Simulator {
     }
 
     /// Play the pair synchronously (the async seam just wraps this).
-    pub fn play_pair(&self, task: &PairTask) -> PairOutcome {
-        let p = Self::win_probability(self.elo(&task.plus) - self.elo(&task.minus));
-        let mut rng = SmallRng::seed_from_u64(task.seed);
+    /// One simulated pair at the trial's values, seeded by `seed` (reproducible).
+    pub fn play_pair(&self, plus: &[f64], minus: &[f64], seed: u64) -> [GameScore; 2] {
+        let p = Self::win_probability(self.elo(plus) - self.elo(minus));
+        let mut rng = SmallRng::seed_from_u64(seed);
         let mut game = || {
             if self.draw_rate > 0.0 && rng.random::<f64>() < self.draw_rate {
                 GameScore::Draw
@@ -55,16 +58,35 @@ impl Simulator {
                 GameScore::Loss
             }
         };
-        PairOutcome {
-            games: [game(), game()],
-            faults: Vec::new(),
+        [game(), game()]
+    }
+
+    /// All of a trial's pairs (pair j seeded by the trial's seed + j).
+    pub fn measure(&self, trial: &Trial) -> Measurement {
+        let mut games = Vec::with_capacity(2 * trial.pairs as usize);
+        for j in 0..u64::from(trial.pairs) {
+            games.extend(self.play_pair(&trial.plus, &trial.minus, trial.seed.wrapping_add(j)));
+        }
+        Measurement {
+            games,
+            ..Default::default()
         }
     }
 }
 
-impl MatchSource for Simulator {
-    async fn play(&self, task: PairTask) -> anyhow::Result<PairOutcome> {
-        Ok(self.play_pair(&task))
+impl Source for Simulator {
+    fn parts(&self, _: &Trial) -> usize {
+        1
+    }
+
+    fn run_part<'a>(
+        &'a self,
+        _slot: usize,
+        trial: &'a Trial,
+        _part: usize,
+    ) -> BoxFuture<'a, anyhow::Result<Measurement>> {
+        let m = self.measure(trial);
+        Box::pin(std::future::ready(Ok(m)))
     }
 }
 
@@ -87,17 +109,6 @@ mod tests {
             .collect()
     }
 
-    fn task(plus: Vec<f64>, minus: Vec<f64>, seed: u64) -> PairTask {
-        PairTask {
-            iteration: 1,
-            slot: 0,
-            plus,
-            minus,
-            opening: 0,
-            seed,
-        }
-    }
-
     #[test]
     fn elo_is_quadratic_around_zero() {
         let sim = Simulator::new(&vars(&[1.0, 4.0]), 0.0);
@@ -116,8 +127,8 @@ mod tests {
         let n = 20_000u64;
         let mut wins = 0;
         for seed in 0..n {
-            let o = sim.play_pair(&task(vec![0.0], vec![1000.0], seed));
-            wins += o.games.iter().filter(|g| **g == GameScore::Win).count();
+            let o = sim.play_pair(&[0.0], &[1000.0], seed);
+            wins += o.iter().filter(|g| **g == GameScore::Win).count();
         }
         let rate = wins as f64 / (2 * n) as f64;
         // 4 standard errors of a binomial proportion over 40 000 games.
@@ -131,8 +142,7 @@ mod tests {
         let n = 10_000u64;
         let draws: usize = (0..n)
             .map(|s| {
-                sim.play_pair(&task(vec![0.0], vec![0.0], s))
-                    .games
+                sim.play_pair(&[0.0], &[0.0], s)
                     .iter()
                     .filter(|g| **g == GameScore::Draw)
                     .count()
@@ -140,8 +150,8 @@ mod tests {
             .sum();
         let rate = draws as f64 / (2 * n) as f64;
         assert!((rate - 0.3).abs() < 0.015, "draw rate {rate}");
-        let a = sim.play_pair(&task(vec![1.0], vec![2.0], 99));
-        let b = sim.play_pair(&task(vec![1.0], vec![2.0], 99));
+        let a = sim.play_pair(&[1.0], &[2.0], 99);
+        let b = sim.play_pair(&[1.0], &[2.0], 99);
         assert_eq!(a, b);
     }
 }

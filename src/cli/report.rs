@@ -1,0 +1,46 @@
+//! `spsa report LOG|CHECKPOINT|--config CONF`: where a run stands, plots, values for engines.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::report::command::{ReportRequest, run};
+use crate::report::export::Format;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A θ log or a checkpoint (the other is found beside it).
+    #[arg(required_unless_present = "config")]
+    path: Option<PathBuf>,
+    /// Find the log and checkpoint from this config instead.
+    #[arg(long, conflicts_with = "path")]
+    config: Option<PathBuf>,
+    /// What to print: table (default), csv (variables file), uci (setoption lines), pairs.
+    #[arg(long, default_value = "table")]
+    format: Format,
+    /// Decimals of the values in uci/pairs output (0: integers, as spin options take).
+    #[arg(long, default_value_t = 0)]
+    decimals: usize,
+    /// The part of the log the trend and the settled verdict are measured over.
+    #[arg(long, default_value_t = 0.1)]
+    window: f64,
+    /// Draw the trajectories to FILE.png or FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Plot only (θ − start)/c_end, one panel.
+    #[arg(long, requires = "plot")]
+    normalized: bool,
+}
+
+pub fn command(args: ReportArgs) -> Result<()> {
+    run(&ReportRequest {
+        path: args.path,
+        config: args.config,
+        format: args.format,
+        decimals: args.decimals,
+        window: args.window,
+        plot: args.plot,
+        normalized: args.normalized,
+    })
+}

@@ -1,0 +1,222 @@
+//! `spsa run CONFIG [--resume|--fresh] [--seed N] [--concurrency N]`: a tuning run, on whatever
+//! source the config names, to its end or until Ctrl-C / SIGTERM.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use rand::Rng;
+
+use crate::config::positions::Method;
+use crate::config::{Config, ConfigError};
+use crate::report::{progress, summary};
+use crate::shutdown::Shutdown;
+use crate::source::{self, OpenRequest};
+use crate::spsa::driver::Rounding;
+use crate::tuner::{Ending, RunFiles, RunPlan, StartMode, Tuner};
+use crate::vars;
+
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    /// The config file: classic INI (.conf) or TOML (.toml).
+    pub config: PathBuf,
+    /// Continue the earlier run from its checkpoint.
+    #[arg(long, conflicts_with = "fresh")]
+    pub resume: bool,
+    /// Start over; the earlier run's files are kept as numbered backups (.bak, .bak.1, …).
+    #[arg(long)]
+    pub fresh: bool,
+    /// Seed the run for exact reproducibility (with Concurrency 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Games in flight at once (overrides the config's Concurrency).
+    #[arg(long, value_parser = super::concurrency_flag)]
+    pub concurrency: Option<usize>,
+}
+
+impl RunArgs {
+    pub fn mode(&self) -> StartMode {
+        match (self.resume, self.fresh) {
+            (true, _) => StartMode::Resume,
+            (_, true) => StartMode::Fresh,
+            _ => StartMode::New,
+        }
+    }
+}
+
+/// The config as the flags override it.
+pub fn load_config(
+    args: &RunArgs,
+    iterations: Option<u64>,
+    force_simulate: bool,
+) -> Result<Config> {
+    let mut config = Config::load(&args.config)?;
+    if let Some(n) = iterations {
+        if n == 0 {
+            return Err(ConfigError::InFile {
+                path: args.config.clone(),
+                message: "--iterations must be at least 1".into(),
+            }
+            .into());
+        }
+        config.schedule.iterations = n;
+    }
+    if let Some(c) = args.concurrency {
+        config.concurrency = c;
+    }
+    if args.seed.is_some() {
+        config.seed = args.seed;
+    }
+    if force_simulate {
+        config.simulate = true;
+    }
+    Ok(config)
+}
+
+pub async fn command(args: RunArgs) -> Result<()> {
+    let config = load_config(&args, None, false)?;
+    tune(&args, config, "run").await
+}
+
+/// Run (or resume) a tuning run of `config`; `verb` is the command typed, for messages.
+pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
+    let vars = vars::load(&config.variables)?;
+    config.check_outputs()?;
+    let mode = args.mode();
+    if config
+        .positions
+        .as_ref()
+        .is_some_and(|p| matches!(p.method, Method::Gradient | Method::Lbfgs))
+    {
+        // Exact gradients from a coefficient file (or estimates through UCI): epochs, not SPSA
+        // iterations, over the same files as a run.
+        let (resume, fresh) = (mode == StartMode::Resume, mode == StartMode::Fresh);
+        return crate::coefficients::run::command(&config, vars, resume, fresh).await;
+    }
+    // The seed is settled before anything starts: a resumed run keeps its own, so its opening
+    // order is the same as before the interruption.
+    let seed = match mode {
+        StartMode::Resume if config.checkpoint.exists() => {
+            crate::tuner::checkpoint::read(&config.checkpoint)?
+                .state
+                .seed()?
+        }
+        _ => config.seed.unwrap_or_else(|| rand::rng().next_u64()),
+    };
+    let rounding = match &config.games {
+        Some(g) if !config.simulate => Rounding::Integer(g.rounding),
+        _ => Rounding::Continuous,
+    };
+    let plan = RunPlan {
+        schedule: config.schedule,
+        rounding,
+        pairs: config.pairs_per_iteration,
+        seed,
+        concurrency: config.concurrency,
+        max_faulty_trials: 5,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if !config.simulate && config.concurrency > cores {
+        eprintln!(
+            "warning: Concurrency {} exceeds this machine's {cores} cores: engines will share cores, and games on a clock may be lost on time",
+            config.concurrency
+        );
+    }
+    let files = RunFiles {
+        log: config.log.clone(),
+        checkpoint: config.checkpoint.clone(),
+        checkpoint_interval: config.checkpoint_every(),
+        outputs: Vec::new(),
+    };
+    // Refuse a mismatched or unwanted start before any engine is started.
+    Tuner::check_start(&vars, &plan, &files, mode)?;
+    if let Some(p) = config
+        .positions
+        .as_ref()
+        .filter(|p| p.method == Method::Local)
+    {
+        // Texel's local search: its own loop over the same files as a run.
+        let shutdown = Shutdown::on_signals();
+        let end = crate::positions::local_run::run(&config, p, vars.clone(), plan, mode, &shutdown)
+            .await?;
+        if end.interrupted {
+            eprintln!(
+                "stopped; checkpoint {}; continue with `spsa {verb} {} --resume`",
+                config.checkpoint.display(),
+                args.config.display()
+            );
+        }
+        print!("{}", summary::final_table(&vars, &end.start, &end.theta, 0));
+        return Ok(());
+    }
+    let source = source::open(&OpenRequest {
+        config: &config,
+        vars: &vars,
+        seed,
+        slots: config.concurrency,
+    })
+    .await?;
+    let files = RunFiles {
+        outputs: source.outputs(),
+        ..files
+    };
+    let result = tune_with(args, &config, verb, vars, plan, files, &*source).await;
+    source.close().await;
+    result
+}
+
+async fn tune_with(
+    args: &RunArgs,
+    config: &Config,
+    verb: &str,
+    vars: Vec<vars::Variable>,
+    plan: RunPlan,
+    files: RunFiles,
+    source: &dyn source::Source,
+) -> Result<()> {
+    let mut tuner = Tuner::prepare(vars, plan, files, args.mode())?;
+    if tuner.state().finished {
+        eprintln!(
+            "{}: the run had already finished",
+            config.checkpoint.display()
+        );
+    } else {
+        let shutdown = Shutdown::on_signals();
+        let mut progress = progress::for_terminal(Duration::from_secs(5));
+        let ending = tuner.run(source, &shutdown, &mut *progress).await;
+        drop(progress);
+        let resume_hint = format!(
+            "checkpoint {}; continue with `spsa {verb} {} --resume`",
+            config.checkpoint.display(),
+            args.config.display()
+        );
+        match ending {
+            Ok(Ending::Interrupted) => eprintln!(
+                "stopped after {} of {} iterations; {resume_hint}",
+                tuner.state().applied,
+                tuner.state().iterations,
+            ),
+            Ok(Ending::Finished) => {}
+            Err(e) => return Err(e.context(format!("run stopped; {resume_hint}"))),
+        }
+    }
+    let state = tuner.state();
+    let decimals = if config.simulate { 2 } else { 0 };
+    print!(
+        "{}",
+        summary::final_table(tuner.vars(), &state.start, &state.theta, decimals)
+    );
+    let c = &state.counts;
+    if !config.simulate {
+        println!(
+            "games: +{} ={} -{} (θ+ view), pentanomial {:?}{}",
+            c.wins,
+            c.draws,
+            c.losses,
+            c.pentanomial,
+            progress::faults_suffix(c)
+        );
+    }
+    Ok(())
+}

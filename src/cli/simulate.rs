@@ -1,0 +1,66 @@
+//! `spsa simulate CONFIG`: the config's run on the quadratic Elo model, whatever it says; with
+//! `--runs N`, a study of N seeded runs in memory to choose c_end and R_end before playing games.
+
+use std::io::IsTerminal;
+
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget};
+use rand::Rng;
+
+use super::run::{RunArgs, load_config, tune};
+use crate::config::ConfigError;
+use crate::study::{StudySetup, render, run_study};
+use crate::vars;
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Planned iterations N (overrides the config's Iterations).
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Study: N independent runs (seeds S, S+1, …) on all cores; prints the spread of the final
+    /// values and of the model's Elo loss. Writes no log or checkpoint.
+    #[arg(long, conflicts_with_all = ["resume", "fresh"])]
+    pub runs: Option<usize>,
+}
+
+pub async fn command(args: SimulateArgs) -> Result<()> {
+    let config = load_config(&args.run, args.iterations, true)?;
+    let Some(runs) = args.runs else {
+        return tune(&args.run, config, "simulate").await;
+    };
+    if runs == 0 {
+        return Err(ConfigError::InFile {
+            path: args.run.config.clone(),
+            message: "--runs must be at least 1".into(),
+        }
+        .into());
+    }
+    let setup = StudySetup {
+        vars: vars::load(&config.variables)?,
+        schedule: config.schedule,
+        draw_rate: config.draw_rate,
+        concurrency: config.concurrency,
+        pairs: config.pairs_per_iteration,
+    };
+    if setup.vars.iter().all(|v| v.simul_elo == 0.0) {
+        eprintln!(
+            "{}: every simul_elo is 0, so the model has no optimum to find and no Elo to lose; set simul_elo (column 7) to study the schedule",
+            config.variables.display()
+        );
+    }
+    let first_seed = config.seed.unwrap_or_else(|| rand::rng().next_u64() >> 1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let progress = ProgressBar::with_draw_target(Some(runs as u64), target);
+    let study = run_study(&setup, runs, first_seed, threads, &progress);
+    progress.finish_and_clear();
+    print!("{}", render(&setup, &study));
+    Ok(())
+}

@@ -1,0 +1,339 @@
+//! Async slots: keeps every slot busy with the parts of trials, hands finished trials back, and
+//! stops cleanly on shutdown. It knows no chess and no SPSA: a [`Feed`] says what to measure next
+//! and what to do with a result (the tuner applies it, a match tallies it), a [`Source`] measures.
+//!
+//! Scheduling is by part, not by trial: a free slot takes the next part of the oldest unfinished
+//! trial, and asks the feed for a new trial only when no part is waiting. So a pair's two games
+//! run on two slots at once, and the last pair of a match does not leave a slot idle.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Result;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+
+use crate::shutdown::Shutdown;
+use crate::source::{Measurement, Source, Trial};
+
+/// Where trials come from and where their measurements go.
+pub trait Feed {
+    /// The next trial to measure, or `None` when there is nothing to start now.
+    fn next_trial(&mut self) -> Option<Trial>;
+
+    /// Every part of `trial` finished; `measurement` merges them in part order. An error stops
+    /// the pool after this trial (it has been handed over, so it counts).
+    fn finished(&mut self, trial: Trial, measurement: Measurement) -> Result<()>;
+
+    /// The pool stopped with `trial` unfinished (interrupted, or another trial failed).
+    fn unfinished(&mut self, _trial: &Trial) {}
+}
+
+/// How the pool stopped, when it stopped without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The feed had nothing more and every trial finished.
+    Finished,
+    /// Shutdown was requested; unfinished trials went back to the feed.
+    Interrupted,
+}
+
+struct Active {
+    trial: Arc<Trial>,
+    parts: usize,
+    launched: usize,
+    results: Vec<Option<Measurement>>,
+    remaining: usize,
+}
+
+/// Measure the feed's trials on `slots` slots until the feed runs dry, shutdown is requested,
+/// or a part or the feed fails.
+pub async fn run(
+    source: &dyn Source,
+    slots: usize,
+    feed: &mut dyn Feed,
+    shutdown: &Shutdown,
+) -> Result<Ending> {
+    let mut active: BTreeMap<u64, Active> = BTreeMap::new();
+    let mut next_id = 0u64;
+    let mut free: Vec<usize> = (0..slots.max(1)).rev().collect();
+    let mut running = FuturesUnordered::new();
+    let mut completed = 0u64;
+    let stop = shutdown.wait();
+    tokio::pin!(stop);
+    loop {
+        while let Some(&slot) = free.last() {
+            let waiting = active
+                .iter_mut()
+                .find(|(_, a)| a.launched < a.parts)
+                .map(|(&id, a)| {
+                    a.launched += 1;
+                    (id, a.trial.clone(), a.launched - 1)
+                });
+            let (id, trial, part) = match waiting {
+                Some(w) => w,
+                None => {
+                    let Some(trial) = feed.next_trial() else {
+                        break;
+                    };
+                    let parts = source.parts(&trial).max(1);
+                    let trial = Arc::new(trial);
+                    next_id += 1;
+                    active.insert(
+                        next_id,
+                        Active {
+                            trial: trial.clone(),
+                            parts,
+                            launched: 1,
+                            results: vec![None; parts],
+                            remaining: parts,
+                        },
+                    );
+                    (next_id, trial, 0)
+                }
+            };
+            free.pop();
+            running.push(async move {
+                let result = source.run_part(slot, &trial, part).await;
+                (id, part, slot, result)
+            });
+        }
+        if running.is_empty() {
+            return Ok(Ending::Finished);
+        }
+        let (id, part, slot, result) = tokio::select! {
+            biased;
+            _ = &mut stop => {
+                drop(running);
+                give_back(feed, active);
+                return Ok(Ending::Interrupted);
+            }
+            Some(done) = running.next() => done,
+        };
+        free.push(slot);
+        let measurement = match result {
+            Ok(m) => m,
+            Err(e) => {
+                drop(running);
+                give_back(feed, active);
+                return Err(e);
+            }
+        };
+        let Some(a) = active.get_mut(&id) else {
+            continue;
+        };
+        a.results[part] = Some(measurement);
+        a.remaining -= 1;
+        if a.remaining == 0
+            && let Some(a) = active.remove(&id)
+        {
+            let merged = Measurement::merge(a.results.into_iter().flatten());
+            let trial = Arc::try_unwrap(a.trial).unwrap_or_else(|t| (*t).clone());
+            if let Err(e) = feed.finished(trial, merged) {
+                drop(running);
+                give_back(feed, active);
+                return Err(e);
+            }
+        }
+        completed += 1;
+        // Parts that are ready at once (simulation) would never let a single-threaded runtime
+        // poll its drivers (signals, timers).
+        if completed.is_multiple_of(256) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+fn give_back(feed: &mut dyn Feed, active: BTreeMap<u64, Active>) {
+    for a in active.values() {
+        feed.unfinished(&a.trial);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::GameScore;
+    use futures::future::BoxFuture;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// A scripted source: part p of trial k takes `ms(k, p)` milliseconds and wins; it records
+    /// which slot ran what, and when.
+    struct Scripted {
+        parts: usize,
+        ms: fn(u64, usize) -> u64,
+        log: Mutex<Vec<(u64, usize, usize)>>,
+        fail_at: Option<u64>,
+    }
+
+    impl Source for Scripted {
+        fn parts(&self, _: &Trial) -> usize {
+            self.parts
+        }
+        fn run_part<'a>(
+            &'a self,
+            slot: usize,
+            trial: &'a Trial,
+            part: usize,
+        ) -> BoxFuture<'a, Result<Measurement>> {
+            Box::pin(async move {
+                self.log.lock().unwrap().push((trial.iteration, part, slot));
+                tokio::time::sleep(Duration::from_millis((self.ms)(trial.iteration, part))).await;
+                if Some(trial.iteration) == self.fail_at {
+                    anyhow::bail!("engines gone");
+                }
+                Ok(Measurement {
+                    games: vec![GameScore::from_value(if part == 0 { 1 } else { 0 })],
+                    ..Default::default()
+                })
+            })
+        }
+    }
+
+    fn trial(k: u64) -> Trial {
+        Trial {
+            iteration: k,
+            delta: vec![],
+            c_k: vec![],
+            plus: vec![],
+            minus: vec![],
+            opening: k - 1,
+            pairs: 1,
+            seed: k,
+        }
+    }
+
+    #[derive(Default)]
+    struct Counter {
+        next: u64,
+        total: u64,
+        done: Vec<(u64, f64)>,
+        given_back: Vec<u64>,
+        stop_after: Option<usize>,
+    }
+
+    impl Feed for Counter {
+        fn next_trial(&mut self) -> Option<Trial> {
+            (self.next < self.total).then(|| {
+                self.next += 1;
+                trial(self.next)
+            })
+        }
+        fn finished(&mut self, t: Trial, m: Measurement) -> Result<()> {
+            self.done.push((t.iteration, m.signal()));
+            if Some(self.done.len()) == self.stop_after {
+                anyhow::bail!("enough");
+            }
+            Ok(())
+        }
+        fn unfinished(&mut self, t: &Trial) {
+            self.given_back.push(t.iteration);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_pair_uses_both_slots() {
+        let source = Scripted {
+            parts: 2,
+            ms: |_, _| 100,
+            log: Mutex::default(),
+            fail_at: None,
+        };
+        let mut feed = Counter {
+            total: 3,
+            ..Default::default()
+        };
+        let t0 = tokio::time::Instant::now();
+        let end = run(&source, 2, &mut feed, &Shutdown::new()).await.unwrap();
+        assert_eq!(end, Ending::Finished);
+        // Six games of 100 ms on two slots: 300 ms, not the 400 ms of pair-granular slots.
+        assert_eq!(t0.elapsed(), Duration::from_millis(300));
+        assert_eq!(feed.done, vec![(1, 1.0), (2, 1.0), (3, 1.0)]);
+        let log = source.log.lock().unwrap();
+        assert!(log.contains(&(3, 0, 0)) && log.contains(&(3, 1, 1)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn results_arrive_in_the_order_they_finish() {
+        let source = Scripted {
+            parts: 1,
+            ms: |k, _| if k == 1 { 500 } else { 10 },
+            log: Mutex::default(),
+            fail_at: None,
+        };
+        let mut feed = Counter {
+            total: 4,
+            ..Default::default()
+        };
+        run(&source, 2, &mut feed, &Shutdown::new()).await.unwrap();
+        let order: Vec<u64> = feed.done.iter().map(|d| d.0).collect();
+        assert_eq!(order, vec![2, 3, 4, 1]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_gives_unfinished_trials_back() {
+        let source = Scripted {
+            parts: 2,
+            ms: |_, p| if p == 0 { 10 } else { 1000 },
+            log: Mutex::default(),
+            fail_at: None,
+        };
+        let mut feed = Counter {
+            total: 100,
+            ..Default::default()
+        };
+        let shutdown = Shutdown::new();
+        let stopper = shutdown.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            stopper.request();
+        });
+        let end = run(&source, 2, &mut feed, &shutdown).await.unwrap();
+        assert_eq!(end, Ending::Interrupted);
+        assert!(!feed.given_back.is_empty());
+        for k in &feed.given_back {
+            assert!(!feed.done.iter().any(|d| d.0 == *k));
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_part_or_feed_stops_the_pool() {
+        let source = Scripted {
+            parts: 1,
+            ms: |_, _| 10,
+            log: Mutex::default(),
+            fail_at: Some(3),
+        };
+        let mut feed = Counter {
+            total: 10,
+            ..Default::default()
+        };
+        let err = run(&source, 1, &mut feed, &Shutdown::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "engines gone");
+        assert_eq!(feed.done.len(), 2);
+
+        let source = Scripted {
+            parts: 1,
+            ms: |_, _| 10,
+            log: Mutex::default(),
+            fail_at: None,
+        };
+        let mut feed = Counter {
+            total: 10,
+            stop_after: Some(4),
+            ..Default::default()
+        };
+        let err = run(&source, 2, &mut feed, &Shutdown::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "enough");
+        assert_eq!(
+            feed.done.len(),
+            4,
+            "the trial that stopped it was handed over"
+        );
+    }
+}

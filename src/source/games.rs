@@ -1,0 +1,234 @@
+//! Real games as a source: a trial of B pairs is 2B games, each a part the pool may put on any
+//! slot; game 2j has the θ+ side (side A) as White, game 2j+1 as Black, both from opening
+//! `trial.opening + j`. Used by tuning (the sides play the trial's values) and by `spsa match`
+//! (the sides play fixed option sets).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use futures::future::BoxFuture;
+use shakmaty::Color;
+
+use super::{Fault, GameScore, Measurement, OpenRequest, Record, Source, Trial};
+use crate::arena::{self, Arena, OptionSet, describe_options};
+use crate::config::{Config, GamesConfig};
+use crate::engine::{OptionError, OptionValue};
+use crate::game::{Book, BookOrder, Opening};
+use crate::vars::Variable;
+
+/// What each side plays with.
+#[derive(Clone, Debug)]
+pub enum Sides {
+    /// Tuning: side A plays the trial's θ+ values, side B its θ− values, as these options.
+    Tuned { names: Vec<String> },
+    /// A match: fixed option sets.
+    Fixed { a: OptionSet, b: OptionSet },
+}
+
+/// Where games are written.
+#[derive(Clone, Debug, Default)]
+pub struct GameFiles {
+    /// Every game as PGN.
+    pub pgn: Option<PathBuf>,
+    /// A readable line per game, per slot: `$THREAD` becomes the slot number (1-based).
+    pub game_log: Option<PathBuf>,
+    /// The PGN Event tag.
+    pub event: String,
+}
+
+impl GameFiles {
+    fn game_log_for(&self, slot: usize) -> Option<PathBuf> {
+        self.game_log.as_ref().map(|t| {
+            PathBuf::from(
+                t.to_string_lossy()
+                    .replace("$THREAD", &(slot + 1).to_string()),
+            )
+        })
+    }
+}
+
+/// Games in an [`Arena`].
+pub struct GameSource {
+    arena: Arena,
+    sides: Sides,
+    files: GameFiles,
+}
+
+impl GameSource {
+    pub fn new(arena: Arena, sides: Sides, files: GameFiles) -> Self {
+        GameSource {
+            arena,
+            sides,
+            files,
+        }
+    }
+
+    /// The tuning source of a config: load the book, start the engines, and check that every
+    /// variable is an option of both engines whose range covers its bounds, before any game.
+    pub async fn open(req: &OpenRequest<'_>) -> Result<GameSource> {
+        let config = req.config;
+        let games = config
+            .games
+            .as_ref()
+            .ok_or_else(|| crate::config::ConfigError::InFile {
+                path: config.path.clone(),
+                message: "no engines configured".into(),
+            })?;
+        let arena = start_arena(games, req.seed, req.slots)
+            .await
+            .map_err(|e| at_config_line(config, e))?;
+        check_variables(&arena, req.vars).await?;
+        let files = GameFiles {
+            pgn: games.pgn.clone(),
+            game_log: config.game_log.clone(),
+            event: format!("spsa {}", config.path.display()),
+        };
+        let names = req.vars.iter().map(|v| v.name.clone()).collect();
+        Ok(GameSource::new(arena, Sides::Tuned { names }, files))
+    }
+
+    pub fn arena(&self) -> &Arena {
+        &self.arena
+    }
+
+    /// The option values each side plays for this trial.
+    pub fn option_sets(&self, trial: &Trial) -> (OptionSet, OptionSet) {
+        match &self.sides {
+            Sides::Fixed { a, b } => (a.clone(), b.clone()),
+            Sides::Tuned { names } => {
+                let set = |values: &[f64]| -> OptionSet {
+                    names
+                        .iter()
+                        .zip(values)
+                        .map(|(n, v)| (n.clone(), OptionValue::Number(*v)))
+                        .collect()
+                };
+                (set(&trial.plus), set(&trial.minus))
+            }
+        }
+    }
+}
+
+impl Source for GameSource {
+    fn parts(&self, trial: &Trial) -> usize {
+        2 * trial.pairs.max(1) as usize
+    }
+
+    fn run_part<'a>(
+        &'a self,
+        slot: usize,
+        trial: &'a Trial,
+        part: usize,
+    ) -> BoxFuture<'a, Result<Measurement>> {
+        Box::pin(async move {
+            let (a, b) = self.option_sets(trial);
+            let a_white = part.is_multiple_of(2);
+            let opening = trial.opening + (part / 2) as u64;
+            let played = self.arena.play_game(slot, opening, a_white, &a, &b).await?;
+            let g = &played.record;
+            let a_color = if a_white { Color::White } else { Color::Black };
+            let round = format!("{}.{}", trial.iteration, part + 1);
+            let (white_options, black_options) = if a_white { (&a, &b) } else { (&b, &a) };
+            let mut records = Vec::new();
+            if let Some(path) = self.files.game_log_for(slot) {
+                let note = match self.sides {
+                    Sides::Tuned { .. } => format!(
+                        "θ+ {}; θ− {}",
+                        describe_options(&a, " "),
+                        describe_options(&b, " ")
+                    ),
+                    Sides::Fixed { .. } => String::new(),
+                };
+                records.push(Record {
+                    path,
+                    text: arena::game_log_line(g, &round, slot, &note),
+                });
+            }
+            if let Some(path) = &self.files.pgn {
+                records.push(Record {
+                    path: path.clone(),
+                    text: arena::pgn_text(
+                        g,
+                        &self.files.event,
+                        &round,
+                        white_options,
+                        black_options,
+                    ),
+                });
+            }
+            Ok(Measurement {
+                games: vec![GameScore::from_value(g.value_for(a_color))],
+                faulted_games: u32::from(g.end.fault_kind().is_some()),
+                faults: played
+                    .faults
+                    .into_iter()
+                    .map(|(side, kind)| Fault { side, kind })
+                    .collect(),
+                engine_moves: g.moves.iter().filter(|m| !m.book).count() as u64,
+                overhead_us: played.overhead.as_micros() as u64,
+                loss: None,
+                records,
+            })
+        })
+    }
+
+    fn outputs(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.files.pgn.iter().cloned().collect();
+        out.extend((0..self.arena.slots()).filter_map(|s| self.files.game_log_for(s)));
+        out
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.arena.quit_all())
+    }
+}
+
+/// An option the engine refuses in a fixed-options table is reported at the config line that
+/// set it (file, line, key), with the engine's own explanation.
+fn at_config_line(config: &Config, err: anyhow::Error) -> anyhow::Error {
+    let found = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<OptionError>())
+        .and_then(|o| {
+            let (engine, option) = o.engine_and_option()?;
+            let side = match engine {
+                "Engine1" => 1,
+                "Engine2" => 2,
+                _ => return None,
+            };
+            config.option_error(side, option, &o.to_string())
+        });
+    match found {
+        Some(line_error) => line_error.into(),
+        None => err,
+    }
+}
+
+/// Load the book and start the engine pairs of a config.
+pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result<Arena> {
+    let book = match &games.book {
+        Some(path) => Book::load(path, &arena::book_options(games, seed))?,
+        None => Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
+            .context("empty book")?,
+    };
+    let setups = [
+        arena::engine_setup("Engine1", &games.engine1),
+        arena::engine_setup("Engine2", &games.engine2),
+    ];
+    Arena::start(setups, slots, book, arena::game_settings(games)).await
+}
+
+/// Every variable must be an option of both engines whose range covers its bounds.
+async fn check_variables(arena: &Arena, vars: &[Variable]) -> Result<()> {
+    for end in [0, 1] {
+        let wishes: OptionSet = vars
+            .iter()
+            .map(|v| {
+                let value = if end == 0 { v.min } else { v.max };
+                (v.name.clone(), OptionValue::Number(value.round()))
+            })
+            .collect();
+        arena.validate(&wishes, &wishes).await?;
+    }
+    Ok(())
+}
