@@ -101,10 +101,13 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let mode = args.mode();
-    if let Some(p) = &config.positions
-        && matches!(p.method, Method::Gradient | Method::Lbfgs)
+    if config
+        .positions
+        .as_ref()
+        .is_some_and(|p| matches!(p.method, Method::Gradient | Method::Lbfgs))
     {
-        // Exact or estimated gradients: epochs over the whole set, with the run's files.
+        // Exact gradients from a coefficient file (or estimates through UCI): epochs, not SPSA
+        // iterations, over the same files as a run.
         let (resume, fresh) = (mode == StartMode::Resume, mode == StartMode::Fresh);
         return crate::coefficients::run::command(&config, vars, resume, fresh).await;
     }

@@ -253,6 +253,10 @@ struct Scaled<'a> {
     /// The line search asks for the cost and the gradient at the same points: one pass serves
     /// both.
     last: Mutex<Option<Evaluated>>,
+    /// Multiplies cost and gradient so the start's largest gradient component is 1: L-BFGS's
+    /// first step (before it has curvature) is then about one c_end, not a hair's breadth,
+    /// which matters when the loss is measured through an engine that rounds its options.
+    factor: f64,
 }
 
 impl Scaled<'_> {
@@ -273,7 +277,9 @@ impl Scaled<'_> {
         {
             return (*cost, grad.clone());
         }
-        let (cost, grad) = self.compute(u);
+        let (cost, mut grad) = self.compute(u);
+        let cost = cost * self.factor;
+        grad.iter_mut().for_each(|g| *g *= self.factor);
         *last = Some((u.to_vec(), cost, grad.clone()));
         (cost, grad)
     }
@@ -349,13 +355,22 @@ pub fn lbfgs(
 ) -> Fitted {
     let (validation, vars) = (problem.validation, problem.vars);
     let outer = problem;
-    let problem = Scaled {
+    let mut problem = Scaled {
         objective: problem.train,
         loss: problem.loss,
         vars,
         last: Mutex::new(None),
+        factor: 1.0,
     };
     let u0: Vec<f64> = start.iter().zip(vars).map(|(t, v)| t / v.c_end).collect();
+    let largest = problem
+        .compute(&u0)
+        .1
+        .iter()
+        .fold(0.0f64, |m, g| m.max(g.abs()));
+    if largest.is_finite() && largest > 0.0 {
+        problem.factor = 1.0 / largest;
+    }
     let iterations = settings.epochs.saturating_sub(first_epoch) as u64;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();

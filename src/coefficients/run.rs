@@ -25,7 +25,7 @@ use crate::positions::eval::{EvalSettings, Evaluator};
 use crate::positions::source::load_sets;
 use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
-use crate::report::loss_curve::{HEADER, LossRow, loss_log_path};
+use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
 use crate::tuner::checkpoint::{self, RunState, write_atomically};
 use crate::tuner::log::ThetaLog;
@@ -119,7 +119,7 @@ fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) ->
         finished: state.finished,
         theta: state.theta.clone(),
         start: state.start.clone(),
-        next_fresh: state.epoch as u64 + u64::from(state.finished) + 1,
+        next_fresh: state.epoch as u64 + u64::from(state.finished),
         missing: Vec::new(),
         log_bytes: state.log_bytes,
         iterations: if state.finished {
@@ -130,7 +130,7 @@ fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) ->
         a: 0.0,
         alpha: 0.0,
         gamma: 0.0,
-        pairs_per_iteration: 1,
+        pairs_per_iteration: 0,
         outputs: Default::default(),
         counts: Default::default(),
     };
@@ -432,12 +432,8 @@ fn drive(
         let result = (|| -> Result<()> {
             log.append(e.epoch as u64, &e.theta)?;
             state.log_bytes = log.flush()?;
-            let row = LossRow {
-                iteration: e.epoch as u64,
-                train: Some(e.train),
-                validation: e.validation,
-            };
-            let line = row.line();
+            // Full-set losses, as the local search writes them: one "part" of count 1.
+            let line = part_line(e.epoch as u64, e.train, e.train, 1, e.validation);
             loss_log.write_all(line.as_bytes())?;
             loss_log.sync_data()?;
             state.loss_log_bytes += line.len() as u64;
@@ -503,12 +499,7 @@ fn drive(
         );
         log.append(state.epoch as u64 + 1, &fitted.theta)?;
         state.log_bytes = log.flush()?;
-        let line = LossRow {
-            iteration: state.epoch as u64 + 1,
-            train: Some(last.0),
-            validation: last.1,
-        }
-        .line();
+        let line = part_line(state.epoch as u64 + 1, last.0, last.0, 1, last.1);
         loss_log.write_all(line.as_bytes())?;
         loss_log.sync_data()?;
         state.loss_log_bytes += line.len() as u64;

@@ -28,21 +28,6 @@ pub struct LossRow {
     pub validation: Option<f64>,
 }
 
-impl LossRow {
-    /// This row as one line of the log (an epoch of a gradient run: its training loss counted as
-    /// one position on both sides, so reading it back gives the same loss).
-    pub fn line(&self) -> String {
-        let t = self.train.unwrap_or(0.0);
-        part_line(
-            self.iteration,
-            t,
-            t,
-            u64::from(self.train.is_some()),
-            self.validation,
-        )
-    }
-}
-
 /// One part's row of the log (with its newline): loss sums at θ+ and θ− over `count`
 /// positions, and a validation loss when this part measured one.
 pub fn part_line(
