@@ -25,9 +25,9 @@ pub fn engine_setup(name: &str, e: &EngineConfig) -> EngineSetup {
     }
 }
 
-/// The arbiter's settings from the config. A clock wins over other limits when both are given;
-/// then movetime, depth, nodes. Opens the Syzygy tables when a folder is given (call once per
-/// process: the settings' clones share them).
+/// The arbiter's settings from the config (which has one search limit at most: the config
+/// readers refuse two). Opens the Syzygy tables when a folder is given (call once per process:
+/// the settings' clones share them).
 pub fn game_settings(g: &GamesConfig) -> Result<GameSettings, TablebaseError> {
     let l = &g.limits;
     let time_control = if let Some(base_ms) = l.base_time_ms {
