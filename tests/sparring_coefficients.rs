@@ -16,7 +16,7 @@ use shakmaty::{Chess, EnPassantMode, Position};
 use spsa::coefficients;
 
 mod coefficients_common;
-use coefficients_common::write_positions;
+use coefficients_common::{export, write_positions};
 
 /// (name, default, min, max) of each spin option but Hash, from the engine's `uci` answer.
 type Spin = (String, i64, i64, i64);
@@ -102,15 +102,7 @@ fn exported_coefficients_reproduce_the_static_evaluation_exactly() {
     let epd = dir.path().join("positions.epd");
     let coef = dir.path().join("positions.coef");
     let positions = write_positions(&epd, 1500);
-    let status = Command::new(env!("CARGO_BIN_EXE_sparring"))
-        .args([
-            "coefficients",
-            epd.to_str().unwrap(),
-            coef.to_str().unwrap(),
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    export(&epd, &coef);
     let c = coefficients::load(&coef).unwrap();
     assert_eq!(c.len(), positions.len());
     // Tapered integers in 1/800 cp over a phase range of 24: scores in 1/19200 cp.
