@@ -51,6 +51,11 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// Seconds to sum `words` (as many bytes as the data) on `threads` threads.
 fn stream(words: &[u64], threads: usize) -> f64 {
     let t = Instant::now();
+    if threads == 1 {
+        // On the calling thread, so its on-CPU time can be read.
+        black_box(words.iter().fold(0u64, |a, &b| a.wrapping_add(b)));
+        return t.elapsed().as_secs_f64();
+    }
     let per = words.len().div_ceil(threads);
     let total: u64 = std::thread::scope(|s| {
         let hs: Vec<_> = words
@@ -63,6 +68,25 @@ fn stream(words: &[u64], threads: usize) -> f64 {
     });
     black_box(total);
     t.elapsed().as_secs_f64()
+}
+
+/// Seconds this thread has spent on a CPU (Linux's /proc/thread-self/schedstat, in ns), so a
+/// measurement on a loaded machine leaves out the time spent waiting for a core; None elsewhere.
+fn on_cpu() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Seconds of wall and of on-CPU time (when known) that `f` takes on this thread.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, Option<f64>) {
+    let (cpu, wall) = (on_cpu(), Instant::now());
+    black_box(f());
+    let cpu = match (cpu, on_cpu()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    (wall.elapsed().as_secs_f64(), cpu)
 }
 
 /// The loss and gradient as the plain per-position form computes them (libm's exp, one
@@ -126,16 +150,28 @@ fn main() {
         .collect();
     let (mut epoch, mut band) = (vec![Vec::new(); 2], vec![Vec::new(); 2]);
     let mut reference_times = Vec::new();
+    // One thread, on-CPU seconds: (read once, epoch, reference) per repetition.
+    let mut cpu: Vec<(f64, f64, f64)> = Vec::new();
     for _ in 0..reps {
+        let mut cpu_rep = [None; 3];
         for (t, obj) in objectives.iter().enumerate() {
-            band[t].push(stream(&words, t + 1));
-            let start = Instant::now();
-            black_box(obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad));
-            epoch[t].push(start.elapsed().as_secs_f64());
+            let (wall, c) = timed(|| stream(&words, t + 1));
+            band[t].push(wall);
+            if t == 0 {
+                cpu_rep[0] = c;
+            }
+            let (wall, c) = timed(|| obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad));
+            epoch[t].push(wall);
+            if t == 0 {
+                cpu_rep[1] = c;
+            }
         }
-        let start = Instant::now();
-        black_box(reference(&data, &loss, &theta));
-        reference_times.push(start.elapsed().as_secs_f64());
+        let (wall, c) = timed(|| reference(&data, &loss, &theta));
+        reference_times.push(wall);
+        cpu_rep[2] = c;
+        if let [Some(b), Some(e), Some(r)] = cpu_rep {
+            cpu.push((b, e, r));
+        }
     }
     let rows: Vec<(usize, f64, f64)> = (0..2)
         .map(|t| (t + 1, median(epoch[t].clone()), median(band[t].clone())))
@@ -156,6 +192,33 @@ fn main() {
         "per-position reference (libm exp, one position at a time, 1 thread): {:.1} ms, {:.2}x the epoch",
         r * 1e3,
         r / rows[0].1
+    );
+    if !cpu.is_empty() {
+        let pick = |f: fn(&(f64, f64, f64)) -> f64| median(cpu.iter().map(f).collect());
+        println!(
+            "1 thread, on-CPU time (medians; waiting for a core left out): epoch {:.1} ms, \
+             read-once {:.1} ms, epoch/read {:.2} (median of the repetitions' ratios), \
+             reference/epoch {:.2}",
+            pick(|c| c.1) * 1e3,
+            pick(|c| c.0) * 1e3,
+            pick(|c| c.1 / c.0),
+            pick(|c| c.2 / c.1)
+        );
+    }
+    // Where the epoch's time goes: the vectorised loss and derivative alone, over as many
+    // scores in blocks of 512 (what the pass hands it), on-CPU when known.
+    let mut scores: Vec<f64> = (0..n).map(|p| (p % 1000) as f64 - 500.0).collect();
+    let (wall, cpu_loss) = timed(|| {
+        let mut sum = 0.0;
+        for (q, o) in scores.chunks_mut(512).zip(data.results.chunks(512)) {
+            sum += loss.block_with_derivative(o, q);
+        }
+        sum
+    });
+    println!(
+        "loss+derivative alone (block_with_derivative): {:.1} ms{}",
+        wall * 1e3,
+        cpu_loss.map_or(String::new(), |c| format!(" ({:.1} ms on-CPU)", c * 1e3))
     );
     let (e1, b1) = (rows[0].1, rows[0].2);
     let (e2, b2) = (rows[1].1, rows[1].2);
