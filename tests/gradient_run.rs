@@ -166,6 +166,20 @@ fn adam_run_resumes_from_its_checkpoint() {
             .unwrap()
             .finished
     );
+    // A kill between checkpoints (a run checkpoints at most every second): the logs hold rows
+    // of epochs 10..=14 that the checkpoint of epoch 9 does not. Made here by going on to epoch
+    // 14 and putting the epoch-9 checkpoint back; the resume must cut those rows and replay.
+    let at_nine = std::fs::read(&files("parts").checkpoint).unwrap();
+    epochs.set(0);
+    go("parts", true, &|| {
+        epochs.set(epochs.get() + 1);
+        epochs.get() == 5
+    });
+    assert_eq!(
+        read_checkpoint(&files("parts").checkpoint).unwrap().epoch,
+        14
+    );
+    std::fs::write(&files("parts").checkpoint, at_nine).unwrap();
     let resumed = go("parts", true, &|| false);
     assert_eq!(resumed.theta, whole.theta);
     assert_eq!(

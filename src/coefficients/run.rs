@@ -339,6 +339,9 @@ pub fn run_uci(
     Ok(outcome)
 }
 
+/// The longest a run goes without a checkpoint (see `drive`).
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Every training position's (result, score) at θ, for the K fit.
 type ScoresAt<'a> = dyn Fn(&[f64]) -> Result<Vec<(Outcome, f64)>> + 'a;
 
@@ -428,24 +431,32 @@ fn drive(
     };
 
     let mut io_error: Option<anyhow::Error> = None;
+    // Epochs take milliseconds and a checkpoint's fsyncs longer: checkpoint at most every
+    // CHECKPOINT_EVERY, and when stopping. The rows of the epochs after the last checkpoint are
+    // cut off by a resume, which replays those epochs.
+    let mut last_checkpoint: Option<Instant> = None;
     let mut on_epoch = |e: &Epoch, adam: Option<&AdamState>, state: &mut GradientState| {
+        let stopping = stop();
         let result = (|| -> Result<()> {
             log.append(e.epoch as u64, &e.theta)?;
             state.log_bytes = log.flush()?;
             // Full-set losses, as the local search writes them: one "part" of count 1.
             let line = part_line(e.epoch as u64, e.train, e.train, 1, e.validation);
             loss_log.write_all(line.as_bytes())?;
-            loss_log.sync_data()?;
             state.loss_log_bytes += line.len() as u64;
             state.epoch = e.epoch;
             state.theta = e.theta.clone();
             if let Some(a) = adam {
                 state.adam = a.clone();
             }
-            write_atomically(
-                &run.files.checkpoint,
-                render_checkpoint(state, run.vars, p.gradient.epochs)?.as_bytes(),
-            )?;
+            if stopping || last_checkpoint.is_none_or(|t| t.elapsed() >= CHECKPOINT_EVERY) {
+                loss_log.sync_data()?;
+                write_atomically(
+                    &run.files.checkpoint,
+                    render_checkpoint(state, run.vars, p.gradient.epochs)?.as_bytes(),
+                )?;
+                last_checkpoint = Some(Instant::now());
+            }
             Ok(())
         })();
         eprintln!(
@@ -457,7 +468,7 @@ fn drive(
                 .unwrap_or_default()
         );
         match result {
-            Ok(()) if !stop() => Control::Continue,
+            Ok(()) if !stopping => Control::Continue,
             Ok(()) => Control::Stop,
             Err(err) => {
                 io_error = Some(err);
