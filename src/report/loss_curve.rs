@@ -26,6 +26,9 @@ pub struct LossRow {
     pub iteration: u64,
     pub train: Option<f64>,
     pub validation: Option<f64>,
+    /// The iteration's SPSA signal −(L+ − L−)/2 in mean losses (`None` for a validation-only
+    /// row; 0 for the local search's rows, where plus = minus).
+    pub signal: Option<f64>,
 }
 
 /// One part's row of the log (with its newline): loss sums at θ+ and θ− over `count`
@@ -93,6 +96,7 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
             iteration,
             train: (n > 0).then(|| (p + m) / (2.0 * n as f64)),
             validation: v,
+            signal: (n > 0).then(|| -(p - m) / (2.0 * n as f64)),
         })
         .collect())
 }
