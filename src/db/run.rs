@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rand::Rng;
 
-use super::owner::{self, Mirror};
+use super::owner::{self, Mirror, MirrorFiles};
+use super::records::Destinations;
 use super::worker::{self, WorkerOptions};
 use super::{Db, RunDefinition, VarDef};
 use crate::config::Config;
@@ -71,6 +72,8 @@ fn file_name(path: &Path) -> String {
 /// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
 pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
     let vars = vars::load(&config.variables)?;
+    config.check_outputs()?;
+    let records = Destinations::of(config);
     // Local files follow the local rules: a new run never overwrites an earlier one's.
     let found = config.log.exists() || config.checkpoint.exists();
     match mode {
@@ -83,13 +86,14 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
             .into());
         }
         StartMode::Fresh => {
-            for path in [&config.log, &config.checkpoint] {
-                if path.exists() {
-                    let mut bak = path.as_os_str().to_owned();
-                    bak.push(".bak");
-                    std::fs::rename(path, &bak)
-                        .with_context(|| format!("{}: cannot move aside", path.display()))?;
-                }
+            let all = [config.log.clone(), config.checkpoint.clone()]
+                .into_iter()
+                .chain(records.paths());
+            for path in all.filter(|p| p.exists()) {
+                let bak = crate::tuner::backup_name(&path);
+                std::fs::rename(&path, &bak).with_context(|| {
+                    format!("{}: cannot move aside to {}", path.display(), bak.display())
+                })?;
             }
         }
         _ => {}
@@ -117,7 +121,12 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
     let def: RunDefinition = serde_json::from_value(stored)?;
     eprintln!("run {id} in database {}", db.url());
 
-    let mut mirror = Mirror::new(id, def, &config.log, &config.checkpoint)?;
+    let files = MirrorFiles {
+        log: config.log.clone(),
+        checkpoint: config.checkpoint.clone(),
+        records,
+    };
+    let mut mirror = Mirror::new(id, def, &files, mode)?;
     let stop = Shutdown::new();
     let own_worker = async {
         if !shared.play {
@@ -179,5 +188,8 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         "{}",
         summary::final_table(mirror.vars(), &state.start, &state.theta, decimals)
     );
+    if !config.simulate && config.positions.is_none() {
+        print!("{}", summary::games_line(&state.counts));
+    }
     Ok(())
 }

@@ -280,6 +280,7 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
             .map(|f| format!("{}: {}", f.side, f.kind))
             .collect();
         let signal = m.signal();
+        let records = super::records::encode(&m.records);
         let iteration = r.lease.iteration as i64;
         let done = db
             .run("report a result", async |c: &Client| {
@@ -296,7 +297,7 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
                         &losses,
                         &penta,
                         &faults,
-                        &"",
+                        &records,
                     ],
                 )
                 .await
@@ -355,7 +356,10 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
     let mut config = Config::load(&config_path)?;
     config.simulate = def.simulate;
     config.draw_rate = def.draw_rate;
-    config.game_log = None;
+    // Records go back with the report under placeholder names (see `db::records`), and the
+    // PGN's Event tag names the config as the owner typed it, not this temporary folder.
+    super::records::use_placeholders(&mut config);
+    config.path = PathBuf::from(&def.config_name);
     let mut rounding = Rounding::Continuous;
     if !def.simulate {
         let games = config
@@ -368,7 +372,6 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
             std::fs::write(&book, text)?;
             games.book = Some(book);
         }
-        games.pgn = None;
         for (side, engine) in [
             ("Engine1", &mut games.engine1),
             ("Engine2", &mut games.engine2),
