@@ -160,7 +160,8 @@ fn three_workers_finish_a_simulated_run() {
     );
 }
 
-fn games_config(dir: &Path, iterations: u64) {
+/// An engine run of `iterations` iterations of `pairs` game pairs each.
+fn games_config(dir: &Path, iterations: u64, pairs: u64) {
     std::fs::write(
         dir.join("g.var"),
         "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
@@ -169,7 +170,7 @@ fn games_config(dir: &Path, iterations: u64) {
     std::fs::write(
         dir.join("g.toml"),
         format!(
-            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 2\nmax_plies = 200\npgn = \"g.pgn\"\n"
+            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 2\nmax_plies = 200\npgn = \"g.pgn\"\n"
         ),
     )
     .unwrap();
@@ -193,16 +194,16 @@ fn wait_for_games(path: &Path, games: usize) {
     }
 }
 
-/// The PGN has every round k.1 and k.2 of 1..=n exactly once, the game log one line per game,
-/// and the games' scores (θ+ plays White in k.1) are the counts of the database and of the
-/// owner's checkpoint.
-fn assert_records_agree(db: &TestDb, run: &str, n: u64, dir: &Path) {
+/// The PGN has every round k.g (g = 1..=2B) of iterations 1..=n exactly once, the game log one
+/// line per game, and the games' scores (θ+ plays White in odd g) are the counts of the
+/// database and of the owner's checkpoint.
+fn assert_records_agree(db: &TestDb, run: &str, n: u64, pairs: u64, dir: &Path) {
     let pgn = std::fs::read_to_string(dir.join("g.pgn")).unwrap();
     let games: Vec<&str> = pgn.split("[Event ").skip(1).collect();
-    assert_eq!(games.len(), 2 * n as usize, "{pgn}");
+    assert_eq!(games.len(), (2 * pairs * n) as usize, "{pgn}");
     let (mut wins, mut draws, mut losses) = (0, 0, 0);
     for k in 1..=n {
-        for g in 1..=2 {
+        for g in 1..=2 * pairs {
             let tag = format!("[Round \"{k}.{g}\"]");
             let found: Vec<&&str> = games.iter().filter(|x| x.contains(&tag)).collect();
             assert_eq!(found.len(), 1, "{tag} in\n{pgn}");
@@ -213,7 +214,7 @@ fn assert_records_agree(db: &TestDb, run: &str, n: u64, dir: &Path) {
             } else {
                 0
             };
-            match if g == 1 { white } else { -white } {
+            match if g % 2 == 1 { white } else { -white } {
                 1 => wins += 1,
                 0 => draws += 1,
                 _ => losses += 1,
@@ -221,7 +222,7 @@ fn assert_records_agree(db: &TestDb, run: &str, n: u64, dir: &Path) {
         }
     }
     let log = std::fs::read_to_string(dir.join("g_1.log")).unwrap();
-    assert_eq!(log.lines().count(), 2 * n as usize, "{log}");
+    assert_eq!(log.lines().count(), (2 * pairs * n) as usize, "{log}");
     assert_eq!(
         db.psql(&format!(
             "SELECT wins, draws, losses FROM spsa.runs WHERE id = {run}"
@@ -242,8 +243,9 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
     let cluster = Cluster::shared();
     let db = cluster.database("killed_worker");
     let dir = tempfile::tempdir().unwrap();
-    let n = 8;
-    games_config(dir.path(), n);
+    // Batches of two pairs: four games per iteration, on whichever slot is free.
+    let (n, pairs) = (4, 2);
+    games_config(dir.path(), n, pairs);
     let owner_args = [
         "run",
         "g.toml",
@@ -311,7 +313,7 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
     assert!(!lost.is_empty());
 
     // The owner killed with -9 once it wrote the first pair's games.
-    wait_for_games(&dir.path().join("g.pgn"), 2);
+    wait_for_games(&dir.path().join("g.pgn"), 4);
     owner.kill().unwrap();
     owner.wait().unwrap();
 
@@ -337,7 +339,7 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
     let out = spsa_in(dir.path(), &resume_args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_exactly_once(&db, &run, n, &dir.path().join("g.log"));
-    assert_records_agree(&db, &run, n, dir.path());
+    assert_records_agree(&db, &run, n, pairs, dir.path());
     let shown = text(&out.stdout);
     assert!(
         shown.contains("KnightValue") && shown.contains("games: +"),
@@ -724,6 +726,20 @@ fn runs_spread_over_workers_agree_with_local_runs() {
     for child in workers.into_iter().chain(owners) {
         let out = finish(child);
         assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    // Each worker served the runs at once, not one after another: every run's results from
+    // a worker began before any other run's ended.
+    for w in ["stats_w/w0", "stats_w/w1"] {
+        let spans = format!(
+            "(SELECT run_id, min(reported) AS first, max(reported) AS last FROM spsa.results WHERE worker = '{w}' GROUP BY run_id)"
+        );
+        assert_eq!(
+            db.psql(&format!(
+                "SELECT count(*), bool_and(a.first < b.last) FROM {spans} a, {spans} b WHERE a.run_id <> b.run_id"
+            )),
+            format!("{}|t", runs * (runs - 1)),
+            "{w} served the runs together"
+        );
     }
     let shared: Vec<(f64, f64)> = db
         .psql("SELECT theta[1] || ',' || theta[2] FROM spsa.runs ORDER BY id")
