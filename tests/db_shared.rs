@@ -766,3 +766,39 @@ fn runs_spread_over_workers_agree_with_local_runs() {
         );
     }
 }
+
+#[test]
+fn a_positions_run_is_refused_before_anything_is_created() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("positions_refused");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.var"),
+        "KnightValue,300,100,600,40,0.002,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("p.epd"),
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - c9 \"1/2-1/2\";\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("p.toml"),
+        format!(
+            "# tuned from positions\nobjective = \"positions\"\nvariables = \"p.var\"\nlog = \"p.log\"\niterations = 10\nA = 1\ngamma = 0.101\nalpha = 0.602\n[engine1]\ncommand = \"{SPARRING}\"\n[positions]\ntrain = \"p.epd\"\ndepth = 1\nbatch = 1\nk = 1.0\n"
+        ),
+    )
+    .unwrap();
+    let out = spsa_in(dir.path(), &["run", "p.toml", "--db", &db.url]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let why = text(&out.stderr);
+    assert!(
+        why.contains("p.toml:2: key `objective`") && why.contains("without --db"),
+        "{why}"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'spsa'"),
+        "0"
+    );
+    assert!(!dir.path().join("p.log").exists());
+}

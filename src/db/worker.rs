@@ -626,6 +626,7 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
     let config_path = dir.path().join(&def.config_name);
     std::fs::write(&config_path, &def.config_text)?;
     let mut config = Config::load(&config_path)?;
+    super::run::refuse_positions(&config)?;
     config.simulate = def.simulate;
     config.draw_rate = def.draw_rate;
     // Records go back with the report under placeholder names (see `db::records`), and the
