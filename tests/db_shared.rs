@@ -146,6 +146,10 @@ fn three_workers_finish_a_simulated_run() {
     assert!(status.status.success(), "{}", text(&status.stderr));
     assert!(shown.contains(&format!("{n}/{n} iterations")), "{shown}");
     assert!(
+        shown.contains(" games/s, games +") && shown.contains("θ x="),
+        "{shown}"
+    );
+    assert!(
         shown.contains("three_w/w0") && !shown.contains("pw3"),
         "{shown}"
     );

@@ -60,15 +60,20 @@ pub struct Destinations {
 }
 
 impl Destinations {
+    /// Records to `pgn` and to the game logs of slots 1..=n (`game_logs`).
+    pub fn new(pgn: Option<PathBuf>, game_logs: Vec<PathBuf>) -> Destinations {
+        Destinations { pgn, game_logs }
+    }
+
     /// The run's own files, as its config names them: the PGN and the game log of each slot
     /// 1..=Concurrency (a worker's slot s writes to slot (s−1 mod Concurrency)+1).
     pub fn of(config: &Config) -> Destinations {
-        Destinations {
-            pgn: config.games.as_ref().and_then(|g| g.pgn.clone()),
-            game_logs: (1..=config.concurrency.max(1))
+        Destinations::new(
+            config.games.as_ref().and_then(|g| g.pgn.clone()),
+            (1..=config.concurrency.max(1))
                 .filter_map(|slot| config.game_log_for(slot))
                 .collect(),
-        }
+        )
     }
 
     /// Every file records may go to (tracked from the start, so a checkpoint holds them all).

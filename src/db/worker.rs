@@ -330,6 +330,7 @@ async fn lessor(
     let mut turn = 0usize;
     let mut idle_wait = Duration::from_millis(50);
     let mut listed_at: Option<tokio::time::Instant> = None;
+    let mut last_note = String::new();
     loop {
         if shutdown.is_requested() {
             return Ok(());
@@ -340,7 +341,6 @@ async fn lessor(
             if refused_runs.insert(id) {
                 let why = format!("stopped playing run {id}: {e}");
                 eprintln!("spsa worker: {why}");
-                note(db, &opts.name, &why).await;
                 summary.unplayable.push((id, why));
             }
             if let Some(s) = source {
@@ -380,12 +380,10 @@ async fn lessor(
                     match prepare(row.get(1), opts, id).await {
                         Ok(s) => {
                             hub.lock().served.insert(id, Arc::new(s));
-                            note(db, &opts.name, &format!("serving run {id}")).await;
                         }
                         Err(why) => {
                             let why = format!("cannot play run {id}: {why:#}");
                             eprintln!("spsa worker: {why}");
-                            note(db, &opts.name, &why).await;
                             refused_runs.insert(id);
                             summary.unplayable.push((id, why));
                             continue;
@@ -408,6 +406,24 @@ async fn lessor(
             for s in ended {
                 tracing::info!("a run is no longer active");
                 s.source.close().await;
+            }
+            // What `spsa status` shows for this worker: the runs it serves, and why not others.
+            let mut serving: Vec<i64> = hub.lock().served.keys().copied().collect();
+            serving.sort();
+            let mut said: Vec<String> = Vec::new();
+            if !serving.is_empty() {
+                let ids: Vec<String> = serving.iter().map(i64::to_string).collect();
+                said.push(format!("serving run {}", ids.join(", ")));
+            }
+            said.extend(summary.unplayable.iter().map(|(_, why)| why.clone()));
+            let said = if said.is_empty() {
+                "idle".to_string()
+            } else {
+                said.join("; ")
+            };
+            if said != last_note {
+                note(db, &opts.name, &said).await;
+                last_note = said;
             }
             if active.is_empty() && opts.until_idle {
                 let st = hub.lock();
