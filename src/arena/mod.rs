@@ -8,13 +8,18 @@
 
 mod records;
 mod setup;
+#[cfg(test)]
+mod tests;
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use shakmaty::Color;
 
-use crate::engine::{EngineSpec, OptionValue, UciEngine};
+use crate::engine::{
+    EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UciEngine,
+};
 use crate::game::{Book, GameRecord, GameSettings, play_game};
 pub use records::{describe_options, game_log_line, pgn_text};
 pub use setup::{book_options, engine_setup, game_settings};
@@ -41,25 +46,62 @@ pub struct GamePlayed {
     pub overhead: Duration,
 }
 
-struct Engine {
-    uci: UciEngine,
+/// What the arena needs of an engine besides playing: its life cycle and its options. The UCI
+/// engine process implements it; tests seat scripted players, so the arena's own rules (options
+/// sent once, restarts after faults, start-up failures) are checked without processes.
+pub trait Seat: Player + Sync {
+    /// Whether the process is up (false after a crash the arena has not repaired yet).
+    fn is_running(&self) -> bool;
+    /// Start again after a fault, with every option set so far.
+    fn restart(&mut self) -> impl Future<Output = Result<(), EngineFault>> + Send;
+    /// Check options against the engine's declared ones without sending anything.
+    fn validate(&self, options: &[(String, OptionValue)]) -> Result<(), OptionError>;
+    /// Send options (all validated first) and wait until the engine is ready.
+    fn configure(
+        &mut self,
+        options: &[(String, OptionValue)],
+    ) -> impl Future<Output = Result<(), EngineError>> + Send;
+    /// Ask the engine to quit and wait for it to exit.
+    fn quit(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+impl Seat for UciEngine {
+    fn is_running(&self) -> bool {
+        UciEngine::is_running(self)
+    }
+    fn restart(&mut self) -> impl Future<Output = Result<(), EngineFault>> + Send {
+        UciEngine::restart(self)
+    }
+    fn validate(&self, options: &[(String, OptionValue)]) -> Result<(), OptionError> {
+        self.validate_options(options.iter().map(as_wish))
+    }
+    async fn configure(&mut self, options: &[(String, OptionValue)]) -> Result<(), EngineError> {
+        UciEngine::configure(self, options.iter().map(as_wish)).await
+    }
+    fn quit(&mut self) -> impl Future<Output = ()> + Send {
+        UciEngine::quit(self)
+    }
+}
+
+struct Engine<E> {
+    uci: E,
     /// The per-game options last configured, so an unchanged set is not sent again.
     configured: Option<OptionSet>,
 }
 
-struct Slot {
-    a: Engine,
-    b: Engine,
+struct Slot<E> {
+    a: Engine<E>,
+    b: Engine<E>,
 }
 
 /// The pool of engine pairs.
-pub struct Arena {
-    slots: Vec<tokio::sync::Mutex<Slot>>,
+pub struct Arena<E: Seat = UciEngine> {
+    slots: Vec<tokio::sync::Mutex<Slot<E>>>,
     book: Book,
     game: GameSettings,
 }
 
-impl Arena {
+impl Arena<UciEngine> {
     /// Start `slots` pairs of engines (all at once), configure their fixed options, and check
     /// that every option the run will set exists. Fails with a clear message, before any game,
     /// when an engine cannot be started or an option is wrong.
@@ -73,24 +115,34 @@ impl Arena {
             let setups = &setups;
             async move {
                 let (a, b) = tokio::join!(start_engine(&setups[0]), start_engine(&setups[1]));
-                anyhow::Ok(Slot {
-                    a: Engine {
-                        uci: a?,
-                        configured: None,
-                    },
-                    b: Engine {
-                        uci: b?,
-                        configured: None,
-                    },
-                })
+                anyhow::Ok((a?, b?))
             }
         });
-        let slots: Vec<Slot> = futures::future::try_join_all(starts).await?;
-        Ok(Arena {
-            slots: slots.into_iter().map(tokio::sync::Mutex::new).collect(),
+        let pairs = futures::future::try_join_all(starts).await?;
+        Ok(Arena::seat(pairs, book, game))
+    }
+}
+
+impl<E: Seat> Arena<E> {
+    /// An arena over engines already started and given their fixed options: one pair per slot.
+    pub fn seat(pairs: Vec<(E, E)>, book: Book, game: GameSettings) -> Arena<E> {
+        let slots = pairs.into_iter().map(|(a, b)| {
+            tokio::sync::Mutex::new(Slot {
+                a: Engine {
+                    uci: a,
+                    configured: None,
+                },
+                b: Engine {
+                    uci: b,
+                    configured: None,
+                },
+            })
+        });
+        Arena {
+            slots: slots.collect(),
             book,
             game,
-        })
+        }
     }
 
     pub fn slots(&self) -> usize {
@@ -123,14 +175,8 @@ impl Arena {
         b: &[(String, OptionValue)],
     ) -> Result<()> {
         let slot = self.slots[0].lock().await;
-        slot.a
-            .uci
-            .validate_options(a.iter().map(as_wish))
-            .map_err(anyhow::Error::new)?;
-        slot.b
-            .uci
-            .validate_options(b.iter().map(as_wish))
-            .map_err(anyhow::Error::new)?;
+        slot.a.uci.validate(a).map_err(anyhow::Error::new)?;
+        slot.b.uci.validate(b).map_err(anyhow::Error::new)?;
         Ok(())
     }
 
@@ -164,9 +210,9 @@ impl Arena {
         let mut faults = Vec::new();
         if let (Some(kind), Some(by)) = (record.end.fault_kind(), record.end.faulted()) {
             let name = if by == Color::White {
-                white.spec().name.clone()
+                white.name().to_string()
             } else {
-                black.spec().name.clone()
+                black.name().to_string()
             };
             faults.push((name, kind.to_string()));
         }
@@ -208,7 +254,10 @@ async fn start_engine(setup: &EngineSetup) -> Result<UciEngine> {
 /// Send this game's options unless the engine already has them, restarting the engine once if
 /// it is down or fails. Returns whether the engine is ready to play (a failure shows up as the
 /// game's `StartupFailed` end). Option errors are fatal.
-async fn prepare(engine: &mut Engine, options: &[(String, OptionValue)]) -> Result<bool> {
+async fn prepare<E: Seat>(
+    engine: &mut Engine<E>,
+    options: &[(String, OptionValue)],
+) -> Result<bool> {
     if engine.uci.is_running() && engine.configured.as_deref() == Some(options) {
         return Ok(true);
     }
@@ -218,17 +267,17 @@ async fn prepare(engine: &mut Engine, options: &[(String, OptionValue)]) -> Resu
         if (!uci.is_running() || attempt == 1)
             && let Err(e) = uci.restart().await
         {
-            tracing::warn!("{}: restart failed: {e}", uci.spec().name);
+            tracing::warn!("{}: restart failed: {e}", uci.name());
             continue;
         }
-        match uci.configure(options.iter().map(as_wish)).await {
+        match uci.configure(options).await {
             Ok(()) => {
                 engine.configured = Some(options.to_vec());
                 return Ok(true);
             }
-            Err(crate::engine::EngineError::Option(e)) => return Err(e.into()),
-            Err(crate::engine::EngineError::Fault(f)) => {
-                tracing::warn!("{}: {f}", uci.spec().name);
+            Err(EngineError::Option(e)) => return Err(e.into()),
+            Err(EngineError::Fault(f)) => {
+                tracing::warn!("{}: {f}", uci.name());
             }
         }
     }
@@ -237,7 +286,7 @@ async fn prepare(engine: &mut Engine, options: &[(String, OptionValue)]) -> Resu
 }
 
 /// After a game: restart whichever engine faulted in a way that left it unusable.
-async fn recover(white: &mut UciEngine, black: &mut UciEngine, g: &GameRecord) {
+async fn recover<E: Seat>(white: &mut E, black: &mut E, g: &GameRecord) {
     let Some(fault) = &g.fault else { return };
     if !fault.fault.needs_restart() {
         return;
@@ -250,24 +299,24 @@ async fn recover(white: &mut UciEngine, black: &mut UciEngine, g: &GameRecord) {
     if let Err(e) = engine.restart().await {
         tracing::warn!(
             "{}: restart after {} failed: {e}",
-            engine.spec().name,
+            engine.name(),
             fault.fault
         );
     }
 }
 
 /// A game that could not start because an engine is down: a loss for that engine.
-fn startup_failure(
-    white: &UciEngine,
-    black: &UciEngine,
+fn startup_failure<E: Seat>(
+    white: &E,
+    black: &E,
     white_ok: bool,
     opening: &crate::game::Opening,
 ) -> GameRecord {
     let by = if white_ok { Color::Black } else { Color::White };
     let end = crate::game::EndReason::StartupFailed { by };
     GameRecord {
-        white: white.spec().name.clone(),
-        black: black.spec().name.clone(),
+        white: white.name().to_string(),
+        black: black.name().to_string(),
         start_fen: opening.start_fen().to_string(),
         moves: Vec::new(),
         result: end.result(),
