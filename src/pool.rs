@@ -12,6 +12,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use tokio::sync::Notify;
 
 use crate::shutdown::Shutdown;
 use crate::source::{Measurement, Source, Trial};
@@ -27,6 +28,13 @@ pub trait Feed {
 
     /// The pool stopped with `trial` unfinished (interrupted, or another trial failed).
     fn unfinished(&mut self, _trial: &Trial) {}
+
+    /// A feed that may have work later than asked (a worker leasing from a database) returns
+    /// what it notifies when `next_trial` may have something again; the pool then waits for it
+    /// instead of ending when nothing runs. `None` (the default): a dry feed ends the pool.
+    fn wakeup(&self) -> Option<Arc<Notify>> {
+        None
+    }
 }
 
 /// How the pool stopped, when it stopped without an error.
@@ -98,7 +106,8 @@ pub async fn run(
                 (id, part, slot, result)
             });
         }
-        if running.is_empty() {
+        let wakeup = feed.wakeup();
+        if running.is_empty() && wakeup.is_none() {
             return Ok(Ending::Finished);
         }
         let (id, part, slot, result) = tokio::select! {
@@ -109,6 +118,7 @@ pub async fn run(
                 return Ok(Ending::Interrupted);
             }
             Some(done) = running.next() => done,
+            _ = async { wakeup.as_ref().expect("checked").notified().await }, if wakeup.is_some() => continue,
         };
         free.push(slot);
         let measurement = match result {
@@ -335,5 +345,63 @@ mod tests {
             4,
             "the trial that stopped it was handed over"
         );
+    }
+
+    /// A feed whose work arrives later (as leases do): shared with whoever adds it.
+    struct Later {
+        queue: Arc<Mutex<(Vec<u64>, bool)>>,
+        wake: Arc<Notify>,
+        done: Vec<u64>,
+    }
+
+    impl Feed for Later {
+        fn next_trial(&mut self) -> Option<Trial> {
+            self.queue.lock().unwrap().0.pop().map(trial)
+        }
+        fn finished(&mut self, t: Trial, _: Measurement) -> Result<()> {
+            self.done.push(t.iteration);
+            Ok(())
+        }
+        fn wakeup(&self) -> Option<Arc<Notify>> {
+            (!self.queue.lock().unwrap().1).then(|| self.wake.clone())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_feed_with_a_wakeup_gets_work_while_slots_play_and_ends_when_it_says_so() {
+        let source = Scripted {
+            parts: 1,
+            ms: |k, _| if k == 1 { 1000 } else { 10 },
+            log: Mutex::default(),
+            fail_at: None,
+        };
+        let queue = Arc::new(Mutex::new((vec![1], false)));
+        let wake = Arc::new(Notify::new());
+        let mut feed = Later {
+            queue: queue.clone(),
+            wake: wake.clone(),
+            done: Vec::new(),
+        };
+        let t0 = tokio::time::Instant::now();
+        let lessor = async {
+            // Trial 2 arrives while trial 1 still plays: the free slot takes it at once.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            queue.lock().unwrap().0.push(2);
+            wake.notify_one();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(
+                source.log.lock().unwrap().len(),
+                2,
+                "trial 2 started at once"
+            );
+            // Nothing more will come.
+            queue.lock().unwrap().1 = true;
+            wake.notify_one();
+        };
+        let shutdown = Shutdown::new();
+        let (end, ()) = tokio::join!(run(&source, 2, &mut feed, &shutdown), lessor);
+        assert_eq!(end.unwrap(), Ending::Finished);
+        assert_eq!(feed.done, vec![2, 1]);
+        assert_eq!(t0.elapsed(), Duration::from_millis(1000));
     }
 }

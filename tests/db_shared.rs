@@ -146,6 +146,10 @@ fn three_workers_finish_a_simulated_run() {
     assert!(status.status.success(), "{}", text(&status.stderr));
     assert!(shown.contains(&format!("{n}/{n} iterations")), "{shown}");
     assert!(
+        shown.contains(" games/s, games +") && shown.contains("θ x="),
+        "{shown}"
+    );
+    assert!(
         shown.contains("three_w/w0") && !shown.contains("pw3"),
         "{shown}"
     );
@@ -160,7 +164,8 @@ fn three_workers_finish_a_simulated_run() {
     );
 }
 
-fn games_config(dir: &Path, iterations: u64) {
+/// An engine run of `iterations` iterations of `pairs` game pairs each.
+fn games_config(dir: &Path, iterations: u64, pairs: u64) {
     std::fs::write(
         dir.join("g.var"),
         "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
@@ -169,31 +174,92 @@ fn games_config(dir: &Path, iterations: u64) {
     std::fs::write(
         dir.join("g.toml"),
         format!(
-            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 3\nmax_plies = 200\n"
+            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 2\nmax_plies = 200\npgn = \"g.pgn\"\n"
         ),
     )
     .unwrap();
 }
 
+/// Wait until `path` holds at least `games` PGN games (90 s at most).
+fn wait_for_games(path: &Path, games: usize) {
+    let t = Instant::now();
+    while std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .matches("[Result ")
+        .count()
+        < games
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "{} stayed short",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The PGN has every round k.g (g = 1..=2B) of iterations 1..=n exactly once, the game log one
+/// line per game, and the games' scores (θ+ plays White in odd g) are the counts of the
+/// database and of the owner's checkpoint.
+fn assert_records_agree(db: &TestDb, run: &str, n: u64, pairs: u64, dir: &Path) {
+    let pgn = std::fs::read_to_string(dir.join("g.pgn")).unwrap();
+    let games: Vec<&str> = pgn.split("[Event ").skip(1).collect();
+    assert_eq!(games.len(), (2 * pairs * n) as usize, "{pgn}");
+    let (mut wins, mut draws, mut losses) = (0, 0, 0);
+    for k in 1..=n {
+        for g in 1..=2 * pairs {
+            let tag = format!("[Round \"{k}.{g}\"]");
+            let found: Vec<&&str> = games.iter().filter(|x| x.contains(&tag)).collect();
+            assert_eq!(found.len(), 1, "{tag} in\n{pgn}");
+            let white = if found[0].contains("[Result \"1-0\"]") {
+                1
+            } else if found[0].contains("[Result \"0-1\"]") {
+                -1
+            } else {
+                0
+            };
+            match if g % 2 == 1 { white } else { -white } {
+                1 => wins += 1,
+                0 => draws += 1,
+                _ => losses += 1,
+            }
+        }
+    }
+    let log = std::fs::read_to_string(dir.join("g_1.log")).unwrap();
+    assert_eq!(log.lines().count(), (2 * pairs * n) as usize, "{log}");
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT wins, draws, losses FROM spsa.runs WHERE id = {run}"
+        )),
+        format!("{wins}|{draws}|{losses}")
+    );
+    let ck = std::fs::read_to_string(dir.join("g.checkpoint.var")).unwrap();
+    for (key, v) in [("wins", wins), ("draws", draws), ("losses", losses)] {
+        assert!(
+            ck.contains(&format!("#: {key} = {v}\n")),
+            "{key} {v} in {ck}"
+        );
+    }
+}
+
 #[test]
-fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
+fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
     let cluster = Cluster::shared();
     let db = cluster.database("killed_worker");
     let dir = tempfile::tempdir().unwrap();
-    let n = 6;
-    games_config(dir.path(), n);
-    let owner = spawn(
-        dir.path(),
-        &[
-            "run",
-            "g.toml",
-            "--db",
-            &db.url,
-            "--no-play",
-            "--lease-timeout",
-            "1",
-        ],
-    );
+    // Batches of two pairs: four games per iteration, on whichever slot is free.
+    let (n, pairs) = (4, 2);
+    games_config(dir.path(), n, pairs);
+    let owner_args = [
+        "run",
+        "g.toml",
+        "--db",
+        &db.url,
+        "--no-play",
+        "--lease-timeout",
+        "1",
+    ];
+    let mut owner = spawn(dir.path(), &owner_args);
     let run = run_id(&db);
     let url = db.worker_role("killed_w", "pwk");
 
@@ -220,7 +286,7 @@ fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
             .contains("KnightValue")
     );
 
-    // A worker killed with -9 while it holds a lease.
+    // A worker killed with -9 while it holds a lease, after it reported a result.
     let mut victim = spawn(
         dir.path(),
         &[
@@ -233,10 +299,11 @@ fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
             &format!("sparring={SPARRING}"),
         ],
     );
-    let held = wait_for(
+    wait_for(
         &db,
-        "SELECT coalesce(max(iteration), 0) FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'",
-        |s| s != "0",
+        "SELECT count(*) > 0 FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'
+           AND EXISTS (SELECT FROM spsa.results WHERE worker = 'killed_w/victim')",
+        |s| s == "t",
     );
     victim.kill().unwrap();
     victim.wait().unwrap();
@@ -247,7 +314,12 @@ fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
         .lines()
         .map(str::to_string)
         .collect();
-    assert!(!held.is_empty());
+    assert!(!lost.is_empty());
+
+    // The owner killed with -9 once it wrote the first pair's games.
+    wait_for_games(&dir.path().join("g.pgn"), 4);
+    owner.kill().unwrap();
+    owner.wait().unwrap();
 
     // Another worker finishes the run, including the lost lease once it timed out.
     let rescuer = Command::new(SPSA)
@@ -256,9 +328,6 @@ fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
         .output()
         .unwrap();
     assert!(rescuer.status.success(), "{}", text(&rescuer.stderr));
-    let out = finish(owner);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_exactly_once(&db, &run, n, &dir.path().join("g.log"));
     for k in lost {
         assert_eq!(
             db.psql(&format!(
@@ -268,7 +337,18 @@ fn a_killed_worker_loses_only_its_lease_and_a_wrong_engine_takes_nothing() {
             "iteration {k} redone by the rescuer"
         );
     }
-    assert!(text(&out.stdout).contains("KnightValue"));
+    // The owner re-attaches: its files continue from its checkpoint, every game once.
+    let mut resume_args = owner_args.to_vec();
+    resume_args.push("--resume");
+    let out = spsa_in(dir.path(), &resume_args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_exactly_once(&db, &run, n, &dir.path().join("g.log"));
+    assert_records_agree(&db, &run, n, pairs, dir.path());
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("KnightValue") && shown.contains("games: +"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -651,6 +731,20 @@ fn runs_spread_over_workers_agree_with_local_runs() {
         let out = finish(child);
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
+    // Each worker served the runs at once, not one after another: every run's results from
+    // a worker began before any other run's ended.
+    for w in ["stats_w/w0", "stats_w/w1"] {
+        let spans = format!(
+            "(SELECT run_id, min(reported) AS first, max(reported) AS last FROM spsa.results WHERE worker = '{w}' GROUP BY run_id)"
+        );
+        assert_eq!(
+            db.psql(&format!(
+                "SELECT count(*), bool_and(a.first < b.last) FROM {spans} a, {spans} b WHERE a.run_id <> b.run_id"
+            )),
+            format!("{}|t", runs * (runs - 1)),
+            "{w} served the runs together"
+        );
+    }
     let shared: Vec<(f64, f64)> = db
         .psql("SELECT theta[1] || ',' || theta[2] FROM spsa.runs ORDER BY id")
         .lines()
@@ -675,4 +769,40 @@ fn runs_spread_over_workers_agree_with_local_runs() {
             "{name}: shared mean {shared_mean:.2} vs local {mean:.2} ± {se:.2}"
         );
     }
+}
+
+#[test]
+fn a_positions_run_is_refused_before_anything_is_created() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("positions_refused");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.var"),
+        "KnightValue,300,100,600,40,0.002,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("p.epd"),
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - c9 \"1/2-1/2\";\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("p.toml"),
+        format!(
+            "# tuned from positions\nobjective = \"positions\"\nvariables = \"p.var\"\nlog = \"p.log\"\niterations = 10\nA = 1\ngamma = 0.101\nalpha = 0.602\n[engine1]\ncommand = \"{SPARRING}\"\n[positions]\ntrain = \"p.epd\"\ndepth = 1\nbatch = 1\nk = 1.0\n"
+        ),
+    )
+    .unwrap();
+    let out = spsa_in(dir.path(), &["run", "p.toml", "--db", &db.url]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let why = text(&out.stderr);
+    assert!(
+        why.contains("p.toml:2: key `objective`") && why.contains("without --db"),
+        "{why}"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'spsa'"),
+        "0"
+    );
+    assert!(!dir.path().join("p.log").exists());
 }

@@ -128,6 +128,7 @@ type SlotProbe = Box<dyn FnOnce(&mut dyn std::any::Any) + Send>;
 /// (as in fastchess, a thread per game), and the caller is woken once per game, not per line.
 pub struct Arena<E: Seat = UciEngine> {
     slots: Vec<mpsc::UnboundedSender<Job>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
     book: Arc<Book>,
     game: Arc<GameSettings>,
     _engines: PhantomData<fn() -> E>,
@@ -176,29 +177,34 @@ impl<E: Seat + 'static> Arena<E> {
     {
         let (book, game) = (Arc::new(book), Arc::new(game));
         let mut slots = Vec::new();
+        let mut threads = Vec::new();
         let mut ready = Vec::new();
         for (index, start) in starts.into_iter().enumerate() {
             let (jobs, rx) = mpsc::unbounded_channel();
             let (started, started_rx) = oneshot::channel();
             let (book, game) = (book.clone(), game.clone());
-            std::thread::Builder::new()
+            let thread = std::thread::Builder::new()
                 .name(format!("spsa-slot-{}", index + 1))
                 .spawn(move || slot_thread(start, book, game, rx, started))
                 .context("cannot start a thread for a concurrency slot")?;
             slots.push(jobs);
+            threads.push(thread);
             ready.push(started_rx);
         }
+        // Built before the start-up is checked, so a failed start joins every thread.
+        let arena = Arena {
+            slots,
+            threads,
+            book,
+            game,
+            _engines: PhantomData,
+        };
         for started in ready {
             started
                 .await
                 .map_err(|_| anyhow::anyhow!("a concurrency slot's thread ended at start-up"))??;
         }
-        Ok(Arena {
-            slots,
-            book,
-            game,
-            _engines: PhantomData,
-        })
+        Ok(arena)
     }
 
     pub fn slots(&self) -> usize {
@@ -285,6 +291,17 @@ impl<E: Seat + 'static> Arena<E> {
             .send(job)
             .map_err(|_| gone())?;
         answer.await.map_err(|_| gone())
+    }
+}
+
+impl<E: Seat> Drop for Arena<E> {
+    /// Close every slot and wait for its thread: the engines are gone (quit or killed) when the
+    /// arena is, also on error paths that skip `quit_all`, so none outlives `spsa`.
+    fn drop(&mut self) {
+        self.slots.clear();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -15,6 +15,8 @@ use crate::game::{BookOrder, EndReason, GameResult, Opening, TimeControl};
 /// leave it down until `restart`, which can be told to fail.
 struct ScriptedSeat {
     player: ScriptedPlayer,
+    /// Set when the seat is dropped (a real engine process is killed then).
+    dropped: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     running: bool,
     /// Option names it declares; anything else is rejected like an unknown UCI option.
     declared: Vec<&'static str>,
@@ -29,11 +31,20 @@ impl ScriptedSeat {
     fn new(name: &str, moves: &[Step]) -> ScriptedSeat {
         ScriptedSeat {
             player: ScriptedPlayer::new(name, moves.iter().cloned()),
+            dropped: None,
             running: true,
             declared: vec!["X"],
             configured: Vec::new(),
             restarts: 0,
             failing_restarts: 0,
+        }
+    }
+}
+
+impl Drop for ScriptedSeat {
+    fn drop(&mut self) {
+        if let Some(flag) = &self.dropped {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -329,4 +340,20 @@ async fn a_game_nobody_waits_for_is_abandoned_and_its_engines_start_afresh() {
     let (a, b) = view(&arena).await;
     assert_eq!((a.restarts, b.restarts), (1, 1));
     assert_eq!(a.configured, vec![x(1.0), x(1.0)], "options sent again");
+}
+
+#[tokio::test]
+async fn dropping_the_arena_waits_until_its_engines_are_gone() {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut a = ScriptedSeat::new("A", &steps(&WHITE_LOSES));
+    a.dropped = Some(flag.clone());
+    let b = ScriptedSeat::new("B", &steps(&BLACK_WINS));
+    let arena = arena(a, b).await;
+    arena.play_game(0, 0, true, &x(1.0), &x(2.0)).await.unwrap();
+    assert!(!flag.load(std::sync::atomic::Ordering::SeqCst));
+    drop(arena);
+    assert!(
+        flag.load(std::sync::atomic::Ordering::SeqCst),
+        "the slot's engines were dropped before the arena's drop returned"
+    );
 }

@@ -241,14 +241,7 @@ async fn tune_with(
     );
     let c = &state.counts;
     if !config.simulate && config.positions.is_none() {
-        println!(
-            "games: +{} ={} -{} (θ+ view), pentanomial {:?}{}",
-            c.wins,
-            c.draws,
-            c.losses,
-            c.pentanomial,
-            progress::faults_suffix(c)
-        );
+        print!("{}", summary::games_line(c));
     }
     Ok(())
 }

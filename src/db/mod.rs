@@ -33,6 +33,7 @@
 
 pub mod conn;
 pub mod owner;
+pub mod records;
 pub mod run;
 pub mod status;
 pub mod worker;

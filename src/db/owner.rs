@@ -2,16 +2,17 @@
 //! driver's step vector), and mirrors the applied results into the local θ log and checkpoint
 //! through its own driver, checking that the database's θ is the driver's, bit for bit.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
+use super::records::{self, Destinations};
 use super::{Db, DbError, RunDefinition};
-use crate::source::{Fault, GameScore, Measurement};
+use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::tuner::log::ThetaLog;
-use crate::tuner::{Counts, Observer, RunState, StartMode, Update, UserError, checkpoint};
+use crate::tuner::{Counts, Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
 use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
@@ -202,34 +203,84 @@ pub struct Applied {
     pub pentanomial: [u64; 5],
     pub faults: Vec<String>,
     pub records: String,
+    /// Who reported it (qualified by its role).
+    pub worker: String,
     pub theta: Vec<f64>,
 }
 
+/// The owner's local files of a shared run.
+#[derive(Clone, Debug)]
+pub struct MirrorFiles {
+    pub log: PathBuf,
+    pub checkpoint: PathBuf,
+    /// Where the workers' records (PGN, game logs) go.
+    pub records: Destinations,
+}
+
 /// The local mirror of a shared run: a driver fed with the database's results in their order,
-/// the θ log and the checkpoint.
+/// the θ log, the records and the checkpoint.
 pub struct Mirror {
     pub run_id: i64,
     def: RunDefinition,
     vars: Vec<Variable>,
     driver: Driver,
     log: ThetaLog,
-    checkpoint: std::path::PathBuf,
+    outputs: Outputs,
+    destinations: Destinations,
+    /// Results up to this seq already have their records in the files (a resume's checkpoint):
+    /// their records are not appended again, and no checkpoint is written before the mirror
+    /// has caught up with it (the old one still describes the files exactly).
+    written_through: u64,
+    checkpoint: PathBuf,
     state: RunState,
 }
 
 impl Mirror {
-    /// Start the mirror; the θ log is rebuilt from the database (it is the checkpoint).
-    pub fn new(run_id: i64, def: RunDefinition, log: &Path, checkpoint: &Path) -> Result<Mirror> {
+    /// Start the mirror. The θ log is rebuilt from the database (it is the checkpoint). The
+    /// record files continue from the local checkpoint on a resume (cut back to the lengths it
+    /// holds); a resume without one moves the files aside and rewrites them from the database.
+    pub fn new(
+        run_id: i64,
+        def: RunDefinition,
+        files: &MirrorFiles,
+        mode: StartMode,
+    ) -> Result<Mirror> {
         let vars = def.variables();
         let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
         let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
         while driver.next_trial().is_some() {}
-        if log.exists() {
-            std::fs::remove_file(log)
-                .with_context(|| format!("{}: cannot rewrite the log", log.display()))?;
+        let tracked = files.records.paths();
+        let (outputs, written_through) = match mode {
+            StartMode::Resume if files.checkpoint.exists() => {
+                let ck = checkpoint::read(&files.checkpoint)?;
+                if ck.state.seed != def.seed.to_string() {
+                    return Err(UserError(format!(
+                        "{}: the checkpoint is of another run than run {run_id} (seed {} vs {}); use --fresh to start over",
+                        files.checkpoint.display(),
+                        ck.state.seed,
+                        def.seed
+                    ))
+                    .into());
+                }
+                (Outputs::resume(&ck.state.outputs)?, ck.state.applied)
+            }
+            StartMode::Resume => {
+                for path in tracked.iter().filter(|p| p.exists()) {
+                    let bak = crate::tuner::backup_name(path);
+                    std::fs::rename(path, &bak).with_context(|| {
+                        format!("{}: cannot move aside to {}", path.display(), bak.display())
+                    })?;
+                }
+                (Outputs::new(&tracked), 0)
+            }
+            StartMode::New | StartMode::Fresh => (Outputs::new(&tracked), 0),
+        };
+        if files.log.exists() {
+            std::fs::remove_file(&files.log)
+                .with_context(|| format!("{}: cannot rewrite the log", files.log.display()))?;
         }
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-        let log = ThetaLog::create(log, &names)?;
+        let log = ThetaLog::create(&files.log, &names)?;
         let state = RunState {
             version: checkpoint::VERSION,
             seed: def.seed.to_string(),
@@ -248,15 +299,21 @@ impl Mirror {
             outputs: Default::default(),
             counts: Counts::default(),
         };
-        Ok(Mirror {
+        let mut mirror = Mirror {
             run_id,
             def,
             vars,
             driver,
             log,
-            checkpoint: checkpoint.to_path_buf(),
+            outputs,
+            destinations: files.records.clone(),
+            written_through,
+            checkpoint: files.checkpoint.clone(),
             state,
-        })
+        };
+        // A new mirror's checkpoint holds the files' lengths before its first record.
+        mirror.save()?;
+        Ok(mirror)
     }
 
     pub fn applied(&self) -> u64 {
@@ -278,12 +335,15 @@ impl Mirror {
     /// Fetch and apply the results the database applied since the last call; returns how many.
     pub async fn pull(&mut self, db: &mut Db, observer: &mut dyn Observer) -> Result<usize> {
         let (run, after) = (self.run_id, self.state.applied as i64);
+        let written = self.written_through as i64;
         let rows = db
             .run("read results", async |c: &Client| {
+                // Records already in the files are not fetched again.
                 c.query(
-                    "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults, records, theta
+                    "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults,
+                            CASE WHEN seq > $3 THEN records ELSE '' END, theta, worker
                        FROM spsa.results WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT 5000",
-                    &[&run, &after],
+                    &[&run, &after, &written],
                 )
                 .await
             })
@@ -306,6 +366,7 @@ impl Mirror {
                 faults: row.get(7),
                 records: row.get(8),
                 theta: row.get(9),
+                worker: row.get(10),
             };
             self.apply(&applied, observer)?;
         }
@@ -350,11 +411,14 @@ impl Mirror {
         for (t, v) in c.pentanomial.iter_mut().zip(a.pentanomial) {
             *t += v;
         }
-        for f in &a.faults {
-            *c.faults.entry(f.clone()).or_default() += 1;
+        let measurement = measurement_of(a);
+        for f in &measurement.faults {
+            *c.faults.entry(f.kind.clone()).or_default() += 1;
+        }
+        if a.seq > self.written_through {
+            self.append_records(a)?;
         }
         self.log.append(a.seq, &self.state.theta)?;
-        let measurement = measurement_of(a);
         observer.on_update(&Update {
             applied: self.state.applied,
             total: self.def.iterations,
@@ -366,13 +430,47 @@ impl Mirror {
         Ok(())
     }
 
-    /// Flush the log and write the checkpoint.
+    /// Append a result's records to the owner's files. A record under a name this run does not
+    /// write is dropped with a warning (a worker cannot make the owner write elsewhere).
+    fn append_records(&mut self, a: &Applied) -> Result<()> {
+        let records = match records::decode(&a.records) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!(
+                    "spsa: run {} result {} (iteration {}, worker {}): {e:#}; its records are dropped",
+                    self.run_id, a.seq, a.iteration, a.worker
+                );
+                return Ok(());
+            }
+        };
+        for r in records {
+            match self.destinations.place(&r.path) {
+                Some(path) => self.outputs.append(&Record { path, text: r.text })?,
+                None => tracing::warn!(
+                    "run {} result {}: a record for `{}` is not one of this run's files",
+                    self.run_id,
+                    a.seq,
+                    r.path.display()
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// Flush the log and the records and write a checkpoint that holds them. Before a resumed
+    /// mirror has caught up with its old checkpoint, that one stays: it still describes the
+    /// record files exactly.
     pub fn save(&mut self) -> Result<()> {
+        if self.state.applied < self.written_through {
+            return Ok(());
+        }
         self.state.finished = self.is_finished();
         let d = self.driver.state();
         self.state.next_fresh = d.next_fresh;
         self.state.missing = d.missing;
         self.state.log_bytes = self.log.flush()?;
+        self.outputs.sync()?;
+        self.state.outputs = self.outputs.lengths();
         checkpoint::write(&self.checkpoint, &self.state, &self.vars)
     }
 }

@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rand::Rng;
 
-use super::owner::{self, Mirror};
+use super::owner::{self, Mirror, MirrorFiles};
+use super::records::Destinations;
 use super::worker::{self, WorkerOptions};
 use super::{Db, RunDefinition, VarDef};
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::report::{progress, summary};
 use crate::shutdown::Shutdown;
 use crate::tuner::{StartMode, UserError};
@@ -62,6 +63,34 @@ pub fn definition(
     })
 }
 
+/// A shared run measures game pairs: the report checks every result against its game counts,
+/// and workers carry no training data. A positions objective is refused (exit 2) before
+/// anything is created or written, at the config line that asks for it.
+pub fn refuse_positions(config: &Config) -> Result<(), ConfigError> {
+    if config.positions.is_none() {
+        return Ok(());
+    }
+    let message = "objective = \"positions\" cannot be shared through a database (workers report \
+                   game results; positions runs are local): run it without --db and without `database`"
+        .to_string();
+    let text = std::fs::read_to_string(&config.path).unwrap_or_default();
+    let line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("objective"))
+        .map(|i| i + 1);
+    Err(match line {
+        Some(line) => ConfigError::AtLine {
+            path: config.path.clone(),
+            line,
+            message: format!("key `objective`: {message}"),
+        },
+        None => ConfigError::InFile {
+            path: config.path.clone(),
+            message,
+        },
+    })
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -70,7 +99,10 @@ fn file_name(path: &Path) -> String {
 
 /// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
 pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
+    refuse_positions(config)?;
     let vars = vars::load(&config.variables)?;
+    config.check_outputs()?;
+    let records = Destinations::of(config);
     // Local files follow the local rules: a new run never overwrites an earlier one's.
     let found = config.log.exists() || config.checkpoint.exists();
     match mode {
@@ -83,13 +115,14 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
             .into());
         }
         StartMode::Fresh => {
-            for path in [&config.log, &config.checkpoint] {
-                if path.exists() {
-                    let mut bak = path.as_os_str().to_owned();
-                    bak.push(".bak");
-                    std::fs::rename(path, &bak)
-                        .with_context(|| format!("{}: cannot move aside", path.display()))?;
-                }
+            let all = [config.log.clone(), config.checkpoint.clone()]
+                .into_iter()
+                .chain(records.paths());
+            for path in all.filter(|p| p.exists()) {
+                let bak = crate::tuner::backup_name(&path);
+                std::fs::rename(&path, &bak).with_context(|| {
+                    format!("{}: cannot move aside to {}", path.display(), bak.display())
+                })?;
             }
         }
         _ => {}
@@ -117,7 +150,12 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
     let def: RunDefinition = serde_json::from_value(stored)?;
     eprintln!("run {id} in database {}", db.url());
 
-    let mut mirror = Mirror::new(id, def, &config.log, &config.checkpoint)?;
+    let files = MirrorFiles {
+        log: config.log.clone(),
+        checkpoint: config.checkpoint.clone(),
+        records,
+    };
+    let mut mirror = Mirror::new(id, def, &files, mode)?;
     let stop = Shutdown::new();
     let own_worker = async {
         if !shared.play {
@@ -179,5 +217,8 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         "{}",
         summary::final_table(mirror.vars(), &state.start, &state.theta, decimals)
     );
+    if !config.simulate && config.positions.is_none() {
+        print!("{}", summary::games_line(&state.counts));
+    }
     Ok(())
 }

@@ -1,11 +1,13 @@
-//! `spsa status --db URL`: the runs (progress, pairs per second over the last minute, θ) and
-//! the workers (last seen, games, faults, what they said), read through the status functions
-//! so a worker's role can look too. The URL is shown without its password.
+//! `spsa status --db URL`: the runs (progress, games per second over the last minute, time
+//! left at that rate, θ) and the workers (last seen, games, faults, what they said), read
+//! through the status functions so a worker's role can look too. The URL is shown without its
+//! password.
 
 use anyhow::Result;
 use tokio_postgres::Client;
 
 use super::Db;
+use crate::report::progress::format_duration;
 
 /// The status report as text.
 pub async fn render(url: &str) -> Result<String> {
@@ -43,9 +45,22 @@ pub async fn render(url: &str) -> Result<String> {
         } else {
             0.0
         };
+        // Games per second over the last minute, and the time left at that rate.
+        let games_per_s = 2.0 * recent as f64 / 60.0;
+        let games_per_iteration = if applied > 0 {
+            (w + d + l) as f64 / applied as f64
+        } else {
+            2.0
+        };
+        let left = match state.as_str() {
+            "active" if games_per_s > 0.0 => format!(
+                ", {} left",
+                format_duration((total - applied) as f64 * games_per_iteration / games_per_s)
+            ),
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            "  run {id} {state} {name}: {applied}/{total} iterations ({pct:.1}%), {leased} leased, {:.2} pairs/s, games +{w} ={d} -{l}, faults {f}\n",
-            recent as f64 / 60.0
+            "  run {id} {state} {name}: {applied}/{total} iterations ({pct:.1}%), {leased} leased, {games_per_s:.2} games/s{left}, games +{w} ={d} -{l}, faults {f}\n"
         ));
         let values: Vec<String> = names
             .iter()

@@ -1,24 +1,30 @@
-//! A worker: serves the active runs it can play. For each run it first opens the run's source
-//! with `source::open`, from the run's definition (for engine runs: its own engines, started
-//! and checked to offer every variable as an option with the right range; a run it cannot play
-//! is refused with the reason, and its work is left to others). Then it leases a batch of
-//! iterations, measures them through the same [`pool`](crate::pool) a local run uses, reports
-//! each as it finishes, and keeps its leases alive with heartbeats. On shutdown it gives back
-//! what it still holds.
+//! A worker: serves every active run it can play, all at once, with one set of slots. For each
+//! run it first opens the run's source with `source::open`, from the run's definition (for
+//! engine runs: its own engines, started and checked to offer every variable as an option with
+//! the right range; a run it cannot play is refused with the reason, and its work is left to
+//! others). Then a lessor keeps the slots fed: whenever fewer parts are leased than there are
+//! slots, it leases more iterations, spread over the active runs in turn; the same
+//! [`pool`](crate::pool) a local run uses plays them part by part on whichever slot is free, so a
+//! slot never waits for the rest of a batch. Each finished iteration is reported with its
+//! records, leases are kept alive with heartbeats, and on shutdown whatever is still held is
+//! given back.
 //!
-//! Reports go through their own connection, so a restarting database never stalls the games.
+//! Reports and heartbeats go through connections of their own, so neither waits for the other
+//! nor for a run's engines to start.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use tokio::sync::mpsc;
+use futures::future::BoxFuture;
+use tokio::sync::{Notify, mpsc};
 use tokio_postgres::Client;
 
 use super::{Db, RunDefinition};
 use crate::config::Config;
-use crate::pool::{self, Feed};
+use crate::pool::{self, Ending, Feed};
 use crate::shutdown::Shutdown;
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
 use crate::spsa::driver::Rounding;
@@ -28,7 +34,7 @@ use crate::spsa::driver::Rounding;
 pub struct WorkerOptions {
     /// Shown in `status` (qualified by the login role there).
     pub name: String,
-    /// Games played at once.
+    /// Games played at once, over all the runs served.
     pub concurrency: usize,
     /// Engine paths on this machine, by the config's engine file name or by Engine1/Engine2.
     pub engines: Vec<(String, PathBuf)>,
@@ -57,7 +63,7 @@ struct Served {
     def: RunDefinition,
     rounding: Rounding,
     source: Box<dyn Source>,
-    /// Parts (games) per trial: a batch of concurrency/parts trials fills every slot.
+    /// Parts (games) per trial.
     parts: usize,
     /// Holds the run's config and book while the engines play.
     _files: Option<tempfile::TempDir>,
@@ -69,6 +75,7 @@ struct Lease {
     run: i64,
     iteration: u64,
     token: Token,
+    lease_seconds: f64,
 }
 
 struct Report {
@@ -76,33 +83,165 @@ struct Report {
     measurement: Measurement,
 }
 
-/// The pool's feed: the leased batch; finished trials go to the reporter, unfinished ones are
-/// given back.
-struct LeaseFeed {
-    queue: VecDeque<(Lease, Trial)>,
-    playing: HashMap<u64, Lease>,
-    reports: mpsc::UnboundedSender<Report>,
-    unfinished: Vec<Token>,
+/// A leased trial as the pool plays it.
+struct Playing {
+    lease: Lease,
+    trial: Arc<Trial>,
+    served: Arc<Served>,
 }
 
-impl Feed for LeaseFeed {
+/// What the lessor, the pool and the heartbeats share.
+#[derive(Default)]
+struct State {
+    served: HashMap<i64, Arc<Served>>,
+    /// Leased, not started yet.
+    waiting: VecDeque<(Lease, Trial)>,
+    /// Started, by the pool's id of the trial (the pool sees each run's iterations under ids
+    /// of this worker's own, since two runs share iteration numbers).
+    playing: HashMap<u64, Playing>,
+    next_id: u64,
+    /// Leases to hand back (unfinished when the pool stopped).
+    give_back: Vec<Token>,
+    /// Runs whose engines failed (the pool stopped on them), with the error and the source
+    /// to close (no longer served).
+    failed: Vec<(i64, String, Option<Arc<Served>>)>,
+    /// Nothing more will be leased: the pool ends once its games are done.
+    done: bool,
+}
+
+impl State {
+    fn parts_held(&self) -> usize {
+        let waiting: usize = self
+            .waiting
+            .iter()
+            .map(|(l, _)| self.served.get(&l.run).map_or(1, |s| s.parts))
+            .sum();
+        waiting + self.playing.values().map(|p| p.served.parts).sum::<usize>()
+    }
+
+    fn tokens(&self) -> Vec<Token> {
+        self.waiting
+            .iter()
+            .map(|(l, _)| l.token.clone())
+            .chain(self.playing.values().map(|p| p.lease.token.clone()))
+            .collect()
+    }
+
+    fn holds_run(&self, run: i64) -> bool {
+        self.waiting.iter().any(|(l, _)| l.run == run)
+            || self.playing.values().any(|p| p.lease.run == run)
+    }
+}
+
+/// Every served run as one source and one feed for the pool.
+#[derive(Clone)]
+struct Hub {
+    state: Arc<Mutex<State>>,
+    /// Told when work was leased (or leasing ended).
+    more: Arc<Notify>,
+    /// Told when a trial finished (a slot may be free).
+    freed: Arc<Notify>,
+    /// Taken (closed) when the pool is done, which ends the reporter.
+    reports: Arc<Mutex<Option<mpsc::UnboundedSender<Report>>>>,
+}
+
+impl Hub {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn playing(&self, id: u64) -> Option<(Arc<Served>, Arc<Trial>, i64)> {
+        let st = self.lock();
+        let p = st.playing.get(&id)?;
+        Some((p.served.clone(), p.trial.clone(), p.lease.run))
+    }
+}
+
+impl Source for Hub {
+    fn parts(&self, trial: &Trial) -> usize {
+        self.playing(trial.iteration).map_or(1, |(s, _, _)| s.parts)
+    }
+
+    fn run_part<'a>(
+        &'a self,
+        slot: usize,
+        trial: &'a Trial,
+        part: usize,
+    ) -> BoxFuture<'a, Result<Measurement>> {
+        let found = self.playing(trial.iteration);
+        Box::pin(async move {
+            let (served, real, run) =
+                found.with_context(|| format!("trial {} is not leased", trial.iteration))?;
+            let result = served.source.run_part(slot, &real, part).await;
+            if let Err(e) = &result {
+                let mut st = self.lock();
+                let removed = st.served.remove(&run);
+                st.failed.push((run, format!("{e:#}"), removed));
+            }
+            result
+        })
+    }
+}
+
+impl Feed for Hub {
     fn next_trial(&mut self) -> Option<Trial> {
-        let (lease, trial) = self.queue.pop_front()?;
-        self.playing.insert(trial.iteration, lease);
-        Some(trial)
+        let mut st = self.lock();
+        if st.done {
+            // Leasing ended (shutdown, or the lessor failed): what waits goes back.
+            return None;
+        }
+        while let Some((lease, trial)) = st.waiting.pop_front() {
+            let Some(served) = st.served.get(&lease.run).cloned() else {
+                st.give_back.push(lease.token);
+                continue;
+            };
+            st.next_id += 1;
+            let id = st.next_id;
+            let shown = Trial {
+                iteration: id,
+                ..trial.clone()
+            };
+            st.playing.insert(
+                id,
+                Playing {
+                    lease,
+                    trial: Arc::new(trial),
+                    served,
+                },
+            );
+            return Some(shown);
+        }
+        None
     }
 
     fn finished(&mut self, trial: Trial, measurement: Measurement) -> Result<()> {
-        if let Some(lease) = self.playing.remove(&trial.iteration) {
-            let _ = self.reports.send(Report { lease, measurement });
+        let played = self.lock().playing.remove(&trial.iteration);
+        if let Some(p) = played
+            && let Some(tx) = self
+                .reports
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+        {
+            let _ = tx.send(Report {
+                lease: p.lease,
+                measurement,
+            });
         }
+        self.freed.notify_one();
         Ok(())
     }
 
     fn unfinished(&mut self, trial: &Trial) {
-        if let Some(lease) = self.playing.remove(&trial.iteration) {
-            self.unfinished.push(lease.token);
+        let mut st = self.lock();
+        if let Some(p) = st.playing.remove(&trial.iteration) {
+            st.give_back.push(p.lease.token);
         }
+        self.freed.notify_one();
+    }
+
+    fn wakeup(&self) -> Option<Arc<Notify>> {
+        (!self.lock().done).then(|| self.more.clone())
     }
 }
 
@@ -117,38 +256,134 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
     .context("register the worker (is this role a member of spsa_worker?)")?;
     let (report_tx, report_rx) = mpsc::unbounded_channel::<Report>();
     let reporter = reporter(Db::new(url)?, opts.name.clone(), report_rx);
+    let hub = Hub {
+        state: Arc::default(),
+        more: Arc::new(Notify::new()),
+        freed: Arc::new(Notify::new()),
+        reports: Arc::new(Mutex::new(Some(report_tx))),
+    };
+    let slots = opts.concurrency.max(1);
     let mut summary = WorkerSummary::default();
-    let mut served: HashMap<i64, Served> = HashMap::new();
-    let work = async {
-        let report_tx = report_tx;
-        let mut refused_runs: HashSet<i64> = HashSet::new();
-        let mut idle_wait = Duration::from_millis(50);
+    let mut feed = hub.clone();
+    let play = async {
         loop {
-            if shutdown.is_requested() {
-                return Ok(());
+            let ended = pool::run(&hub, slots, &mut feed, shutdown).await;
+            match ended {
+                Ok(Ending::Finished) | Ok(Ending::Interrupted) => break,
+                // A run's engines failed: the lessor stops serving it; the others go on.
+                Err(e) => tracing::info!("pool stopped: {e:#}"),
             }
-            let runs = db
+            if shutdown.is_requested() || hub.lock().done {
+                break;
+            }
+        }
+        // Close the report channel: the reporter ends once it delivered everything.
+        hub.reports.lock().unwrap_or_else(|e| e.into_inner()).take();
+    };
+    let heartbeats = heartbeats(Db::new(url)?, &opts.name, &hub);
+    let lessor = lessor(&mut db, &opts, &hub, shutdown, &mut summary);
+    let (result, (), (), (reported, refused)) = tokio::join!(
+        async {
+            let r = lessor.await;
+            let mut st = hub.lock();
+            st.done = true;
+            drop(st);
+            hub.more.notify_one();
+            r
+        },
+        play,
+        heartbeats,
+        reporter
+    );
+    // Whatever the pool did not start, or gave back, goes back to the database.
+    let back: Vec<Token> = {
+        let mut st = hub.lock();
+        let mut back = std::mem::take(&mut st.give_back);
+        back.extend(st.waiting.drain(..).map(|(l, _)| l.token));
+        back
+    };
+    if !back.is_empty() {
+        summary.given_back += give_back(&mut db, &opts.name, &back).await;
+    }
+    let served: Vec<Arc<Served>> = hub.lock().served.drain().map(|(_, s)| s).collect();
+    for s in served {
+        s.source.close().await;
+    }
+    summary.reported = reported;
+    summary.refused = refused;
+    result.map(|()| summary)
+}
+
+/// Keep the slots fed: list the active runs (opening the source of each new one, closing the
+/// ones that ended), lease iterations spread over them in turn whenever fewer parts are held
+/// than there are slots, and hand back what the pool gave up.
+async fn lessor(
+    db: &mut Db,
+    opts: &WorkerOptions,
+    hub: &Hub,
+    shutdown: &Shutdown,
+    summary: &mut WorkerSummary,
+) -> Result<()> {
+    let slots = opts.concurrency.max(1);
+    let mut refused_runs: HashSet<i64> = HashSet::new();
+    let mut active: Vec<i64> = Vec::new();
+    let mut turn = 0usize;
+    let mut idle_wait = Duration::from_millis(50);
+    let mut listed_at: Option<tokio::time::Instant> = None;
+    let mut last_note = String::new();
+    loop {
+        if shutdown.is_requested() {
+            return Ok(());
+        }
+        // Runs whose engines failed are not served any more.
+        let failed = std::mem::take(&mut hub.lock().failed);
+        for (id, e, source) in failed {
+            if refused_runs.insert(id) {
+                let why = format!("stopped playing run {id}: {e}");
+                eprintln!("spsa worker: {why}");
+                summary.unplayable.push((id, why));
+            }
+            if let Some(s) = source {
+                s.source.close().await;
+            }
+        }
+        let back = std::mem::take(&mut hub.lock().give_back);
+        if !back.is_empty() {
+            summary.given_back += give_back(db, &opts.name, &back).await;
+        }
+        // The list of runs, at most every half second.
+        if listed_at.is_none_or(|t| t.elapsed() >= Duration::from_millis(500)) {
+            listed_at = Some(tokio::time::Instant::now());
+            let rows = db
                 .run("list the active runs", async |c: &Client| {
                     c.query("SELECT id, definition FROM spsa.active_runs()", &[])
                         .await
                 })
                 .await?;
-            let mut active = Vec::new();
-            for row in runs {
+            active.clear();
+            for row in rows {
                 let id: i64 = row.get(0);
                 if opts.only_run.is_some_and(|only| only != id) || refused_runs.contains(&id) {
                     continue;
                 }
-                if let std::collections::hash_map::Entry::Vacant(slot) = served.entry(id) {
-                    match prepare(row.get(1), &opts, id).await {
+                let (known, failed) = {
+                    let st = hub.lock();
+                    (
+                        st.served.contains_key(&id),
+                        st.failed.iter().any(|f| f.0 == id),
+                    )
+                };
+                if failed {
+                    continue;
+                }
+                if !known {
+                    match prepare(row.get(1), opts, id).await {
                         Ok(s) => {
-                            slot.insert(s);
-                            note(&mut db, &opts.name, &format!("serving run {id}")).await;
+                            hub.lock().served.insert(id, Arc::new(s));
                         }
                         Err(why) => {
                             let why = format!("cannot play run {id}: {why:#}");
                             eprintln!("spsa worker: {why}");
-                            note(&mut db, &opts.name, &why).await;
                             refused_runs.insert(id);
                             summary.unplayable.push((id, why));
                             continue;
@@ -157,103 +392,156 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
                 }
                 active.push(id);
             }
-            for (id, s) in served.extract_if(|id, _| !active.contains(id)) {
-                tracing::info!("run {id} is no longer active");
+            // Runs that ended (or failed here) are closed once nothing of theirs is held.
+            let ended: Vec<Arc<Served>> = {
+                let mut st = hub.lock();
+                let gone: Vec<i64> = st
+                    .served
+                    .keys()
+                    .copied()
+                    .filter(|id| !active.contains(id) && !st.holds_run(*id))
+                    .collect();
+                gone.iter().filter_map(|id| st.served.remove(id)).collect()
+            };
+            for s in ended {
+                tracing::info!("a run is no longer active");
                 s.source.close().await;
             }
+            // What `spsa status` shows for this worker: the runs it serves, and why not others.
+            let mut serving: Vec<i64> = hub.lock().served.keys().copied().collect();
+            serving.sort();
+            let mut said: Vec<String> = Vec::new();
+            if !serving.is_empty() {
+                let ids: Vec<String> = serving.iter().map(i64::to_string).collect();
+                said.push(format!("serving run {}", ids.join(", ")));
+            }
+            said.extend(summary.unplayable.iter().map(|(_, why)| why.clone()));
+            let said = if said.is_empty() {
+                "idle".to_string()
+            } else {
+                said.join("; ")
+            };
+            if said != last_note {
+                note(db, &opts.name, &said).await;
+                last_note = said;
+            }
             if active.is_empty() && opts.until_idle {
-                return Ok(());
-            }
-            // One run at a time: the first with work to lease.
-            let mut played = false;
-            for &id in &active {
-                let s = &served[&id];
-                let want = opts.concurrency.div_ceil(s.parts).max(1) as i32;
-                let rows = db
-                    .run("lease work", async |c: &Client| {
-                        c.query(
-                            "SELECT run_id, iteration, token::text, theta FROM spsa.lease($1, ARRAY[$2::bigint], $3)",
-                            &[&opts.name, &id, &want],
-                        )
-                        .await
-                    })
-                    .await?;
-                if rows.is_empty() {
-                    continue;
+                let st = hub.lock();
+                if st.waiting.is_empty() && st.playing.is_empty() {
+                    return Ok(());
                 }
-                let mut feed = LeaseFeed {
-                    queue: VecDeque::new(),
-                    playing: HashMap::new(),
-                    reports: report_tx.clone(),
-                    unfinished: Vec::new(),
-                };
-                let mut tokens = Vec::new();
-                for row in rows {
-                    let lease = Lease {
-                        run: row.get(0),
-                        iteration: row.get::<_, i64>(1) as u64,
-                        token: row.get(2),
-                    };
-                    let theta: Vec<f64> = row.get(3);
-                    let trial = s.def.driver_at(theta, s.rounding).trial(lease.iteration);
-                    tokens.push(lease.token.clone());
-                    feed.queue.push_back((lease, trial));
-                }
-                let every = Duration::from_secs_f64((s.def.lease_seconds / 3.0).clamp(0.1, 30.0));
-                let heartbeats = async {
-                    loop {
-                        tokio::time::sleep(every).await;
-                        let r = db
-                            .run("heartbeat", async |c: &Client| {
-                                c.execute(
-                                    "SELECT spsa.heartbeat($1, $2::text[]::uuid[])",
-                                    &[&opts.name, &tokens],
-                                )
-                                .await
-                            })
-                            .await;
-                        if let Err(e) = r {
-                            tracing::warn!("{e}");
-                        }
-                    }
-                };
-                let ended = tokio::select! {
-                    ended = pool::run(&*s.source, opts.concurrency.max(1), &mut feed, shutdown) => ended,
-                    _ = heartbeats => unreachable!("heartbeats never end"),
-                };
-                if !feed.unfinished.is_empty() {
-                    summary.given_back += give_back(&mut db, &opts.name, &feed.unfinished).await;
-                }
-                if let Err(e) = ended {
-                    // The engines cannot go on: stop serving this run (others may).
-                    let why = format!("stopped playing run {id}: {e:#}");
-                    eprintln!("spsa worker: {why}");
-                    note(&mut db, &opts.name, &why).await;
-                    refused_runs.insert(id);
-                    summary.unplayable.push((id, why));
-                }
-                played = true;
-                idle_wait = Duration::from_millis(50);
-                break;
-            }
-            if !played {
-                // Nothing to lease: wait a little longer each time (at most 1 s).
-                tokio::select! {
-                    biased;
-                    _ = shutdown.wait() => return Ok(()),
-                    _ = tokio::time::sleep(idle_wait) => {}
-                }
-                idle_wait = (idle_wait * 2).min(Duration::from_secs(1));
             }
         }
-    };
-    let (result, (reported, refused)): (Result<()>, _) = tokio::join!(work, reporter);
-    summary.reported = reported;
-    summary.refused = refused;
-    for (_, s) in served {
-        s.source.close().await;
+        // Lease while fewer parts are held than there are slots, each run in turn.
+        let mut leased = 0;
+        let mut tried = 0;
+        while tried < active.len() {
+            let (free, run) = {
+                let st = hub.lock();
+                let id = active[turn % active.len()];
+                (
+                    slots.saturating_sub(st.parts_held()),
+                    st.served.get(&id).cloned().map(|s| (id, s)),
+                )
+            };
+            if free == 0 {
+                break;
+            }
+            turn += 1;
+            tried += 1;
+            let Some((id, s)) = run else { continue };
+            // An even share of the free slots for each run, whole trials.
+            let want = free.div_ceil(s.parts * active.len()).max(1) as i32;
+            let rows = db
+                .run("lease work", async |c: &Client| {
+                    c.query(
+                        "SELECT run_id, iteration, token::text, theta FROM spsa.lease($1, ARRAY[$2::bigint], $3)",
+                        &[&opts.name, &id, &want],
+                    )
+                    .await
+                })
+                .await?;
+            if rows.is_empty() {
+                continue;
+            }
+            tried = 0;
+            let mut st = hub.lock();
+            for row in rows {
+                let lease = Lease {
+                    run: row.get(0),
+                    iteration: row.get::<_, i64>(1) as u64,
+                    token: row.get(2),
+                    lease_seconds: s.def.lease_seconds,
+                };
+                let theta: Vec<f64> = row.get(3);
+                let trial = s.def.driver_at(theta, s.rounding).trial(lease.iteration);
+                st.waiting.push_back((lease, trial));
+                leased += 1;
+            }
+            drop(st);
+            hub.more.notify_one();
+        }
+        if leased > 0 {
+            idle_wait = Duration::from_millis(50);
+        }
+        let full = hub.lock().parts_held() >= slots;
+        // Wait for a free slot when full; else (nothing to lease) a little longer each time.
+        let wait = if full {
+            Duration::from_secs(1)
+        } else {
+            idle_wait
+        };
+        tokio::select! {
+            biased;
+            _ = shutdown.wait() => return Ok(()),
+            _ = hub.freed.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+        if !full && leased == 0 {
+            idle_wait = (idle_wait * 2).min(Duration::from_secs(1));
+        }
     }
-    result.map(|()| summary)
+}
+
+/// Keep every held lease alive (a third of the shortest lease time between beats) until the
+/// lessor is done and nothing is held.
+async fn heartbeats(mut db: Db, name: &str, hub: &Hub) {
+    loop {
+        let (tokens, every, done) = {
+            let st = hub.lock();
+            let shortest = st
+                .waiting
+                .iter()
+                .map(|(l, _)| l.lease_seconds)
+                .chain(st.playing.values().map(|p| p.lease.lease_seconds))
+                .fold(f64::INFINITY, f64::min);
+            let every = if shortest.is_finite() {
+                (shortest / 3.0).clamp(0.1, 30.0)
+            } else {
+                0.1
+            };
+            (st.tokens(), Duration::from_secs_f64(every), st.done)
+        };
+        if done && hub.lock().playing.is_empty() {
+            return;
+        }
+        tokio::time::sleep(every).await;
+        if tokens.is_empty() {
+            continue;
+        }
+        let r = db
+            .run("heartbeat", async |c: &Client| {
+                c.execute(
+                    "SELECT spsa.heartbeat($1, $2::text[]::uuid[])",
+                    &[&name, &tokens],
+                )
+                .await
+            })
+            .await;
+        if let Err(e) = r {
+            tracing::warn!("{e}");
+        }
+    }
 }
 
 /// Deliver reports in order; a refused one is logged and dropped (its work is someone else's
@@ -280,6 +568,7 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
             .map(|f| format!("{}: {}", f.side, f.kind))
             .collect();
         let signal = m.signal();
+        let records = super::records::encode(&m.records);
         let iteration = r.lease.iteration as i64;
         let done = db
             .run("report a result", async |c: &Client| {
@@ -296,7 +585,7 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
                         &losses,
                         &penta,
                         &faults,
-                        &"",
+                        &records,
                     ],
                 )
                 .await
@@ -353,9 +642,13 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
     let config_path = dir.path().join(&def.config_name);
     std::fs::write(&config_path, &def.config_text)?;
     let mut config = Config::load(&config_path)?;
+    super::run::refuse_positions(&config)?;
     config.simulate = def.simulate;
     config.draw_rate = def.draw_rate;
-    config.game_log = None;
+    // Records go back with the report under placeholder names (see `db::records`), and the
+    // PGN's Event tag names the config as the owner typed it, not this temporary folder.
+    super::records::use_placeholders(&mut config);
+    config.path = PathBuf::from(&def.config_name);
     let mut rounding = Rounding::Continuous;
     if !def.simulate {
         let games = config
@@ -368,7 +661,6 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
             std::fs::write(&book, text)?;
             games.book = Some(book);
         }
-        games.pgn = None;
         for (side, engine) in [
             ("Engine1", &mut games.engine1),
             ("Engine2", &mut games.engine2),

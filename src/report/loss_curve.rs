@@ -27,6 +27,9 @@ pub struct LossRow {
     pub iteration: u64,
     pub train: Option<f64>,
     pub validation: Option<f64>,
+    /// The iteration's SPSA signal −(L+ − L−)/2 in mean losses (`None` for a validation-only
+    /// row; 0 for the local search's rows, where plus = minus).
+    pub signal: Option<f64>,
     /// Every training part of the iteration has plus = minus: a loss at one θ (local search,
     /// gradient epochs), not the mean around an SPSA trial's θ±.
     pub full_set: bool,
@@ -59,7 +62,6 @@ pub fn loss_log_path(theta_log: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<Vec<LossRow>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read the loss log", path.display()))?;
-    // iteration → (plus, minus, count, validation)
     // iteration → (plus, minus, count, validation, every part had plus = minus)
     let mut by_iteration: std::collections::BTreeMap<u64, (f64, f64, u64, Option<f64>, bool)> =
         Default::default();
@@ -101,6 +103,7 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
             iteration,
             train: (n > 0).then(|| (p + m) / (2.0 * n as f64)),
             validation: v,
+            signal: (n > 0).then(|| -(p - m) / (2.0 * n as f64)),
             full_set,
         })
         .collect())

@@ -22,6 +22,18 @@ pub fn final_table(vars: &[Variable], start: &[f64], theta: &[f64], decimals: us
     table(&["variable", "start", "final", "min", "max"], &rows)
 }
 
+/// The games a run played, as its last line says them (θ+ view, pentanomial, faults).
+pub fn games_line(c: &crate::tuner::Counts) -> String {
+    format!(
+        "games: +{} ={} -{} (θ+ view), pentanomial {:?}{}\n",
+        c.wins,
+        c.draws,
+        c.losses,
+        c.pentanomial,
+        super::progress::faults_suffix(c)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,11 +30,19 @@ fn script() -> PathBuf {
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 impl Cluster {
-    /// initdb + start a new cluster in a fresh temporary folder on a free loopback port.
+    /// initdb + start a new cluster in a fresh temporary folder on a free loopback port, with
+    /// fsync off (tests need no durability against power loss).
     pub fn start() -> Cluster {
+        Cluster::start_with_fsync(false)
+    }
+
+    /// A cluster that syncs its writes as a default PostgreSQL does (`fsync = on`): for
+    /// benchmarks whose figures must hold on a real server.
+    pub fn start_with_fsync(fsync: bool) -> Cluster {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("spsa-pg-{}-{n}", std::process::id()));
         let out = Command::new(script())
+            .env("PG_FSYNC", if fsync { "on" } else { "off" })
             .arg("start")
             .arg(&dir)
             .arg(std::process::id().to_string())
