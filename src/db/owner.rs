@@ -336,14 +336,44 @@ impl Mirror {
     pub async fn pull(&mut self, db: &mut Db, observer: &mut dyn Observer) -> Result<usize> {
         let (run, after) = (self.run_id, self.state.applied as i64);
         let written = self.written_through as i64;
+        // Reports commit asynchronously (see `spsa.report`): only results a crash cannot take
+        // back are mirrored. The results applied when this transaction reads the count were
+        // committed before it; its own synchronous commit (it takes a transaction id, so it
+        // writes a commit record) flushes the log through them.
+        let durable: i64 = db
+            .run("read the durable result count", async |c: &Client| {
+                c.batch_execute("BEGIN; SET LOCAL synchronous_commit = on")
+                    .await?;
+                let read = c
+                    .query_one(
+                        "SELECT applied, pg_current_xact_id() FROM spsa.runs WHERE id = $1",
+                        &[&run],
+                    )
+                    .await;
+                match read {
+                    Ok(row) => {
+                        c.batch_execute("COMMIT").await?;
+                        Ok(row.get::<_, i64>(0))
+                    }
+                    Err(e) => {
+                        let _ = c.batch_execute("ROLLBACK").await;
+                        Err(e)
+                    }
+                }
+            })
+            .await?;
+        if durable <= after {
+            return Ok(0);
+        }
         let rows = db
             .run("read results", async |c: &Client| {
                 // Records already in the files are not fetched again.
                 c.query(
                     "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults,
                             CASE WHEN seq > $3 THEN records ELSE '' END, theta, worker
-                       FROM spsa.results WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT 5000",
-                    &[&run, &after, &written],
+                       FROM spsa.results WHERE run_id = $1 AND seq > $2 AND seq <= $4
+                      ORDER BY seq LIMIT 5000",
+                    &[&run, &after, &written, &durable],
                 )
                 .await
             })

@@ -142,6 +142,20 @@ impl Cluster {
         );
     }
 
+    /// Stop the server as a crash would (`pg_ctl -m immediate`) and start it again.
+    pub fn crash(&self) {
+        let out = Command::new(script())
+            .arg("crash")
+            .arg(&self.dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "crash restart failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// The server log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
