@@ -11,7 +11,8 @@
 //!
 //! Run: `cargo bench --bench match_speed` (release). Environment: `MATCH_SPEED_PAIRS` (default
 //! 20), `MATCH_SPEED_ENGINE` (default /usr/games/stockfish), `MATCH_SPEED_RUNTIME=multi` (tokio's
-//! multi-thread scheduler instead of the current-thread one `spsa` uses).
+//! multi-thread scheduler for the caller instead of the current-thread one `spsa` uses; the
+//! engines' I/O runs on the arena's slot threads either way).
 //!
 //! With `FASTCHESS=/path/to/fastchess` it then plays the same match (same engine and options,
 //! the same openings in file order from a comment-free EPD copy of the book, colours reversed
@@ -49,21 +50,6 @@ fn cpu_times() -> Cpu {
         sys: num(15) / tck,
         children: (num(16) + num(17)) / tck,
     }
-}
-
-/// Nanosecond on-CPU time of this process's living threads (sum of /proc/self/task/*/schedstat
-/// first fields): a precise cross-check of the tick-based figure (threads that exited are
-/// missing from it).
-fn schedstat_secs() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return f64::NAN;
-    };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .sum::<f64>()
-        / 1e9
 }
 
 /// sysconf(_SC_CLK_TCK) without libc: `getconf CLK_TCK`, else Linux's usual 100.
@@ -132,7 +118,6 @@ fn main() {
             .expect("runtime")
     };
     let cpu0 = cpu_times();
-    let sched0 = schedstat_secs();
     let started = Instant::now();
     let out = runtime.block_on(async {
         let mut plan = args.plan().expect("plan");
@@ -152,7 +137,6 @@ fn main() {
     });
     let wall = started.elapsed().as_secs_f64();
     let cpu1 = cpu_times();
-    let sched = schedstat_secs() - sched0;
     let (user, sys) = (cpu1.user - cpu0.user, cpu1.sys - cpu0.sys);
     let ours = user + sys;
     let engines = cpu1.children - cpu0.children;
@@ -174,10 +158,6 @@ fn main() {
     println!(
         "CPU: ours {ours:.3} s (user {user:.3}, sys {sys:.3}), engines {engines:.3} s, our share {:.3}%",
         100.0 * ours / (ours + engines).max(1e-9)
-    );
-    println!(
-        "CPU by schedstat (living threads, ns resolution): ours {sched:.3} s, share {:.3}%",
-        100.0 * sched / (sched + engines).max(1e-9)
     );
     println!(
         "engine moves: {moves}, our CPU per engine move {:.0} µs",

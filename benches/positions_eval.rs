@@ -171,13 +171,17 @@ fn main() {
             }
         }
     });
+    // Our share grows with the machine's load (each wake-up costs more), so the figures carry it.
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
     println!(
-        "{n} positions per round, {rounds} rounds, medians; build: {}",
+        "{n} positions per round, {rounds} rounds, medians; build: {}; load average {}",
         if cfg!(debug_assertions) {
             "debug"
         } else {
             "release"
-        }
+        },
+        load.join(" ")
     );
     println!(
         "{:<20} {:>12} {:>14} {:>16} {:>12}",

@@ -367,6 +367,25 @@ fn write_run(
     applied: u64,
     theta: impl Fn(u64) -> Vec<f64>,
 ) -> Status {
+    write_run_with(
+        dir,
+        vars_text,
+        iterations,
+        applied,
+        [0, 0, applied, 0, 0],
+        theta,
+    )
+}
+
+/// [`write_run`] with the checkpoint's pentanomial counts given (a tune from positions has none).
+fn write_run_with(
+    dir: &Path,
+    vars_text: &str,
+    iterations: u64,
+    applied: u64,
+    pentanomial: [u64; 5],
+    theta: impl Fn(u64) -> Vec<f64>,
+) -> Status {
     let vars = vars::parse(vars_text, Path::new("inline")).unwrap();
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).unwrap();
@@ -394,8 +413,8 @@ fn write_run(
         pairs_per_iteration: 1,
         outputs: Default::default(),
         counts: Counts {
-            pairs: applied,
-            pentanomial: [0, 0, applied, 0, 0],
+            pairs: pentanomial.iter().sum(),
+            pentanomial,
             ..Counts::default()
         },
     };
@@ -453,6 +472,70 @@ fn settled_is_not_claimed_when_the_window_cannot_tell() {
         (t.projected_ck, t.verdict),
         (0.0, Verdict::Settled),
         "{t:?}"
+    );
+}
+
+/// A tune from positions has no games: its signals are loss differences −(L+ − L−)/2, about
+/// 10⁻⁴, with the large R_end that go with them. Its noise limit comes from those (the loss
+/// log), not from game results: measured in pair results (|match| up to 2) the limit was
+/// thousands of c_k and every variable read `yes` while it was still climbing.
+#[test]
+fn a_positions_run_is_judged_by_its_loss_differences() {
+    use status::{SignalScale, Verdict};
+    let dir = tempfile::tempdir().unwrap();
+    // θ climbs 2 an iteration: 18 across the window, about 1.1 c_k (c_50 ≈ 16).
+    let vars_text = "Climbing,150,0,400,15,300,0\n";
+    let games_view = write_run_with(dir.path(), vars_text, N, 50, [0; 5], |k| {
+        vec![150.0 + 2.0 * k as f64]
+    });
+    // Signals ±1e-4 around a loss of 0.09, 400 positions an iteration, a validation row now
+    // and then (which has no signal).
+    let n = 400.0;
+    let signal = |k: u64| if k.is_multiple_of(2) { 1e-4 } else { -1e-4 };
+    let mut text = String::new();
+    for k in 1..=50u64 {
+        let (p, m) = (0.09 * n - n * signal(k), 0.09 * n + n * signal(k));
+        text.push_str(&format!("{k},{p:.8},{m:.8},400,\n"));
+        if k.is_multiple_of(10) {
+            text.push_str(&format!("{k},0,0,0,0.1\n"));
+        }
+    }
+    std::fs::write(dir.path().join("logs/r.loss.csv"), text).unwrap();
+
+    let rows = spsa::report::loss_curve::read(&dir.path().join("logs/r.loss.csv")).unwrap();
+    let signals: Vec<f64> = rows.iter().filter_map(|r| r.signal).collect();
+    assert_eq!(signals.len(), 50);
+    assert!(
+        signals.iter().all(|s| (s.abs() - 1e-4).abs() < 1e-9),
+        "{signals:?}"
+    );
+    let scale = SignalScale::losses(&signals).unwrap();
+    let ck = checkpoint::read(&dir.path().join("logs/r.checkpoint.var")).unwrap();
+    let h = History::read(&dir.path().join("logs/r.log")).unwrap();
+    let st = status::analyse_scaled(&ck, Some(&h), 0.1, scale);
+    let t = st.vars[0].trend.unwrap();
+    // σ = sqrt(Σ_k (R_k·c_k)²·E[s²]) over iterations 41..=50, E[s²] = 1e-8.
+    let sum: f64 = (41..=50)
+        .map(|k| {
+            let (c, r) = formula_gains(15.0, 300.0, k as f64);
+            (r * c).powi(2)
+        })
+        .sum();
+    let c_k = formula_gains(15.0, 300.0, 50.0).0;
+    let want = (2.0 * (sum * 1e-8).sqrt() / c_k).max(0.5);
+    assert!(close(t.limit_ck, want), "limit {} vs {want}", t.limit_ck);
+    assert!(close(t.change_ck, 18.0 / c_k), "{t:?}");
+    assert_eq!(t.verdict, Verdict::Moving, "{t:?}");
+    // Read as games (no pairs: E[match²] taken as 1) the same climb hid under the noise.
+    let g = games_view.vars[0].trend.unwrap();
+    assert!(g.limit_ck > 100.0 && g.verdict == Verdict::Settled, "{g:?}");
+
+    let table = stdout(&run(dir.path(), &["report", "logs/r.log"]));
+    let line = table.lines().find(|l| l.starts_with("Climbing")).unwrap();
+    assert!(line.ends_with("moving"), "{table}");
+    assert!(
+        table.contains("the iterations' loss differences"),
+        "{table}"
     );
 }
 

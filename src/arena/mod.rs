@@ -1,5 +1,5 @@
 //! Real games: a pool of engine pairs, one per concurrency slot, started once and reused, each
-//! slot playing one game at a time through the arbiter. Used by the games source (tuning and
+//! slot playing one game at a time through the arbiter on a thread of its own. Used by the games source (tuning and
 //! `spsa match`), which schedules games, not pairs, so both games of a pair can run at once.
 //!
 //! Faults cost a game, never the run: the faulting engine is restarted (options re-sent) and
@@ -12,6 +12,8 @@ mod setup;
 mod tests;
 
 use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -20,9 +22,10 @@ use shakmaty::Color;
 use crate::engine::{
     EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UciEngine,
 };
-use crate::game::{Book, GameRecord, GameSettings, play_game};
+use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
 pub use records::{describe_options, game_log_line, pgn_text};
 pub use setup::{book_options, engine_setup, game_settings};
+use tokio::sync::{mpsc, oneshot};
 
 /// One side's engine and the options it always plays with (Hash, Threads, OwnBook, …).
 #[derive(Clone, Debug)]
@@ -49,7 +52,7 @@ pub struct GamePlayed {
 /// What the arena needs of an engine besides playing: its life cycle and its options. The UCI
 /// engine process implements it; tests seat scripted players, so the arena's own rules (options
 /// sent once, restarts after faults, start-up failures) are checked without processes.
-pub trait Seat: Player + Sync {
+pub trait Seat: Player {
     /// Whether the process is up (false after a crash the arena has not repaired yet).
     fn is_running(&self) -> bool;
     /// Start again after a fault, with every option set so far.
@@ -94,11 +97,41 @@ struct Slot<E> {
     b: Engine<E>,
 }
 
-/// The pool of engine pairs.
+/// What a slot's thread is asked to do.
+enum Job {
+    Play {
+        opening: u64,
+        a_white: bool,
+        a: OptionSet,
+        b: OptionSet,
+        reply: oneshot::Sender<Result<GamePlayed>>,
+    },
+    Validate {
+        a: OptionSet,
+        b: OptionSet,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    Quit {
+        reply: oneshot::Sender<()>,
+    },
+    /// Run a closure on the slot (`&mut Slot<E>` as `Any`): tests look at their scripted seats.
+    #[cfg(test)]
+    Inspect(SlotProbe),
+}
+
+/// A closure run on a slot's thread with the slot (tests).
+#[cfg(test)]
+type SlotProbe = Box<dyn FnOnce(&mut dyn std::any::Any) + Send>;
+
+/// The pool of engine pairs. Each slot's engines live on a thread of their own with a
+/// single-threaded runtime: an engine's output lines wake only the thread that plays its game
+/// (as in fastchess, a thread per game), and the caller is woken once per game, not per line.
 pub struct Arena<E: Seat = UciEngine> {
-    slots: Vec<tokio::sync::Mutex<Slot<E>>>,
-    book: Book,
-    game: GameSettings,
+    slots: Vec<mpsc::UnboundedSender<Job>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    book: Arc<Book>,
+    game: Arc<GameSettings>,
+    _engines: PhantomData<fn() -> E>,
 }
 
 impl Arena<UciEngine> {
@@ -111,38 +144,67 @@ impl Arena<UciEngine> {
         book: Book,
         game: GameSettings,
     ) -> Result<Arena> {
-        let starts = (0..slots.max(1)).map(|_| {
-            let setups = &setups;
-            async move {
+        let pairs = (0..slots.max(1)).map(|_| {
+            let setups = setups.clone();
+            move || async move {
                 let (a, b) = tokio::join!(start_engine(&setups[0]), start_engine(&setups[1]));
                 anyhow::Ok((a?, b?))
             }
         });
-        let pairs = futures::future::try_join_all(starts).await?;
-        Ok(Arena::seat(pairs, book, game))
+        Arena::open(pairs, book, game).await
     }
 }
 
-impl<E: Seat> Arena<E> {
+impl<E: Seat + 'static> Arena<E> {
     /// An arena over engines already started and given their fixed options: one pair per slot.
-    pub fn seat(pairs: Vec<(E, E)>, book: Book, game: GameSettings) -> Arena<E> {
-        let slots = pairs.into_iter().map(|(a, b)| {
-            tokio::sync::Mutex::new(Slot {
-                a: Engine {
-                    uci: a,
-                    configured: None,
-                },
-                b: Engine {
-                    uci: b,
-                    configured: None,
-                },
-            })
-        });
-        Arena {
-            slots: slots.collect(),
+    pub async fn seat(pairs: Vec<(E, E)>, book: Book, game: GameSettings) -> Result<Arena<E>> {
+        let pairs = pairs
+            .into_iter()
+            .map(|pair| move || async move { anyhow::Ok(pair) });
+        Arena::open(pairs, book, game).await
+    }
+
+    /// One thread per pair; `start` makes the pair on its thread (engine processes belong to
+    /// the runtime that reads them).
+    async fn open<F, Fut>(
+        starts: impl IntoIterator<Item = F>,
+        book: Book,
+        game: GameSettings,
+    ) -> Result<Arena<E>>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(E, E)>>,
+    {
+        let (book, game) = (Arc::new(book), Arc::new(game));
+        let mut slots = Vec::new();
+        let mut threads = Vec::new();
+        let mut ready = Vec::new();
+        for (index, start) in starts.into_iter().enumerate() {
+            let (jobs, rx) = mpsc::unbounded_channel();
+            let (started, started_rx) = oneshot::channel();
+            let (book, game) = (book.clone(), game.clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("spsa-slot-{}", index + 1))
+                .spawn(move || slot_thread(start, book, game, rx, started))
+                .context("cannot start a thread for a concurrency slot")?;
+            slots.push(jobs);
+            threads.push(thread);
+            ready.push(started_rx);
+        }
+        // Built before the start-up is checked, so a failed start joins every thread.
+        let arena = Arena {
+            slots,
+            threads,
             book,
             game,
+            _engines: PhantomData,
+        };
+        for started in ready {
+            started
+                .await
+                .map_err(|_| anyhow::anyhow!("a concurrency slot's thread ended at start-up"))??;
         }
+        Ok(arena)
     }
 
     pub fn slots(&self) -> usize {
@@ -160,10 +222,11 @@ impl<E: Seat> Arena<E> {
     /// Send `quit` to every engine and wait for the processes to exit (killing any that do not
     /// within their quit timeout), so they are reaped before the caller reads child CPU times.
     pub async fn quit_all(&self) {
-        let quits = self.slots.iter().map(|slot| async move {
-            let mut s = slot.lock().await;
-            let s = &mut *s;
-            tokio::join!(s.a.uci.quit(), s.b.uci.quit());
+        let quits = self.slots.iter().map(|jobs| async move {
+            let (reply, done) = oneshot::channel();
+            if jobs.send(Job::Quit { reply }).is_ok() {
+                let _ = done.await;
+            }
         });
         futures::future::join_all(quits).await;
     }
@@ -174,10 +237,13 @@ impl<E: Seat> Arena<E> {
         a: &[(String, OptionValue)],
         b: &[(String, OptionValue)],
     ) -> Result<()> {
-        let slot = self.slots[0].lock().await;
-        slot.a.uci.validate(a).map_err(anyhow::Error::new)?;
-        slot.b.uci.validate(b).map_err(anyhow::Error::new)?;
-        Ok(())
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Validate {
+            a: a.to_vec(),
+            b: b.to_vec(),
+            reply,
+        };
+        self.ask(0, job, answer).await?
     }
 
     /// Play one game in `slot` from opening number `opening` of the book's order: side A (with
@@ -191,47 +257,197 @@ impl<E: Seat> Arena<E> {
         a_options: &[(String, OptionValue)],
         b_options: &[(String, OptionValue)],
     ) -> Result<GamePlayed> {
-        let started = Instant::now();
-        let mut guard = self.slots[slot].lock().await;
-        let s = &mut *guard;
-        let opening = self.book.opening_for(opening);
-        let ready_a = prepare(&mut s.a, a_options).await?;
-        let ready_b = prepare(&mut s.b, b_options).await?;
-        let (white, black, white_ready, black_ready) = if a_white {
-            (&mut s.a.uci, &mut s.b.uci, ready_a, ready_b)
-        } else {
-            (&mut s.b.uci, &mut s.a.uci, ready_b, ready_a)
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Play {
+            opening,
+            a_white,
+            a: a_options.to_vec(),
+            b: b_options.to_vec(),
+            reply,
         };
-        let record = if white_ready && black_ready {
-            play_game(white, black, opening, &self.game).await
-        } else {
-            startup_failure(white, black, white_ready, opening)
-        };
-        let mut faults = Vec::new();
-        if let (Some(kind), Some(by)) = (record.end.fault_kind(), record.end.faulted()) {
-            let name = if by == Color::White {
-                white.name().to_string()
-            } else {
-                black.name().to_string()
-            };
-            faults.push((name, kind.to_string()));
+        self.ask(slot, job, answer).await?
+    }
+
+    /// Run `f` on slot `index`'s engines, on their thread.
+    #[cfg(test)]
+    async fn inspect<R: Send + 'static>(
+        &self,
+        index: usize,
+        f: impl FnOnce(&mut Slot<E>) -> R + Send + 'static,
+    ) -> R {
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Inspect(Box::new(move |slot: &mut dyn std::any::Any| {
+            let slot = slot.downcast_mut::<Slot<E>>().expect("the slot's type");
+            let _ = reply.send(f(slot));
+        }));
+        self.ask(index, job, answer).await.expect("slot thread")
+    }
+
+    async fn ask<T>(&self, slot: usize, job: Job, answer: oneshot::Receiver<T>) -> Result<T> {
+        let gone = || anyhow::anyhow!("concurrency slot {} has stopped", slot + 1);
+        self.slots
+            .get(slot)
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())
+    }
+}
+
+impl<E: Seat> Drop for Arena<E> {
+    /// Close every slot and wait for its thread: the engines are gone (quit or killed) when the
+    /// arena is, also on error paths that skip `quit_all`, so none outlives `spsa`.
+    fn drop(&mut self) {
+        self.slots.clear();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
         }
-        recover(white, black, &record).await;
-        if record.fault.is_some() {
-            // A restarted engine has lost its per-game options.
-            for e in [&mut s.a, &mut s.b] {
-                if !e.uci.is_running() {
-                    e.configured = None;
+    }
+}
+
+/// A slot's thread: make the pair, report readiness, then serve jobs until the arena is
+/// dropped. A game whose caller stopped waiting (shutdown) is abandoned and both engines are
+/// quit, so the next game starts them afresh rather than reading a stale search.
+fn slot_thread<E, F, Fut>(
+    start: F,
+    book: Arc<Book>,
+    game: Arc<GameSettings>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+    started: oneshot::Sender<Result<()>>,
+) where
+    E: Seat + 'static,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<(E, E)>>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = started.send(Err(
+                anyhow::Error::new(e).context("cannot start a slot's runtime")
+            ));
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        let (a, b) = match start().await {
+            Ok(pair) => pair,
+            Err(e) => {
+                let _ = started.send(Err(e));
+                return;
+            }
+        };
+        let mut slot = Slot {
+            a: Engine {
+                uci: a,
+                configured: None,
+            },
+            b: Engine {
+                uci: b,
+                configured: None,
+            },
+        };
+        if started.send(Ok(())).is_err() {
+            return;
+        }
+        while let Some(job) = jobs.recv().await {
+            match job {
+                Job::Play {
+                    opening,
+                    a_white,
+                    a,
+                    b,
+                    mut reply,
+                } => {
+                    let opening = book.opening_for(opening);
+                    let played = {
+                        let play = play_in(&mut slot, opening, a_white, &a, &b, &game);
+                        tokio::pin!(play);
+                        tokio::select! {
+                            played = &mut play => Some(played),
+                            _ = reply.closed() => None,
+                        }
+                    };
+                    match played {
+                        Some(played) => {
+                            let _ = reply.send(played);
+                        }
+                        None => {
+                            for e in [&mut slot.a, &mut slot.b] {
+                                e.uci.quit().await;
+                                e.configured = None;
+                            }
+                        }
+                    }
                 }
+                Job::Validate { a, b, reply } => {
+                    let checked = slot
+                        .a
+                        .uci
+                        .validate(&a)
+                        .and_then(|()| slot.b.uci.validate(&b))
+                        .map_err(anyhow::Error::new);
+                    let _ = reply.send(checked);
+                }
+                Job::Quit { reply } => {
+                    tokio::join!(slot.a.uci.quit(), slot.b.uci.quit());
+                    let _ = reply.send(());
+                }
+                #[cfg(test)]
+                Job::Inspect(f) => f(&mut slot),
             }
         }
-        let overhead = started.elapsed().saturating_sub(game_duration(&record));
-        Ok(GamePlayed {
-            record,
-            faults,
-            overhead,
-        })
+    });
+}
+
+/// One game on a slot's pair (see [`Arena::play_game`]).
+async fn play_in<E: Seat>(
+    s: &mut Slot<E>,
+    opening: &Opening,
+    a_white: bool,
+    a_options: &[(String, OptionValue)],
+    b_options: &[(String, OptionValue)],
+    settings: &GameSettings,
+) -> Result<GamePlayed> {
+    let started = Instant::now();
+    let ready_a = prepare(&mut s.a, a_options).await?;
+    let ready_b = prepare(&mut s.b, b_options).await?;
+    let (white, black, white_ready, black_ready) = if a_white {
+        (&mut s.a.uci, &mut s.b.uci, ready_a, ready_b)
+    } else {
+        (&mut s.b.uci, &mut s.a.uci, ready_b, ready_a)
+    };
+    let record = if white_ready && black_ready {
+        play_game(white, black, opening, settings).await
+    } else {
+        startup_failure(white, black, white_ready, opening)
+    };
+    let mut faults = Vec::new();
+    if let (Some(kind), Some(by)) = (record.end.fault_kind(), record.end.faulted()) {
+        let name = if by == Color::White {
+            white.name().to_string()
+        } else {
+            black.name().to_string()
+        };
+        faults.push((name, kind.to_string()));
     }
+    recover(white, black, &record).await;
+    if record.fault.is_some() {
+        // A restarted engine has lost its per-game options.
+        for e in [&mut s.a, &mut s.b] {
+            if !e.uci.is_running() {
+                e.configured = None;
+            }
+        }
+    }
+    let overhead = started.elapsed().saturating_sub(game_duration(&record));
+    Ok(GamePlayed {
+        record,
+        faults,
+        overhead,
+    })
 }
 
 async fn start_engine(setup: &EngineSetup) -> Result<UciEngine> {
@@ -306,12 +522,7 @@ async fn recover<E: Seat>(white: &mut E, black: &mut E, g: &GameRecord) {
 }
 
 /// A game that could not start because an engine is down: a loss for that engine.
-fn startup_failure<E: Seat>(
-    white: &E,
-    black: &E,
-    white_ok: bool,
-    opening: &crate::game::Opening,
-) -> GameRecord {
+fn startup_failure<E: Seat>(white: &E, black: &E, white_ok: bool, opening: &Opening) -> GameRecord {
     let by = if white_ok { Color::Black } else { Color::White };
     let end = crate::game::EndReason::StartupFailed { by };
     GameRecord {

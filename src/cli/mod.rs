@@ -2,6 +2,7 @@
 //! Library modules never call into here; `main.rs` only parses, runs [`dispatch`] and maps the
 //! error to an exit status ([`crate::error::exit_code`]).
 
+pub mod coefficients;
 pub mod init;
 pub mod r#match;
 pub mod plan;
@@ -43,6 +44,8 @@ pub enum Command {
     Verify(crate::matchrun::VerifyArgs),
     /// Labelled positions (EPD with results) from finished games, for a tune from positions.
     Positions(crate::positions::extract::PositionsArgs),
+    /// Convert a coefficient file between its text and binary (`.coefb`) forms.
+    Coefficients(coefficients::CoefficientsArgs),
     /// Serve the shared runs of a database: lease iterations, play them, report.
     Worker(worker::WorkerArgs),
     /// Show the shared runs of a database and their workers.
@@ -60,6 +63,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Match(args) => r#match::command(args).await,
         Command::Verify(args) => verify::command(args).await,
         Command::Positions(args) => positions::command(&args),
+        Command::Coefficients(args) => coefficients::command(&args),
         Command::Worker(args) => worker::command(args).await,
         Command::Status(args) => status::command(args).await,
     }

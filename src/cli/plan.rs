@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::run::{RunArgs, load_config};
+use super::run::{Overrides, load_config};
 use crate::config::ConfigError;
 use crate::plan::{Planner, file_text, render};
 use crate::study::StudySetup;
@@ -41,17 +41,13 @@ pub fn command(args: PlanArgs) -> Result<()> {
     if args.runs < 2 {
         return Err(bad("--runs must be at least 2".into()));
     }
-    let run_args = RunArgs {
-        config: args.config.clone(),
-        resume: false,
-        fresh: false,
+    let flags = Overrides {
+        iterations: args.iterations,
         seed: args.seed,
-        concurrency: None,
-        db: None,
-        lease_timeout: 60.0,
-        no_play: false,
+        simulate: true,
+        ..Overrides::default()
     };
-    let config = load_config(&run_args, args.iterations, true)?;
+    let config = load_config(&args.config, &flags)?;
     let setup = StudySetup::from_config(&config)?;
     let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -1,7 +1,7 @@
 //! `spsa run CONFIG [--resume|--fresh] [--seed N] [--concurrency N]`: a tuning run, on whatever
 //! source the config names, to its end or until Ctrl-C / SIGTERM.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -52,39 +52,54 @@ impl RunArgs {
             _ => StartMode::New,
         }
     }
+
+    /// The config overrides these flags carry.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            concurrency: self.concurrency,
+            seed: self.seed,
+            ..Overrides::default()
+        }
+    }
 }
 
-/// The config as the flags override it.
-pub fn load_config(
-    args: &RunArgs,
-    iterations: Option<u64>,
-    force_simulate: bool,
-) -> Result<Config> {
-    let mut config = Config::load(&args.config)?;
-    if let Some(n) = iterations {
+/// What the command line changes in a config.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub iterations: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub seed: Option<u64>,
+    /// Replace games by the Elo model whatever the config says.
+    pub simulate: bool,
+}
+
+/// The config at `path` as the flags override it.
+pub fn load_config(path: &Path, flags: &Overrides) -> Result<Config> {
+    let mut config = Config::load(path)?;
+    if let Some(n) = flags.iterations {
         if n == 0 {
             return Err(ConfigError::InFile {
-                path: args.config.clone(),
+                path: path.to_path_buf(),
                 message: "--iterations must be at least 1".into(),
             }
             .into());
         }
         config.schedule.iterations = n;
     }
-    if let Some(c) = args.concurrency {
+    if let Some(c) = flags.concurrency {
         config.concurrency = c;
     }
-    if args.seed.is_some() {
-        config.seed = args.seed;
+    if flags.seed.is_some() {
+        config.seed = flags.seed;
     }
-    if force_simulate {
+    if flags.simulate {
         config.simulate = true;
     }
     Ok(config)
 }
 
 pub async fn command(args: RunArgs) -> Result<()> {
-    let config = load_config(&args, None, false)?;
+    let config = load_config(&args.config, &args.overrides())?;
     if let Some(url) = args.db.as_ref().or(config.database.as_ref()) {
         let shared = crate::db::run::SharedRun {
             url: url.clone(),

@@ -8,7 +8,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use rand::Rng;
 
-use super::run::{RunArgs, load_config, tune};
+use super::run::{Overrides, RunArgs, load_config, tune};
 use crate::config::ConfigError;
 use crate::study::{StudySetup, render, run_study};
 
@@ -26,7 +26,12 @@ pub struct SimulateArgs {
 }
 
 pub async fn command(args: SimulateArgs) -> Result<()> {
-    let config = load_config(&args.run, args.iterations, true)?;
+    let flags = Overrides {
+        iterations: args.iterations,
+        simulate: true,
+        ..args.run.overrides()
+    };
+    let config = load_config(&args.run.config, &flags)?;
     let Some(runs) = args.runs else {
         return tune(&args.run, config, "simulate").await;
     };

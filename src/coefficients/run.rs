@@ -653,22 +653,9 @@ pub async fn command(
     Ok(())
 }
 
-/// Renames `path` to the first free `path.bak`, `path.bak.1`, ….
+/// Renames `path` to the first free `path.bak`, `path.bak.1`, … (the tuner's naming).
 fn backup(path: &Path) -> Result<()> {
-    let mut n = 0;
-    loop {
-        let mut name = path.as_os_str().to_os_string();
-        name.push(if n == 0 {
-            ".bak".to_string()
-        } else {
-            format!(".bak.{n}")
-        });
-        let target = PathBuf::from(name);
-        if !target.exists() {
-            return std::fs::rename(path, &target).with_context(|| {
-                format!("{}: cannot keep as {}", path.display(), target.display())
-            });
-        }
-        n += 1;
-    }
+    let target = crate::tuner::backup_name(path);
+    std::fs::rename(path, &target)
+        .with_context(|| format!("{}: cannot keep as {}", path.display(), target.display()))
 }

@@ -285,38 +285,47 @@ impl UciEngine {
     /// Write one command line and flush it (within `ready_timeout`: an engine that stops reading
     /// its input must not block us).
     async fn send(&mut self, cmd: &str) -> Result<(), EngineFault> {
-        debug!(engine = %self.spec.name, ">> {cmd}");
+        self.buf.clear();
+        self.buf.push_str(cmd);
+        self.send_buf().await
+    }
+
+    /// Send the command in `self.buf` (one or more lines without the last newline) in one write.
+    /// The buffer is reused: no allocation per command.
+    async fn send_buf(&mut self) -> Result<(), EngineFault> {
+        debug!(engine = %self.spec.name, ">> {}", self.buf);
         let limit = self.spec.ready_timeout;
-        let name = self.spec.name.clone();
-        let p = self.proc_mut()?;
-        let line = format!("{cmd}\n");
+        self.buf.push('\n');
+        let p = self.proc.as_mut().ok_or_else(|| {
+            EngineFault::Disconnected(format!(
+                "engine `{}` is not running (restart it)",
+                self.spec.name
+            ))
+        })?;
+        let line = self.buf.as_bytes();
         let write = async {
-            p.stdin.write_all(line.as_bytes()).await?;
+            p.stdin.write_all(line).await?;
             p.stdin.flush().await
         };
-        match timeout(limit, write).await {
+        let result = timeout(limit, write).await;
+        self.buf.pop();
+        match result {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 let status = self.reap().await;
                 Err(EngineFault::Disconnected(format!(
-                    "engine `{name}`: cannot write `{cmd}`: {e} ({status})"
+                    "engine `{}`: cannot write `{}`: {e} ({status})",
+                    self.spec.name, self.buf
                 )))
             }
             Err(_) => {
                 self.kill().await;
                 Err(EngineFault::Disconnected(format!(
-                    "engine `{name}`: writing `{cmd}` blocked for {limit:?}; killed"
+                    "engine `{}`: writing `{}` blocked for {limit:?}; killed",
+                    self.spec.name, self.buf
                 )))
             }
         }
-    }
-
-    /// Send the command in `self.buf`.
-    async fn send_buf(&mut self) -> Result<(), EngineFault> {
-        let cmd = std::mem::take(&mut self.buf);
-        let r = self.send(&cmd).await;
-        self.buf = cmd;
-        r
     }
 
     /// After EOF or a write error: collect the exit status (briefly), drop the process.

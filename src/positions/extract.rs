@@ -8,7 +8,10 @@
 //! skipped. At most `--per-game N` positions per game are drawn (seeded), and a position already
 //! taken (same placement, side, castling, en passant) is never taken twice. With
 //! `--validation-out FILE --validation-fraction F`, a seeded fraction F of the *games* goes to the
-//! validation file, so no game feeds both sets.
+//! validation file, so no game feeds both sets. With `--distinct-games`, a game whose start
+//! position and moves repeat an earlier game's is left out whole (a deterministic engine playing
+//! itself plays both games of a pair alike; keeping both would weight that game twice and could
+//! put one copy in each set).
 //!
 //! Every input is read and checked before anything is written; outputs are written atomically.
 
@@ -56,6 +59,10 @@ pub struct PositionsArgs {
     /// The fraction of games whose positions go to --validation-out.
     #[arg(long, requires = "validation_out", value_name = "F")]
     pub validation_fraction: Option<f64>,
+    /// Leave out a game whose start and moves repeat an earlier game's (self-play of a
+    /// deterministic engine repeats every pair's game).
+    #[arg(long)]
+    pub distinct_games: bool,
 }
 
 /// What an extraction found.
@@ -68,6 +75,8 @@ pub struct Extracted {
     pub unfinished: usize,
     /// Candidate positions dropped because an equal one was taken already.
     pub duplicates: usize,
+    /// Games left out whole by `--distinct-games`.
+    pub repeated_games: usize,
 }
 
 /// Extract labelled positions from PGN texts (`(name, bytes)` pairs) as the flags say.
@@ -81,6 +90,7 @@ pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Ex
     }
     let mut out = Extracted::default();
     let mut seen: HashSet<u64> = HashSet::new();
+    let mut games_seen: HashSet<(u64, Vec<shakmaty::Move>)> = HashSet::new();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     for (path, bytes) in inputs {
         read_pgn_games(path, bytes, None, |game| {
@@ -94,6 +104,13 @@ pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Ex
                     return Ok(());
                 }
             };
+            if args.distinct_games {
+                let start: Zobrist64 = game.start.zobrist_hash(EnPassantMode::Legal);
+                if !games_seen.insert((start.0, game.moves.clone())) {
+                    out.repeated_games += 1;
+                    return Ok(());
+                }
+            }
             let to_validation = rng.random::<f64>() < fraction;
             let adjudicated = game
                 .termination
@@ -171,9 +188,14 @@ pub fn run(args: &PositionsArgs) -> Result<()> {
         write_set(v, &found.validation)?;
     }
     eprintln!(
-        "{} games ({} without a result): {} positions to {}{}, {} duplicates dropped",
+        "{} games ({} without a result{}): {} positions to {}{}, {} duplicates dropped",
         found.games,
         found.unfinished,
+        if args.distinct_games {
+            format!(", {} repeating an earlier one", found.repeated_games)
+        } else {
+            String::new()
+        },
         found.train.len(),
         args.out.display(),
         match &args.validation_out {
@@ -301,6 +323,39 @@ mod tests {
             v.train.len().is_multiple_of(3),
             "whole games go to one side"
         );
+    }
+
+    /// `--distinct-games` leaves out a repeated game whole, whatever its result; without it the
+    /// repeat is read and only its positions are deduplicated.
+    #[test]
+    fn distinct_games_leaves_out_repeats() {
+        let twice = format!("{PGN}\n{}", PGN.replace("1-0", "1/2-1/2"));
+        let read = |a: &PositionsArgs| {
+            extract(&[(PathBuf::from("g.pgn"), twice.as_bytes().to_vec())], a).unwrap()
+        };
+        let base = ["--skip-plies", "4", "--per-game", "100"];
+        let all = read(&args(&base));
+        assert_eq!((all.games, all.repeated_games), (8, 0));
+        assert_eq!(all.train.len(), 15);
+        assert_eq!(all.duplicates, 15);
+        let distinct = read(&args(&[&base[..], &["--distinct-games"]].concat()));
+        // Games 1 and 2 share their moves (different results): the second is a repeat too.
+        assert_eq!((distinct.games, distinct.unfinished), (8, 2));
+        assert_eq!(distinct.repeated_games, 3 + 1);
+        // The same positions as the file read once (drawn in another order: the left-out game
+        // draws nothing), and none of them met twice.
+        let keys = |e: &Extracted| {
+            let mut k: Vec<u64> = (0..e.train.len())
+                .map(|i| {
+                    let z: Zobrist64 = e.train.position(i).zobrist_hash(EnPassantMode::Legal);
+                    z.0
+                })
+                .collect();
+            k.sort_unstable();
+            k
+        };
+        assert_eq!(keys(&distinct), keys(&run_on(&args(&base))));
+        assert_eq!(distinct.duplicates, 0);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::config::positions::PositionsConfig;
 use crate::report::loss_curve::{loss_log_path, part_line};
 use crate::shutdown::Shutdown;
 use crate::source::Record;
-use crate::tuner::checkpoint::{self, Counts, RunState};
+use crate::tuner::checkpoint::{self, RunState};
 use crate::tuner::log::ThetaLog;
 use crate::tuner::{Outputs, RunFiles, RunPlan, StartMode, Tuner, backup_name};
 use crate::vars::Variable;
@@ -70,25 +70,7 @@ pub async fn run(
                 }
             }
             let log = ThetaLog::create(&files.log, &names)?;
-            let s = plan.schedule;
-            let state = RunState {
-                version: checkpoint::VERSION,
-                seed: plan.seed.to_string(),
-                applied: 0,
-                finished: false,
-                theta: start.clone(),
-                start: start.clone(),
-                next_fresh: 1,
-                missing: Vec::new(),
-                log_bytes: 0,
-                iterations: s.iterations,
-                a: s.a,
-                alpha: s.alpha,
-                gamma: s.gamma,
-                pairs_per_iteration: plan.pairs,
-                outputs: Default::default(),
-                counts: Counts::default(),
-            };
+            let state = RunState::fresh(plan.seed, start.clone(), &plan.schedule, plan.pairs);
             (state, log, Outputs::new(&files.outputs))
         }
     };

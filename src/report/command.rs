@@ -68,7 +68,6 @@ pub fn run(req: &ReportRequest) -> Result<()> {
             .into());
         }
     }
-    let st = status::analyse(&ck, log.as_ref(), req.window);
     if let Some(file) = &req.plot {
         let Some(h) = &log else {
             return Err(ReportError(format!("{}: no θ log to plot", paths.log.display())).into());
@@ -89,6 +88,12 @@ pub fn run(req: &ReportRequest) -> Result<()> {
         loss_curve::draw(&curve, rows, &title)?;
         eprintln!("wrote {}", curve.display());
     }
+    // A tune from positions measures its noise in its own signals, not in game results.
+    let signals: Vec<f64> = losses.iter().flatten().filter_map(|r| r.signal).collect();
+    let st = match status::SignalScale::losses(&signals) {
+        Some(scale) => status::analyse_scaled(&ck, log.as_ref(), req.window, scale),
+        None => status::analyse(&ck, log.as_ref(), req.window),
+    };
     match req.format {
         Format::Table => {
             print!("{}", status::render(&st, req.window));

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use crate::config::{Config, default_checkpoint};
 use crate::report::ReportError;
-use crate::tuner::checkpoint::{self, Checkpoint, Counts, RunState, VERSION};
+use crate::tuner::checkpoint::{self, Checkpoint, RunState};
 use crate::vars::Variable;
 
 /// The files of one run.
@@ -112,22 +112,11 @@ pub fn classic_checkpoint(config: &Config, vars: Vec<Variable>, log: &History) -
     Checkpoint {
         path: config.checkpoint.clone(),
         state: RunState {
-            version: VERSION,
-            seed: "0".into(),
             applied,
             finished: applied >= schedule.iterations,
             theta,
-            start,
             next_fresh: applied + 1,
-            missing: Vec::new(),
-            log_bytes: 0,
-            iterations: schedule.iterations,
-            a: schedule.a,
-            alpha: schedule.alpha,
-            gamma: schedule.gamma,
-            pairs_per_iteration: config.pairs_per_iteration,
-            outputs: Default::default(),
-            counts: Counts::default(),
+            ..RunState::fresh(0, start, schedule, config.pairs_per_iteration)
         },
         vars,
     }

@@ -7,7 +7,8 @@
 //! training loss of an iteration is (ΣL+ + ΣL−)/(2·Σcount): the batch's mean loss around θ, free
 //! with every SPSA iteration and noisy (the curve shows its running mean). The validation loss is
 //! measured every few iterations at the trial's midpoint, in a row of its own. The local search
-//! writes one row per pass with full-set losses (plus = minus).
+//! and the exact-gradient methods write one row per pass or epoch with full-set losses (plus =
+//! minus): those curves are exact, so the report neither averages nor smooths them.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,12 @@ pub struct LossRow {
     pub iteration: u64,
     pub train: Option<f64>,
     pub validation: Option<f64>,
+    /// The iteration's SPSA signal −(L+ − L−)/2 in mean losses (`None` for a validation-only
+    /// row; 0 for the local search's rows, where plus = minus).
+    pub signal: Option<f64>,
+    /// Every training part of the iteration has plus = minus: a loss at one θ (local search,
+    /// gradient epochs), not the mean around an SPSA trial's θ±.
+    pub full_set: bool,
 }
 
 /// One part's row of the log (with its newline): loss sums at θ+ and θ− over `count`
@@ -55,8 +62,8 @@ pub fn loss_log_path(theta_log: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<Vec<LossRow>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read the loss log", path.display()))?;
-    // iteration → (plus, minus, count, validation)
-    let mut by_iteration: std::collections::BTreeMap<u64, (f64, f64, u64, Option<f64>)> =
+    // iteration → (plus, minus, count, validation, every part had plus = minus)
+    let mut by_iteration: std::collections::BTreeMap<u64, (f64, f64, u64, Option<f64>, bool)> =
         Default::default();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() || line.starts_with("iteration") {
@@ -81,7 +88,10 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
             "" => None,
             v => Some(v.parse().map_err(|_| bad())?),
         };
-        let e = by_iteration.entry(iteration).or_default();
+        let e = by_iteration
+            .entry(iteration)
+            .or_insert((0.0, 0.0, 0, None, true));
+        e.4 &= count == 0 || plus == minus;
         e.0 += plus;
         e.1 += minus;
         e.2 += count;
@@ -89,10 +99,12 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
     }
     Ok(by_iteration
         .into_iter()
-        .map(|(iteration, (p, m, n, v))| LossRow {
+        .map(|(iteration, (p, m, n, v, full_set))| LossRow {
             iteration,
             train: (n > 0).then(|| (p + m) / (2.0 * n as f64)),
             validation: v,
+            signal: (n > 0).then(|| -(p - m) / (2.0 * n as f64)),
+            full_set,
         })
         .collect())
 }
@@ -115,7 +127,9 @@ pub fn summary(rows: &[LossRow]) -> String {
             continue;
         }
         // The SPSA training loss is one batch per row: compare means of the first and last tenth.
-        let tenth = (v.len() / 10).max(1);
+        // Validation rows and full-set training rows are exact: compare the first and the last.
+        let exact = name == "validation" || exact_training(rows);
+        let tenth = if exact { 1 } else { (v.len() / 10).max(1) };
         let mean = |s: &[(u64, f64)]| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64;
         let first = mean(&v[..tenth]);
         let last = mean(&v[v.len() - tenth..]);
@@ -139,6 +153,13 @@ pub fn plot_path(theta_plot: &Path) -> PathBuf {
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_else(|| "png".into());
     theta_plot.with_file_name(format!("{stem}.loss.{ext}"))
+}
+
+/// Every training row is a full-set loss (local search, gradient epochs): nothing to average.
+fn exact_training(rows: &[LossRow]) -> bool {
+    rows.iter()
+        .filter(|r| r.train.is_some())
+        .all(|r| r.full_set)
 }
 
 /// A running mean over `w` rows (the first rows average what they have).
@@ -197,7 +218,12 @@ where
         .iter()
         .filter_map(|r| r.validation.map(|t| (r.iteration as f64, t)))
         .collect();
-    let smooth = running_mean(&train, (train.len() / 25).max(1));
+    let window = if exact_training(rows) {
+        1
+    } else {
+        (train.len() / 25).max(1)
+    };
+    let smooth = running_mean(&train, window);
     let all = smooth.iter().chain(valid.iter());
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for &(_, y) in all {
@@ -290,6 +316,26 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("validation loss: 0.092000"), "{s}");
+        assert!(!back[0].full_set && back[9].full_set == back[0].full_set);
+        // Full-set rows (gradient epochs, local-search passes): the first and last exactly.
+        let mut exact = HEADER.to_string();
+        for k in 1..=40u64 {
+            let t = 0.1 - 0.001 * k as f64;
+            exact.push_str(&part_line(k, t, t, 1, Some(t + 0.01)));
+        }
+        let exact_path = dir.path().join("exact.loss.csv");
+        std::fs::write(&exact_path, &exact).unwrap();
+        let rows = read(&exact_path).unwrap();
+        assert!(rows.iter().all(|r| r.full_set));
+        let s = summary(&rows);
+        assert!(
+            s.contains("training loss: 0.099000 at the start, 0.060000 at the end"),
+            "{s}"
+        );
+        assert!(
+            s.contains("validation loss: 0.109000 at the start, 0.070000"),
+            "{s}"
+        );
         let png = dir.path().join("p.png");
         assert_eq!(plot_path(&png), dir.path().join("p.loss.png"));
         draw(&plot_path(&png), &back, "run").unwrap();

@@ -10,15 +10,19 @@
 //! across it by less than the larger of
 //! - half of the current c_k (SPSA cannot resolve differences much below the perturbation it
 //!   plays), and
-//! - twice the noise σ: the standard deviation of the change that game results alone would
-//!   produce over the window, σ = sqrt(Σ_k (R_k·c_k)²·E[match²]) summed over the window's
-//!   iterations, with E[match²] taken from the run's pentanomial counts.
+//! - twice the noise σ: the standard deviation of the change that the iterations' signals alone
+//!   would produce over the window, σ = sqrt(Σ_k (R_k·c_k)²·E[s²]) summed over the window's
+//!   iterations ([`SignalScale`]). For games the signal s is a pair's match result and E[s²]
+//!   comes from the run's pentanomial counts; for a tune from positions s = −(L+ − L−)/2 and
+//!   E[s²] is the mean over the loss log's iterations (taking all of it as noise: the limit errs
+//!   towards `settled`, never towards `moving`).
 //!
 //! That is |slope · span| < max(c_k/2, 2σ), shown in units of c_k as `trend/c_k` and `limit/c_k`.
 //! The verdict, in this order ([`Verdict`]):
 //! - `moving`: the trend line crosses the limit.
 //! - `frozen`: it does not, but it could not have: even if every pair in the window had pushed
-//!   the variable the same way (|match| = 2), the schedule's steps there, 2·Σ a_k/c_k, add up to
+//!   the variable the same way with the largest signal (|match| = 2 for games, the largest
+//!   |L+ − L−|/2 seen for positions), the schedule's steps there, max|s|·Σ a_k/c_k, add up to
 //!   less than the limit. A flat trend then says nothing about the games.
 //! - `drifting`: the trend is within the limit, but carried on over the iterations the schedule
 //!   still has (scaled by their step sizes a_k/c_k relative to the window's) it would move the
@@ -94,6 +98,50 @@ impl Trend {
 /// The largest |match| of one iteration (one pair: two wins or two losses).
 const MAX_MATCH: f64 = 2.0;
 
+/// How large one iteration's signal (the number the update multiplies by a_k/c_k) runs: the
+/// scale of the noise σ and of the `frozen` test. Games and losses differ by orders of magnitude
+/// (a pair's match is −2…2, a loss difference about 10⁻⁴), so each run is judged in its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignalScale {
+    /// E[s²] over the iterations.
+    pub mean_square: f64,
+    /// The largest |s| one iteration can bring (games) or brought (losses).
+    pub max_abs: f64,
+    /// What the signals are, for the report's legend.
+    pub source: SignalSource,
+}
+
+/// Where a run's signals come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignalSource {
+    Games,
+    Losses,
+}
+
+impl SignalScale {
+    /// A tune by games: pair results, E[match²] from the pentanomial counts.
+    pub fn games(pentanomial: &[u64; 5]) -> Self {
+        SignalScale {
+            mean_square: mean_square_match(pentanomial),
+            max_abs: MAX_MATCH,
+            source: SignalSource::Games,
+        }
+    }
+
+    /// A tune from positions: the signals −(L+ − L−)/2 of its iterations (from the loss log).
+    /// `None` without any.
+    pub fn losses(signals: &[f64]) -> Option<Self> {
+        if signals.is_empty() {
+            return None;
+        }
+        Some(SignalScale {
+            mean_square: signals.iter().map(|s| s * s).sum::<f64>() / signals.len() as f64,
+            max_abs: signals.iter().fold(0.0_f64, |m, s| m.max(s.abs())),
+            source: SignalSource::Losses,
+        })
+    }
+}
+
 /// One variable's line of the report.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VarStatus {
@@ -122,6 +170,8 @@ pub struct Status {
     pub games: (u64, u64, u64),
     /// The current θ, exact when it comes from the checkpoint.
     pub theta: Vec<f64>,
+    /// What the noise limit was measured in.
+    pub signals: SignalSource,
 }
 
 /// The rows of the window: the last `fraction` of `rows`, at least [`MIN_WINDOW_ROWS`].
@@ -144,8 +194,23 @@ pub fn slope(x: &[u64], y: &[f64]) -> f64 {
     if sxx > 0.0 { sxy / sxx } else { 0.0 }
 }
 
-/// Compute the report from a checkpoint and (when there is one) its log.
+/// Compute the report from a checkpoint and (when there is one) its log, for a tune by games.
 pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status {
+    analyse_scaled(
+        ck,
+        log,
+        fraction,
+        SignalScale::games(&ck.state.counts.pentanomial),
+    )
+}
+
+/// [`analyse`] with the noise measured in `scale` (a tune from positions passes its losses').
+pub fn analyse_scaled(
+    ck: &Checkpoint,
+    log: Option<&History>,
+    fraction: f64,
+    scale: SignalScale,
+) -> Status {
     let state = &ck.state;
     let mut applied = state.applied;
     let mut theta = state.theta.clone();
@@ -183,7 +248,6 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
         }
         _ => (0.0, 0.0, 0.0),
     };
-    let match_sq = mean_square_match(&state.counts.pentanomial);
     let vars = ck
         .vars
         .iter()
@@ -195,9 +259,9 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
                 let s = slope(x, &h.values[i][r.clone()]);
                 let span = (x[x.len() - 1] - x[0]) as f64;
                 let change_ck = s * span / g.c_k;
-                let sigma = step(i, 1) * (window_sum * match_sq).sqrt();
+                let sigma = step(i, 1) * (window_sum * scale.mean_square).sqrt();
                 let limit_ck = SETTLED_CK.max(SETTLED_SIGMAS * sigma / g.c_k);
-                let possible_ck = MAX_MATCH * step(i, 1) * window_steps / g.c_k;
+                let possible_ck = scale.max_abs * step(i, 1) * window_steps / g.c_k;
                 let projected_ck = s * rest_over_window_step / g.c_k;
                 let verdict = if change_ck.abs() >= limit_ck {
                     Verdict::Moving
@@ -238,6 +302,7 @@ pub fn analyse(ck: &Checkpoint, log: Option<&History>, fraction: f64) -> Status 
         vars,
         games: (state.counts.wins, state.counts.draws, state.counts.losses),
         theta,
+        signals: scale.source,
     }
 }
 
@@ -370,10 +435,14 @@ pub fn render(status: &Status, fraction: f64) -> String {
         })
         .collect();
     out.push_str(&table(&header, &rows));
+    let noise = match status.signals {
+        SignalSource::Games => "game-result noise",
+        SignalSource::Losses => "the iterations' loss differences",
+    };
     let _ = writeln!(
         out,
         "\nsettled: the least-squares line through the window moves less than limit = max(c_k/2, 2σ) across it,\n\
-         σ being the change game-result noise alone would make over the window;\n\
+         σ being the change {noise} alone would make over the window;\n\
          frozen: the schedule's steps across the window could not reach the limit: no verdict (try a wider --window);\n\
          drifting: flat in the window, but the trend carried over the iterations still to play reaches the limit"
     );

@@ -67,6 +67,35 @@ fn one() -> u32 {
 }
 
 impl RunState {
+    /// The state of a run about to start: nothing applied, θ at `start`, the first iteration
+    /// next. Every kind of run (games, positions, shared, gradient, a classic tool's log read
+    /// back) starts from here and changes what differs.
+    pub fn fresh(
+        seed: impl ToString,
+        start: Vec<f64>,
+        schedule: &Schedule,
+        pairs: u32,
+    ) -> RunState {
+        RunState {
+            version: VERSION,
+            seed: seed.to_string(),
+            applied: 0,
+            finished: false,
+            theta: start.clone(),
+            start,
+            next_fresh: 1,
+            missing: Vec::new(),
+            log_bytes: 0,
+            iterations: schedule.iterations,
+            a: schedule.a,
+            alpha: schedule.alpha,
+            gamma: schedule.gamma,
+            pairs_per_iteration: pairs,
+            outputs: BTreeMap::new(),
+            counts: Counts::default(),
+        }
+    }
+
     /// The seed as a number.
     pub fn seed(&self) -> Result<u64> {
         self.seed

@@ -134,24 +134,7 @@ impl Tuner {
         let log = ThetaLog::create(&files.log, &names)?;
         let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
         let schedule = plan.schedule;
-        let state = RunState {
-            version: checkpoint::VERSION,
-            seed: plan.seed.to_string(),
-            applied: 0,
-            finished: false,
-            start: theta.clone(),
-            theta: theta.clone(),
-            next_fresh: 1,
-            missing: Vec::new(),
-            log_bytes: 0,
-            iterations: schedule.iterations,
-            a: schedule.a,
-            alpha: schedule.alpha,
-            gamma: schedule.gamma,
-            pairs_per_iteration: plan.pairs,
-            outputs: Default::default(),
-            counts: Counts::default(),
-        };
+        let state = RunState::fresh(plan.seed, theta.clone(), &schedule, plan.pairs);
         let driver = Driver::new(
             Spsa::new(&vars, schedule),
             plan.rounding,
