@@ -12,7 +12,7 @@ use super::{Db, DbError, RunDefinition};
 use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::tuner::log::ThetaLog;
-use crate::tuner::{Counts, Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
+use crate::tuner::{Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
 use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
@@ -281,23 +281,10 @@ impl Mirror {
         }
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let log = ThetaLog::create(&files.log, &names)?;
+        // Every iteration was handed out to the database when the run was created.
         let state = RunState {
-            version: checkpoint::VERSION,
-            seed: def.seed.to_string(),
-            applied: 0,
-            finished: false,
-            theta: start.clone(),
-            start,
             next_fresh: def.iterations + 1,
-            missing: Vec::new(),
-            log_bytes: 0,
-            iterations: def.iterations,
-            a: def.a,
-            alpha: def.alpha,
-            gamma: def.gamma,
-            pairs_per_iteration: def.pairs,
-            outputs: Default::default(),
-            counts: Counts::default(),
+            ..RunState::fresh(def.seed, start, &def.schedule(), def.pairs)
         };
         let mut mirror = Mirror {
             run_id,
