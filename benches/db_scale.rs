@@ -77,25 +77,20 @@ fn definition(iterations: u64) -> RunDefinition {
     }
 }
 
-async fn connect(url: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+/// A simulated worker's connection with its lease and report statements prepared.
+type Connection = (
+    tokio_postgres::Client,
+    tokio_postgres::Statement,
+    tokio_postgres::Statement,
+);
+
+async fn connect(url: &str) -> Connection {
+    let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .unwrap();
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    client
-}
-
-/// One simulated worker until `until`: returns (units, lease waits). Unpaced it leases again at
-/// once; paced (first start, then every period) it plays like a worker whose games take time.
-async fn worker(
-    c: tokio_postgres::Client,
-    run: i64,
-    name: String,
-    until: Instant,
-    pace: Option<(Duration, Duration)>,
-) -> (u64, Vec<Duration>) {
     let lease = c
         .prepare("SELECT iteration, token FROM spsa.lease($1, ARRAY[$2::bigint], 1)")
         .await
@@ -105,12 +100,25 @@ async fn worker(
         .prepare("SELECT spsa.report($1, $2, $3, $4, 1, 1, 1, 0, '{0,0,0,1,0}', '{}', $5)")
         .await
         .unwrap();
+    (c, lease, report)
+}
+
+/// One simulated worker until `until`: returns (units, lease waits). Unpaced it leases again at
+/// once; paced (first start, then every period) it plays like a worker whose games take time.
+async fn worker(
+    (c, lease, report): Connection,
+    run: i64,
+    name: String,
+    until: Instant,
+    pace: Option<(Duration, Duration)>,
+) -> (u64, Vec<Duration>) {
     let records = pair_records();
     let (mut units, mut waits) = (0, Vec::new());
     let began = tokio::time::Instant::now();
     while Instant::now() < until {
         if let Some((first, period)) = pace {
-            tokio::time::sleep_until(began + first + period * units as u32).await;
+            let next = began + first + period * units as u32;
+            tokio::time::sleep_until(next.min(tokio::time::Instant::from_std(until))).await;
             if Instant::now() >= until {
                 break;
             }
@@ -215,7 +223,8 @@ fn main() {
             .await
             .unwrap()
         });
-        // Connections first (each login costs a scram exchange), then the clock starts.
+        // Connections and prepared statements first (each login costs a scram exchange), then
+        // the clock starts.
         let clients = rt.block_on(futures::future::join_all(
             (0..workers).map(|_| connect(&db.url)),
         ));
@@ -276,7 +285,7 @@ fn main() {
         }
         let offered = offered.map_or("max".to_string(), |r| format!("{r:.0}"));
         println!(
-            "{workers:7}  {offered:>9}  {rate:7.0}  {:>17.2?}  {:>7.2?}  {:>7.2?}  {behind} units",
+            "{workers:7}  {offered:>9}  {rate:7.0}  {:>17.2?}  {:>7.2?}  {:>7.2?}  {behind} units  ({units} in {elapsed:.2} s)",
             percentile(&waits, 0.5),
             percentile(&waits, 0.9),
             percentile(&waits, 0.99)

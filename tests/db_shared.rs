@@ -396,7 +396,7 @@ fn killed_run_process_workers_carry_on_and_resume_reattaches() {
 }
 
 #[test]
-fn a_database_restart_mid_run_loses_nothing() {
+fn a_database_restart_or_crash_mid_run_loses_nothing() {
     let cluster = Cluster::start();
     let db = cluster.database("restart");
     let dir = tempfile::tempdir().unwrap();
@@ -420,6 +420,23 @@ fn a_database_restart_mid_run_loses_nothing() {
         &format!("SELECT applied FROM spsa.runs WHERE id = {run}"),
     );
     assert!(before < n, "restarted mid-run");
+    // Then a crash: reports commit asynchronously, so the last ones may be lost (their leases run
+    // out and they are played again); the owner must not have mirrored any of them (it would
+    // stop on a θ that differs from the database's).
+    wait_for(
+        &db,
+        &format!(
+            "SELECT applied > {} FROM spsa.runs WHERE id = {run}",
+            before + 200
+        ),
+        |s| s == "t",
+    );
+    cluster.crash();
+    let after_crash = count(
+        &db,
+        &format!("SELECT applied FROM spsa.runs WHERE id = {run}"),
+    );
+    assert!(after_crash < n, "crashed mid-run");
     let w = finish(worker);
     assert!(w.status.success(), "{}", text(&w.stderr));
     let out = finish(owner);

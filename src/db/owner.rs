@@ -12,7 +12,7 @@ use super::{Db, DbError, RunDefinition};
 use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::tuner::log::ThetaLog;
-use crate::tuner::{Counts, Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
+use crate::tuner::{Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
 use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
@@ -281,23 +281,10 @@ impl Mirror {
         }
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let log = ThetaLog::create(&files.log, &names)?;
+        // Every iteration was handed out to the database when the run was created.
         let state = RunState {
-            version: checkpoint::VERSION,
-            seed: def.seed.to_string(),
-            applied: 0,
-            finished: false,
-            theta: start.clone(),
-            start,
             next_fresh: def.iterations + 1,
-            missing: Vec::new(),
-            log_bytes: 0,
-            iterations: def.iterations,
-            a: def.a,
-            alpha: def.alpha,
-            gamma: def.gamma,
-            pairs_per_iteration: def.pairs,
-            outputs: Default::default(),
-            counts: Counts::default(),
+            ..RunState::fresh(def.seed, start, &def.schedule(), def.pairs)
         };
         let mut mirror = Mirror {
             run_id,
@@ -336,14 +323,44 @@ impl Mirror {
     pub async fn pull(&mut self, db: &mut Db, observer: &mut dyn Observer) -> Result<usize> {
         let (run, after) = (self.run_id, self.state.applied as i64);
         let written = self.written_through as i64;
+        // Reports commit asynchronously (see `spsa.report`): only results a crash cannot take
+        // back are mirrored. The results applied when this transaction reads the count were
+        // committed before it; its own synchronous commit (it takes a transaction id, so it
+        // writes a commit record) flushes the log through them.
+        let durable: i64 = db
+            .run("read the durable result count", async |c: &Client| {
+                c.batch_execute("BEGIN; SET LOCAL synchronous_commit = on")
+                    .await?;
+                let read = c
+                    .query_one(
+                        "SELECT applied, pg_current_xact_id() FROM spsa.runs WHERE id = $1",
+                        &[&run],
+                    )
+                    .await;
+                match read {
+                    Ok(row) => {
+                        c.batch_execute("COMMIT").await?;
+                        Ok(row.get::<_, i64>(0))
+                    }
+                    Err(e) => {
+                        let _ = c.batch_execute("ROLLBACK").await;
+                        Err(e)
+                    }
+                }
+            })
+            .await?;
+        if durable <= after {
+            return Ok(0);
+        }
         let rows = db
             .run("read results", async |c: &Client| {
                 // Records already in the files are not fetched again.
                 c.query(
                     "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults,
                             CASE WHEN seq > $3 THEN records ELSE '' END, theta, worker
-                       FROM spsa.results WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT 5000",
-                    &[&run, &after, &written],
+                       FROM spsa.results WHERE run_id = $1 AND seq > $2 AND seq <= $4
+                      ORDER BY seq LIMIT 5000",
+                    &[&run, &after, &written, &durable],
                 )
                 .await
             })

@@ -118,6 +118,8 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
 DECLARE
   w text := spsa.worker_key(p_worker);
 BEGIN
+  -- Asynchronous commit (see spsa.report): a lease lost in a crash only costs its games.
+  PERFORM set_config('synchronous_commit', 'off', true);
   UPDATE spsa.workers SET last_seen = now() WHERE name = w;
   RETURN QUERY
   WITH pick AS (
@@ -215,6 +217,13 @@ BEGIN
      OR array_length(p_faults, 1) > 1000 OR length(p_records) > 10000000 THEN
     RAISE EXCEPTION 'malformed pentanomial, faults or records' USING ERRCODE = 'SP004';
   END IF;
+  -- Reports of a run serialize on its row until they commit. A synchronous commit would hold the
+  -- row through a disk flush, capping a run at one report per flush; this one commits
+  -- asynchronously (the WAL writer flushes within a fraction of a second). A crash of the server
+  -- can lose the last reports, never half of one: their leases run out and their iterations are
+  -- played again. The owner mirrors only results a synchronous commit of its own has flushed
+  -- (see Mirror::pull), so it never writes out a result a crash could take back.
+  PERFORM set_config('synchronous_commit', 'off', true);
   SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
   IF r.state <> 'active' THEN
     RAISE EXCEPTION 'run % is %', p_run, r.state USING ERRCODE = 'SP005';

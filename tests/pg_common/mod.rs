@@ -130,14 +130,24 @@ impl Cluster {
 
     /// `pg_ctl restart` (fast shutdown, same port); returns once it accepts connections.
     pub fn restart(&self) {
+        self.script("restart");
+    }
+
+    /// Stop the server as a crash would (`pg_ctl -m immediate`) and start it again.
+    pub fn crash(&self) {
+        self.script("crash");
+    }
+
+    /// Run `.ci/pg COMMAND DIR` on this cluster; panics with its message when it fails.
+    fn script(&self, command: &str) {
         let out = Command::new(script())
-            .arg("restart")
+            .arg(command)
             .arg(&self.dir)
             .output()
             .unwrap();
         assert!(
             out.status.success(),
-            "restart failed: {}",
+            "{command} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     }
