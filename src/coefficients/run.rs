@@ -27,6 +27,7 @@ use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
 use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
+use crate::spsa::Schedule;
 use crate::tuner::checkpoint::{self, RunState, write_atomically};
 use crate::tuner::log::ThetaLog;
 use crate::vars::Variable;
@@ -111,17 +112,10 @@ struct GradientTable {
 }
 
 fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) -> Result<String> {
-    let run_state = RunState {
-        version: checkpoint::VERSION,
-        seed: state.seed.clone(),
-        // The θ log's rows: one per epoch, and the final values once finished.
-        applied: state.epoch as u64 + u64::from(state.finished),
-        finished: state.finished,
-        theta: state.theta.clone(),
-        start: state.start.clone(),
-        next_fresh: state.epoch as u64 + u64::from(state.finished),
-        missing: Vec::new(),
-        log_bytes: state.log_bytes,
+    // The θ log's rows: one per epoch, and the final values once finished.
+    let rows = state.epoch as u64 + u64::from(state.finished);
+    // An epoch is not an SPSA iteration: no gains to record.
+    let schedule = Schedule {
         iterations: if state.finished {
             state.epoch as u64 + 1
         } else {
@@ -130,9 +124,14 @@ fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) ->
         a: 0.0,
         alpha: 0.0,
         gamma: 0.0,
-        pairs_per_iteration: 0,
-        outputs: Default::default(),
-        counts: Default::default(),
+    };
+    let run_state = RunState {
+        applied: rows,
+        finished: state.finished,
+        theta: state.theta.clone(),
+        next_fresh: rows,
+        log_bytes: state.log_bytes,
+        ..RunState::fresh(&state.seed, state.start.clone(), &schedule, 0)
     };
     let mut out = checkpoint::render(&run_state, vars)?;
     let part = GradientPart {
