@@ -27,5 +27,6 @@ pub mod spsa;
 pub mod stats;
 pub mod study;
 pub mod textfile;
+pub mod thread_home;
 pub mod tuner;
 pub mod vars;

@@ -14,7 +14,7 @@ use shakmaty::{Chess, Color, Position};
 use spsa::arena::EngineSetup;
 use spsa::config::positions::PositionSearch;
 use spsa::engine::{EngineSpec, OptionValue};
-use spsa::positions::eval::{EvalSettings, Evaluator, paired_loss};
+use spsa::positions::eval::{EvalSettings, Evaluator};
 use spsa::positions::local::{LocalProblem, local_search};
 use spsa::positions::loss::sigmoid;
 use spsa::positions::source::{batch_indices, part_of};
@@ -218,8 +218,8 @@ async fn spsa_on_the_loss_recovers_the_truth(ev: &Evaluator, train: &LabelledPos
             let mine = part_of(&indices, part, 2);
             let (plus, minus) = (named(&t.plus), named(&t.minus));
             async move {
-                let mut e = ev.engine(part).lock().await;
-                paired_loss(&mut e, train, mine, &plus, &minus, &loss).await
+                ev.paired_loss(part, train, mine, &plus, &minus, &loss)
+                    .await
             }
         });
         let parts = futures::future::try_join_all(parts).await.unwrap();

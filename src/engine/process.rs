@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout, timeout_at};
 use tracing::{debug, trace, warn};
@@ -60,10 +60,17 @@ pub enum EngineError {
 /// cannot make us buffer without bound.
 const MAX_LINE: usize = 1 << 20;
 
-/// Reads lines from the engine's stdout into one reused buffer. Cancel-safe: if a read is
-/// abandoned at a deadline, the partial line stays buffered and the next read continues it.
+/// Reads lines from the engine's stdout into one reused buffer, either through the runtime
+/// ([`LineReader::read`]) or by blocking the thread ([`LineReader::read_blocking`], for a thread
+/// that serves one engine and nothing else). Both see the same buffered bytes, so the two can
+/// alternate. Cancel-safe: if a read is abandoned at a deadline, the partial line stays buffered
+/// and the next read continues it.
 struct LineReader<R = ChildStdout> {
-    inner: BufReader<R>,
+    inner: R,
+    buf: Box<[u8]>,
+    /// The unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
     line: Vec<u8>,
     complete: bool,
 }
@@ -74,36 +81,55 @@ enum Read {
     Timeout,
 }
 
-impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+impl<R> LineReader<R> {
     fn new(inner: R) -> Self {
         LineReader {
-            inner: BufReader::with_capacity(64 * 1024, inner),
+            inner,
+            buf: vec![0; 64 * 1024].into_boxed_slice(),
+            start: 0,
+            end: 0,
             line: Vec::with_capacity(1024),
             complete: false,
         }
     }
 
-    async fn next_line(&mut self) -> std::io::Result<bool> {
+    /// Move buffered bytes into the line up to and including a newline; true when a whole line
+    /// is in `line`. Consumes every buffered byte when there is no newline.
+    fn take_line(&mut self) -> bool {
         if self.complete {
             self.line.clear();
             self.complete = false;
         }
+        let avail = &self.buf[self.start..self.end];
+        let (take, used, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, i + 1, true),
+            None => (avail.len(), avail.len(), false),
+        };
+        let room = MAX_LINE.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&avail[..take.min(room)]);
+        self.start += used;
+        self.complete = done;
+        done
+    }
+
+    fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.line)
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+    async fn next_line(&mut self) -> std::io::Result<bool> {
+        use tokio::io::AsyncReadExt;
         loop {
-            let avail = self.inner.fill_buf().await?;
-            if avail.is_empty() {
-                return Ok(false);
-            }
-            let (take, used, done) = match avail.iter().position(|&b| b == b'\n') {
-                Some(i) => (i, i + 1, true),
-                None => (avail.len(), avail.len(), false),
-            };
-            let room = MAX_LINE.saturating_sub(self.line.len());
-            self.line.extend_from_slice(&avail[..take.min(room)]);
-            self.inner.consume(used);
-            if done {
-                self.complete = true;
+            if self.take_line() {
                 return Ok(true);
             }
+            // `read` is cancel-safe: dropped at a deadline, it has consumed nothing.
+            let n = self.inner.read(&mut self.buf).await?;
+            if n == 0 {
+                return Ok(false);
+            }
+            (self.start, self.end) = (0, n);
         }
     }
 
@@ -114,10 +140,107 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
             Err(_) => Read::Timeout,
         }
     }
+}
 
-    fn text(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.line)
+impl<R: std::os::fd::AsRawFd> LineReader<R> {
+    /// The next line, blocking this thread: `poll` until the engine writes (or `deadline`), then
+    /// `read`. Two system calls per engine write, and no runtime in between: this is the
+    /// evaluation loop's path, where our own share of the CPU is what counts.
+    fn read_blocking(&mut self, deadline: std::time::Instant) -> Read {
+        let fd = self.inner.as_raw_fd();
+        loop {
+            if self.take_line() {
+                return Read::Line;
+            }
+            match wait_for(fd, libc::POLLIN, deadline) {
+                Wait::Ready => {}
+                Wait::Timeout => return Read::Timeout,
+                Wait::Failed => return Read::Eof,
+            }
+            // SAFETY: `buf` is valid for writes of its length, and `fd` is the open pipe `inner`
+            // owns for as long as `self` lives.
+            let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), self.buf.len()) };
+            match n {
+                0 => return Read::Eof,
+                n if n > 0 => (self.start, self.end) = (0, n as usize),
+                _ => match std::io::Error::last_os_error().kind() {
+                    // The pipe is non-blocking (the runtime's); a wake-up without data, or a
+                    // signal: wait again.
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => {}
+                    _ => return Read::Eof,
+                },
+            }
+        }
     }
+}
+
+enum Wait {
+    Ready,
+    Timeout,
+    /// The descriptor is closed or in error (`POLLHUP` with nothing left to read counts as ready:
+    /// the `read` then sees the end).
+    Failed,
+}
+
+/// `poll(2)` one descriptor for `events` until `deadline`.
+fn wait_for(fd: std::os::fd::RawFd, events: libc::c_short, deadline: std::time::Instant) -> Wait {
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // Rounded up, so a wait never ends a little before the deadline and spins.
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let mut p = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, and its count is 1.
+        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        if r > 0 {
+            return if p.revents & (events | libc::POLLHUP | libc::POLLERR) != 0
+                && p.revents & libc::POLLNVAL == 0
+            {
+                Wait::Ready
+            } else {
+                Wait::Failed
+            };
+        }
+        if r == 0 {
+            if left.is_zero() {
+                return Wait::Timeout;
+            }
+            continue;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Wait::Failed;
+        }
+    }
+}
+
+/// Write all of `bytes` to `fd` (a non-blocking pipe), waiting for room until `deadline`.
+fn write_blocking(
+    fd: std::os::fd::RawFd,
+    mut bytes: &[u8],
+    deadline: std::time::Instant,
+) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is valid for reads of its length; `fd` is an open pipe.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n >= 0 {
+            bytes = &bytes[n as usize..];
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::Interrupted => {}
+            std::io::ErrorKind::WouldBlock => match wait_for(fd, libc::POLLOUT, deadline) {
+                Wait::Ready => {}
+                Wait::Timeout => return Err(std::io::ErrorKind::TimedOut.into()),
+                Wait::Failed => return Err(std::io::ErrorKind::BrokenPipe.into()),
+            },
+            _ => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 struct Proc {
@@ -458,88 +581,153 @@ impl UciEngine {
         Ok(self.is_ready().await?)
     }
 
+    /// `position` and `go` in one write: one syscall and one engine wake-up per move.
+    fn compose_search(&mut self, start_fen: &str, moves: &[String], go: &GoCommand) {
+        self.buf.clear();
+        push_position(&mut self.buf, start_fen, moves);
+        self.buf.push('\n');
+        push_go(&mut self.buf, go);
+    }
+
+    /// One search: the command written and the answer read through the runtime, or by blocking
+    /// this thread ([`UciEngine::search_blocking`]). Faults are handled through the runtime in
+    /// both cases.
     async fn run_search(
         &mut self,
         start_fen: &str,
         moves: &[String],
         go: &GoCommand,
         deadline: Duration,
+        blocking: bool,
     ) -> Result<SearchReply, EngineFault> {
+        use std::os::fd::AsRawFd;
         self.proc_mut()?;
-        // `position` and `go` in one write: one syscall and one engine wake-up per move.
-        self.buf.clear();
-        push_position(&mut self.buf, start_fen, moves);
-        self.buf.push('\n');
-        push_go(&mut self.buf, go);
-        self.send_buf().await?;
+        self.compose_search(start_fen, moves, go);
         let start = Instant::now();
+        if blocking {
+            trace!(engine = %self.spec.name, ">> {}", self.buf);
+            self.buf.push('\n');
+            let p = self.proc.as_mut().expect("checked above");
+            let limit = start.into_std() + self.spec.ready_timeout;
+            let written = write_blocking(p.stdin.as_raw_fd(), self.buf.as_bytes(), limit);
+            self.buf.pop();
+            if let Err(e) = written {
+                let status = self.reap().await;
+                return Err(EngineFault::Disconnected(format!(
+                    "engine `{}`: cannot write `{}`: {e} ({status})",
+                    self.spec.name, self.buf
+                )));
+            }
+        } else {
+            self.send_buf().await?;
+        }
         let give_up = start + deadline;
-
-        let mut score: Option<Score> = None;
-        let mut depth: Option<u32> = None;
-        let mut nodes: Option<u64> = None;
+        let mut progress = SearchProgress::default();
         loop {
             let p = self.proc_mut()?;
-            match p.out.read(give_up).await {
+            let read = if blocking {
+                p.out.read_blocking(give_up.into_std())
+            } else {
+                p.out.read(give_up).await
+            };
+            match read {
                 Read::Line => {
-                    let text = p.out.text();
-                    match parse_line(&text) {
-                        EngineLine::Info(info) => {
-                            if info.multipv.is_none_or(|m| m <= 1) {
-                                score = info.score.or(score);
-                                depth = info.depth.or(depth);
-                            }
-                            nodes = info.nodes.or(nodes);
-                        }
-                        EngineLine::BestMove { best, .. } => {
-                            let elapsed = start.elapsed();
-                            let best = match best {
-                                Some(m) => BestMove::Move(m.to_string()),
-                                None => BestMove::NoMove,
-                            };
-                            return Ok(SearchReply {
-                                best,
-                                score,
-                                depth,
-                                nodes,
-                                elapsed,
-                            });
-                        }
-                        _ => {}
+                    if let Some(reply) = progress.line(&p.out.text(), || start.elapsed()) {
+                        return Ok(reply);
                     }
                 }
                 Read::Eof => return Err(self.disconnected("searching").await),
-                Read::Timeout => break,
+                Read::Timeout => {
+                    return Err(self.stop_late_search(start.elapsed(), deadline).await);
+                }
             }
         }
+    }
 
-        // No bestmove in time: ask it to stop, give it a short grace to answer.
-        let waited = start.elapsed();
+    /// [`Player::search`] without the runtime: the command is written and the answer read by
+    /// blocking this thread, so an evaluation costs us a write, and a `poll` and a `read` per
+    /// batch of lines the engine writes, instead of the runtime's wake-ups. Only for a thread
+    /// that serves this engine alone (the position evaluator's): it blocks the runtime it runs
+    /// on until the engine answers. Faults are handled as by `search`, through the runtime.
+    pub async fn search_blocking(
+        &mut self,
+        start_fen: &str,
+        moves: &[String],
+        go: &GoCommand,
+        deadline: Duration,
+    ) -> Result<SearchReply, EngineFault> {
+        self.run_search(start_fen, moves, go, deadline, true).await
+    }
+
+    /// No `bestmove` within the deadline: ask the engine to stop and give it a short grace to
+    /// answer; kill it if it does not.
+    async fn stop_late_search(&mut self, waited: Duration, deadline: Duration) -> EngineFault {
         debug!(engine = %self.spec.name, ?waited, "deadline passed; sending stop");
-        self.send("stop").await?;
+        if let Err(e) = self.send("stop").await {
+            return e;
+        }
         let grace = (deadline / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
         let grace_end = Instant::now() + grace;
         loop {
-            let p = self.proc_mut()?;
+            let p = match self.proc_mut() {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             match p.out.read(grace_end).await {
                 Read::Line => {
                     if matches!(parse_line(&p.out.text()), EngineLine::BestMove { .. }) {
-                        return Err(EngineFault::Stalled {
+                        return EngineFault::Stalled {
                             waited,
                             answered_stop: true,
-                        });
+                        };
                     }
                 }
-                Read::Eof => return Err(self.disconnected("stopping").await),
+                Read::Eof => return self.disconnected("stopping").await,
                 Read::Timeout => {
                     warn!(engine = %self.spec.name, ?waited, "ignored stop; killed");
                     self.kill().await;
-                    return Err(EngineFault::Stalled {
+                    return EngineFault::Stalled {
                         waited,
                         answered_stop: false,
-                    });
+                    };
                 }
             }
+        }
+    }
+}
+
+/// What a search has reported so far: the last score and depth of the main line (multipv 1),
+/// the last node count.
+#[derive(Default)]
+struct SearchProgress {
+    score: Option<Score>,
+    depth: Option<u32>,
+    nodes: Option<u64>,
+}
+
+impl SearchProgress {
+    /// Take one engine line; the reply once it is `bestmove`.
+    fn line(&mut self, text: &str, elapsed: impl FnOnce() -> Duration) -> Option<SearchReply> {
+        match parse_line(text) {
+            EngineLine::Info(info) => {
+                if info.multipv.is_none_or(|m| m <= 1) {
+                    self.score = info.score.or(self.score);
+                    self.depth = info.depth.or(self.depth);
+                }
+                self.nodes = info.nodes.or(self.nodes);
+                None
+            }
+            EngineLine::BestMove { best, .. } => Some(SearchReply {
+                best: match best {
+                    Some(m) => BestMove::Move(m.to_string()),
+                    None => BestMove::NoMove,
+                },
+                score: self.score,
+                depth: self.depth,
+                nodes: self.nodes,
+                elapsed: elapsed(),
+            }),
+            _ => None,
         }
     }
 }
@@ -572,7 +760,7 @@ impl Player for UciEngine {
         go: &GoCommand,
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
-        self.run_search(start_fen, moves, go, deadline).await
+        self.run_search(start_fen, moves, go, deadline, false).await
     }
 }
 
@@ -655,6 +843,38 @@ mod tests {
         assert_eq!(rd.text(), "readyok");
         drop(writer.await.unwrap());
         assert!(matches!(rd.read(later).await, Read::Eof));
+    }
+
+    #[tokio::test]
+    async fn blocking_and_runtime_reads_share_one_buffer() {
+        let (mut w, r) = tokio::net::unix::pipe::pipe().unwrap();
+        let mut rd = LineReader::new(r);
+        let soon = || std::time::Instant::now() + Duration::from_millis(30);
+        // Nothing written yet: the blocking read waits until its deadline, no longer.
+        let t0 = std::time::Instant::now();
+        assert!(matches!(rd.read_blocking(soon()), Read::Timeout));
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        w.write_all(b"info dep").await.unwrap();
+        assert!(matches!(rd.read_blocking(soon()), Read::Timeout));
+        w.write_all(b"th 5\r\nbestmove e2e4\nreadyok\npartial")
+            .await
+            .unwrap();
+        let later = std::time::Instant::now() + Duration::from_secs(5);
+        assert!(matches!(rd.read_blocking(later), Read::Line));
+        assert_eq!(rd.text(), "info depth 5\r");
+        // The bytes the blocking read buffered are the runtime read's next line, and back.
+        assert!(matches!(
+            rd.read(Instant::now() + Duration::from_secs(5)).await,
+            Read::Line
+        ));
+        assert_eq!(rd.text(), "bestmove e2e4");
+        assert!(matches!(rd.read_blocking(later), Read::Line));
+        assert_eq!(rd.text(), "readyok");
+        w.write_all(b" line\n").await.unwrap();
+        assert!(matches!(rd.read_blocking(later), Read::Line));
+        assert_eq!(rd.text(), "partial line");
+        drop(w);
+        assert!(matches!(rd.read_blocking(later), Read::Eof));
     }
 
     #[test]

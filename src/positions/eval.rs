@@ -11,17 +11,23 @@
 //! A position the engine fails on (crash, hang, `bestmove` without a score) is counted and
 //! skipped; the engine is restarted when the fault left it unusable. Only an engine that cannot
 //! be restarted ends the run.
+//!
+//! Our share of the CPU: each engine of an [`Evaluator`] lives on a thread of its own
+//! ([`ThreadHome`]), which writes the command and reads the answer by blocking on the pipe
+//! ([`UciEngine::search_blocking`]): a write, and a `poll` and a `read` per batch of lines,
+//! with no runtime wake-ups between. The FENs of a batch are written once, on the caller's
+//! thread, and shared by its θ+ and θ− scorings.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tokio::time::Instant;
 
 use super::labelled::LabelledPositions;
 use super::loss::Loss;
 use crate::arena::EngineSetup;
 use crate::config::positions::PositionSearch;
 use crate::engine::{EngineFault, GoCommand, Player, Score, UciEngine};
+use crate::thread_home::ThreadHome;
 
 /// Where mate scores land and where centipawn scores are clipped, in centipawns.
 pub const SCORE_BOUND_CP: f64 = 2000.0;
@@ -70,14 +76,56 @@ pub struct Scores {
     pub search_time: Duration,
 }
 
-/// One engine process used for evaluations, with the values it currently holds.
+/// The FENs of a list of positions, written once and shared by every scoring of the list (θ+
+/// and θ− of one batch).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FenBatch {
+    text: String,
+    /// Position j's FEN is `text[ends[j-1]..ends[j]]` (from 0 for j = 0).
+    ends: Vec<usize>,
+    white_to_move: Vec<bool>,
+}
+
+impl FenBatch {
+    /// The FENs of positions `indices` of `set`, in that order.
+    pub fn of(set: &LabelledPositions, indices: &[usize]) -> FenBatch {
+        let mut b = FenBatch {
+            text: String::with_capacity(indices.len() * 64),
+            ends: Vec::with_capacity(indices.len()),
+            white_to_move: Vec::with_capacity(indices.len()),
+        };
+        for &i in indices {
+            let white = set.write_fen(i, &mut b.text) == shakmaty::Color::White;
+            b.ends.push(b.text.len());
+            b.white_to_move.push(white);
+        }
+        b
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Position j's FEN and whether White is to move there.
+    fn get(&self, j: usize) -> (&str, bool) {
+        let from = if j == 0 { 0 } else { self.ends[j - 1] };
+        (&self.text[from..self.ends[j]], self.white_to_move[j])
+    }
+}
+
+/// One engine process used for evaluations, with the values it currently holds. Its scoring
+/// blocks the thread while the engine searches: give it a thread of its own (as [`Evaluator`]
+/// does) unless nothing else needs the thread meanwhile.
 pub struct EvalEngine {
     engine: UciEngine,
     settings: EvalSettings,
     go: GoCommand,
     /// The tuned options' values last sent (engine restarts re-send them).
     current: Vec<(String, f64)>,
-    fen: String,
 }
 
 impl EvalEngine {
@@ -118,7 +166,6 @@ impl EvalEngine {
             engine,
             settings,
             current: Vec::new(),
-            fen: String::with_capacity(100),
         };
         if let PositionSearch::Nodes(n) = settings.search {
             me.check_node_limit(n).await?;
@@ -198,8 +245,17 @@ impl EvalEngine {
         indices: &[usize],
         values: &[(String, f64)],
     ) -> Result<Scores> {
+        self.score_fens(&FenBatch::of(set, indices), values).await
+    }
+
+    /// Score the positions of `fens` with the tuned options at `values`.
+    pub async fn score_fens(
+        &mut self,
+        fens: &FenBatch,
+        values: &[(String, f64)],
+    ) -> Result<Scores> {
         let mut out = Scores {
-            scores: Vec::with_capacity(indices.len()),
+            scores: Vec::with_capacity(fens.len()),
             ..Scores::default()
         };
         // Values and a cleared engine state; a failure here is retried after a restart once.
@@ -227,23 +283,23 @@ impl EvalEngine {
                 self.engine.spec().name
             );
         }
-        for &i in indices {
-            self.fen.clear();
-            let white = set.write_fen(i, &mut self.fen) == shakmaty::Color::White;
-            let started = Instant::now();
+        for j in 0..fens.len() {
+            let (fen, white) = fens.get(j);
             let reply = self
                 .engine
-                .search(&self.fen, &[], &self.go, self.settings.deadline)
+                .search_blocking(fen, &[], &self.go, self.settings.deadline)
                 .await;
-            out.search_time += started.elapsed();
             match reply {
-                Ok(r) => match r.score {
-                    Some(s) => out.scores.push(Some(white_cp(s, white))),
-                    None => {
-                        out.scores.push(None);
-                        out.faults.push("no score".into());
+                Ok(r) => {
+                    out.search_time += r.elapsed;
+                    match r.score {
+                        Some(s) => out.scores.push(Some(white_cp(s, white))),
+                        None => {
+                            out.scores.push(None);
+                            out.faults.push("no score".into());
+                        }
                     }
-                },
+                }
                 Err(f) => {
                     out.scores.push(None);
                     out.faults.push(fault_kind(&f).into());
@@ -255,6 +311,19 @@ impl EvalEngine {
             }
         }
         Ok(out)
+    }
+
+    /// Score `fens` at θ+ and then at θ− (one SPSA trial's part).
+    pub async fn score_both(
+        &mut self,
+        fens: &FenBatch,
+        plus: &[(String, f64)],
+        minus: &[(String, f64)],
+    ) -> Result<(Scores, Scores)> {
+        Ok((
+            self.score_fens(fens, plus).await?,
+            self.score_fens(fens, minus).await?,
+        ))
     }
 
     /// Quit the process.
@@ -299,8 +368,20 @@ pub async fn paired_loss(
     minus: &[(String, f64)],
     loss: &Loss,
 ) -> Result<PairedLoss> {
-    let a = engine.score(set, indices, plus).await?;
-    let b = engine.score(set, indices, minus).await?;
+    let (a, b) = engine
+        .score_both(&FenBatch::of(set, indices), plus, minus)
+        .await?;
+    Ok(pair(set, indices, a, b, loss))
+}
+
+/// Sum the losses of the positions scored on both sides.
+fn pair(
+    set: &LabelledPositions,
+    indices: &[usize],
+    a: Scores,
+    b: Scores,
+    loss: &Loss,
+) -> PairedLoss {
     let mut out = PairedLoss::default();
     for (j, &i) in indices.iter().enumerate() {
         match (a.scores[j], b.scores[j]) {
@@ -315,13 +396,14 @@ pub async fn paired_loss(
     }
     out.faults = a.faults;
     out.faults.extend(b.faults);
-    Ok(out)
+    out
 }
 
-/// N engine processes sharing evaluations: the whole-set scoring that K fitting, validation
-/// losses and the local search need.
+/// N engine processes sharing evaluations, each on a thread of its own: the per-trial parts of
+/// SPSA ([`Evaluator::paired_loss`] on one engine) and the whole-set scoring that K fitting,
+/// validation losses and the local search need.
 pub struct Evaluator {
-    engines: Vec<tokio::sync::Mutex<EvalEngine>>,
+    engines: Vec<ThreadHome<EvalEngine>>,
 }
 
 impl Evaluator {
@@ -332,11 +414,16 @@ impl Evaluator {
         tuned: &[String],
         n: usize,
     ) -> Result<Evaluator> {
-        let starts = (0..n.max(1)).map(|_| EvalEngine::start(setup, settings, tuned));
+        let starts = (0..n.max(1)).map(|i| {
+            let (setup, tuned) = (setup.clone(), tuned.to_vec());
+            ThreadHome::start(
+                format!("eval-{i}"),
+                move || async move { EvalEngine::start(&setup, settings, &tuned).await },
+                |e: &mut EvalEngine| Box::pin(e.quit()),
+            )
+        });
         let engines = futures::future::try_join_all(starts).await?;
-        Ok(Evaluator {
-            engines: engines.into_iter().map(tokio::sync::Mutex::new).collect(),
-        })
+        Ok(Evaluator { engines })
     }
 
     pub fn len(&self) -> usize {
@@ -347,9 +434,36 @@ impl Evaluator {
         self.engines.is_empty()
     }
 
-    /// Engine `slot` (for a source that runs one part per slot).
-    pub fn engine(&self, slot: usize) -> &tokio::sync::Mutex<EvalEngine> {
-        &self.engines[slot % self.engines.len()]
+    /// Score `fens` at `values` on engine `slot` (modulo the engine count).
+    pub async fn score(
+        &self,
+        slot: usize,
+        fens: FenBatch,
+        values: &[(String, f64)],
+    ) -> Result<Scores> {
+        let values = values.to_vec();
+        self.engines[slot % self.engines.len()]
+            .run(move |e| Box::pin(async move { e.score_fens(&fens, &values).await }))
+            .await?
+    }
+
+    /// [`paired_loss`] on engine `slot` (modulo the engine count). The FENs are written once,
+    /// here, for both sides.
+    pub async fn paired_loss(
+        &self,
+        slot: usize,
+        set: &LabelledPositions,
+        indices: &[usize],
+        plus: &[(String, f64)],
+        minus: &[(String, f64)],
+        loss: &Loss,
+    ) -> Result<PairedLoss> {
+        let fens = FenBatch::of(set, indices);
+        let (plus, minus) = (plus.to_vec(), minus.to_vec());
+        let (a, b) = self.engines[slot % self.engines.len()]
+            .run(move |e| Box::pin(async move { e.score_both(&fens, &plus, &minus).await }))
+            .await??;
+        Ok(pair(set, indices, a, b, loss))
     }
 
     /// Score every position of `set` at `values`, split into one contiguous chunk per engine.
@@ -363,13 +477,9 @@ impl Evaluator {
         let n = set.len();
         let chunks = self.engines.len();
         let parts = (0..chunks).map(|c| {
-            let lo = n * c / chunks;
-            let hi = n * (c + 1) / chunks;
-            let indices: Vec<usize> = (lo..hi).collect();
-            async move {
-                let mut e = self.engines[c].lock().await;
-                e.score(set, &indices, values).await
-            }
+            let indices: Vec<usize> = (n * c / chunks..n * (c + 1) / chunks).collect();
+            let fens = FenBatch::of(set, &indices);
+            self.score(c, fens, values)
         });
         let results = futures::future::try_join_all(parts).await?;
         let mut out = Scores::default();
@@ -398,11 +508,9 @@ impl Evaluator {
         Ok((mean, s))
     }
 
-    /// Quit every engine.
+    /// Quit every engine (the threads stay until the evaluator is dropped).
     pub async fn quit_all(&self) {
-        let quits = self.engines.iter().map(|e| async move {
-            e.lock().await.quit().await;
-        });
+        let quits = self.engines.iter().map(|h| h.run(|e| Box::pin(e.quit())));
         futures::future::join_all(quits).await;
     }
 }

@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::eval::{EvalSettings, Evaluator, PairedLoss, paired_loss};
+use super::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
 use super::labelled::LabelledPositions;
 use super::loss::{Loss, fit_k};
 use crate::arena::{EngineSetup, engine_setup};
@@ -169,16 +169,16 @@ impl PositionSource {
         let named = |t: &[f64]| -> Vec<(String, f64)> {
             self.names.iter().cloned().zip(t.iter().copied()).collect()
         };
-        let mut engine = self.evaluator.engine(slot).lock().await;
-        paired_loss(
-            &mut engine,
-            &self.train,
-            mine,
-            &named(plus),
-            &named(minus),
-            &self.loss,
-        )
-        .await
+        self.evaluator
+            .paired_loss(
+                slot,
+                &self.train,
+                mine,
+                &named(plus),
+                &named(minus),
+                &self.loss,
+            )
+            .await
     }
 
     /// Mean loss of a whole set at θ (training or validation losses for the log).
@@ -220,9 +220,10 @@ impl Source for PositionSource {
                     .collect();
                 let values: Vec<(String, f64)> = self.names.iter().cloned().zip(mid).collect();
                 let all: Vec<usize> = (0..valid.len()).collect();
-                let mut e = self.evaluator.engine(slot).lock().await;
-                let s = e.score(valid, &all, &values).await?;
-                drop(e);
+                let s = self
+                    .evaluator
+                    .score(slot, FenBatch::of(valid, &all), &values)
+                    .await?;
                 let l = self.loss.mean(
                     s.scores
                         .iter()
