@@ -61,6 +61,8 @@ impl<S: 'static> ThreadHome<S> {
                 });
             })
             .with_context(|| format!("cannot start thread `{name}`"))?;
+        // Made before the start is awaited: if this future is dropped meanwhile, or the start
+        // fails, dropping the home still waits for the thread (and closes what it made).
         let home = ThreadHome {
             jobs: Some(jobs),
             thread: Some(thread),
@@ -73,17 +75,56 @@ impl<S: 'static> ThreadHome<S> {
     }
 
     /// Run `f` on the value, on its thread, and return what it returns. The future `f` makes runs
-    /// there too, so it need not be `Send`.
+    /// there too, so it need not be `Send`. It runs to its end even if the caller stops waiting.
     pub async fn run<R, F>(&self, f: F) -> Result<R>
     where
         R: Send + 'static,
         F: for<'a> FnOnce(&'a mut S) -> LocalBoxFuture<'a, R> + Send + 'static,
     {
+        self.send(f, None::<fn(&mut S) -> LocalBoxFuture<'_, ()>>)
+            .await
+    }
+
+    /// As [`ThreadHome::run`], except that when the caller stops waiting (its future is
+    /// dropped: a shutdown), `f`'s future is dropped where it stands and `abandoned` runs on the
+    /// value instead (quit engines that were mid-search).
+    pub async fn run_or_abandon<R, F, G>(&self, f: F, abandoned: G) -> Result<R>
+    where
+        R: Send + 'static,
+        F: for<'a> FnOnce(&'a mut S) -> LocalBoxFuture<'a, R> + Send + 'static,
+        G: for<'a> FnOnce(&'a mut S) -> LocalBoxFuture<'a, ()> + Send + 'static,
+    {
+        self.send(f, Some(abandoned)).await
+    }
+
+    async fn send<R, F, G>(&self, f: F, abandoned: Option<G>) -> Result<R>
+    where
+        R: Send + 'static,
+        F: for<'a> FnOnce(&'a mut S) -> LocalBoxFuture<'a, R> + Send + 'static,
+        G: for<'a> FnOnce(&'a mut S) -> LocalBoxFuture<'a, ()> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         let job: Job<S> = Box::new(move |s| {
             Box::pin(async move {
-                let r = f(s).await;
-                let _ = reply.send(r);
+                let mut reply = reply;
+                let Some(abandoned) = abandoned else {
+                    let _ = reply.send(f(s).await);
+                    return;
+                };
+                let done = {
+                    let work = f(s);
+                    tokio::pin!(work);
+                    tokio::select! {
+                        r = &mut work => Some(r),
+                        _ = reply.closed() => None,
+                    }
+                };
+                match done {
+                    Some(r) => {
+                        let _ = reply.send(r);
+                    }
+                    None => abandoned(s).await,
+                }
             })
         });
         self.jobs
@@ -110,6 +151,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     #[tokio::test]
     async fn the_value_lives_on_its_own_thread_and_is_closed_when_dropped() {
@@ -148,6 +190,53 @@ mod tests {
             1,
             "closed before drop returns"
         );
+    }
+
+    #[tokio::test]
+    async fn work_nobody_waits_for_is_abandoned_and_the_value_told() {
+        let home = ThreadHome::start(
+            "test-abandon".into(),
+            || async { Ok(Vec::<&'static str>::new()) },
+            |_| Box::pin(async {}),
+        )
+        .await
+        .unwrap();
+        let stuck = home.run_or_abandon(
+            |log| {
+                Box::pin(async move {
+                    log.push("started");
+                    std::future::pending::<()>().await;
+                    log.push("finished");
+                })
+            },
+            |log| Box::pin(async move { log.push("abandoned") }),
+        );
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), stuck)
+                .await
+                .is_err()
+        );
+        let log = home
+            .run(|log| Box::pin(async move { log.clone() }))
+            .await
+            .unwrap();
+        assert_eq!(log, ["started", "abandoned"]);
+        // Plain `run` work finishes even when its caller has gone.
+        let _ = tokio::time::timeout(
+            Duration::from_millis(1),
+            home.run(|log| {
+                Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    log.push("slow work done");
+                })
+            }),
+        )
+        .await;
+        let log = home
+            .run(|log| Box::pin(async move { log.clone() }))
+            .await
+            .unwrap();
+        assert_eq!(log, ["started", "abandoned", "slow work done"]);
     }
 
     #[tokio::test]

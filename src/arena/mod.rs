@@ -12,7 +12,6 @@ mod setup;
 mod tests;
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,9 +22,9 @@ use crate::engine::{
     EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UciEngine,
 };
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
+use crate::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
 pub use setup::{book_options, engine_setup, game_settings};
-use tokio::sync::{mpsc, oneshot};
 
 /// One side's engine and the options it always plays with (Hash, Threads, OwnBook, …).
 #[derive(Clone, Debug)]
@@ -97,41 +96,15 @@ struct Slot<E> {
     b: Engine<E>,
 }
 
-/// What a slot's thread is asked to do.
-enum Job {
-    Play {
-        opening: u64,
-        a_white: bool,
-        a: OptionSet,
-        b: OptionSet,
-        reply: oneshot::Sender<Result<GamePlayed>>,
-    },
-    Validate {
-        a: OptionSet,
-        b: OptionSet,
-        reply: oneshot::Sender<Result<()>>,
-    },
-    Quit {
-        reply: oneshot::Sender<()>,
-    },
-    /// Run a closure on the slot (`&mut Slot<E>` as `Any`): tests look at their scripted seats.
-    #[cfg(test)]
-    Inspect(SlotProbe),
-}
-
-/// A closure run on a slot's thread with the slot (tests).
-#[cfg(test)]
-type SlotProbe = Box<dyn FnOnce(&mut dyn std::any::Any) + Send>;
-
 /// The pool of engine pairs. Each slot's engines live on a thread of their own with a
 /// single-threaded runtime: an engine's output lines wake only the thread that plays its game
 /// (as in fastchess, a thread per game), and the caller is woken once per game, not per line.
-pub struct Arena<E: Seat = UciEngine> {
-    slots: Vec<mpsc::UnboundedSender<Job>>,
-    threads: Vec<std::thread::JoinHandle<()>>,
+/// Dropping the arena closes every slot and waits for its thread: the engines are gone (quit
+/// or killed) when the arena is, also on error paths that skip `quit_all`.
+pub struct Arena<E: Seat + 'static = UciEngine> {
+    slots: Vec<ThreadHome<Slot<E>>>,
     book: Arc<Book>,
     game: Arc<GameSettings>,
-    _engines: PhantomData<fn() -> E>,
 }
 
 impl Arena<UciEngine> {
@@ -165,7 +138,8 @@ impl<E: Seat + 'static> Arena<E> {
     }
 
     /// One thread per pair; `start` makes the pair on its thread (engine processes belong to
-    /// the runtime that reads them).
+    /// the runtime that reads them). The pairs start at once; if one fails, the others are
+    /// closed before the error returns.
     async fn open<F, Fut>(
         starts: impl IntoIterator<Item = F>,
         book: Book,
@@ -175,36 +149,31 @@ impl<E: Seat + 'static> Arena<E> {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = Result<(E, E)>>,
     {
-        let (book, game) = (Arc::new(book), Arc::new(game));
-        let mut slots = Vec::new();
-        let mut threads = Vec::new();
-        let mut ready = Vec::new();
-        for (index, start) in starts.into_iter().enumerate() {
-            let (jobs, rx) = mpsc::unbounded_channel();
-            let (started, started_rx) = oneshot::channel();
-            let (book, game) = (book.clone(), game.clone());
-            let thread = std::thread::Builder::new()
-                .name(format!("spsa-slot-{}", index + 1))
-                .spawn(move || slot_thread(start, book, game, rx, started))
-                .context("cannot start a thread for a concurrency slot")?;
-            slots.push(jobs);
-            threads.push(thread);
-            ready.push(started_rx);
-        }
-        // Built before the start-up is checked, so a failed start joins every thread.
-        let arena = Arena {
+        let homes = starts.into_iter().enumerate().map(|(index, start)| {
+            ThreadHome::start(
+                format!("spsa-slot-{}", index + 1),
+                move || async move {
+                    let (a, b) = start().await?;
+                    Ok(Slot {
+                        a: Engine {
+                            uci: a,
+                            configured: None,
+                        },
+                        b: Engine {
+                            uci: b,
+                            configured: None,
+                        },
+                    })
+                },
+                |s: &mut Slot<E>| Box::pin(s.quit_both()),
+            )
+        });
+        let slots = futures::future::try_join_all(homes).await?;
+        Ok(Arena {
             slots,
-            threads,
-            book,
-            game,
-            _engines: PhantomData,
-        };
-        for started in ready {
-            started
-                .await
-                .map_err(|_| anyhow::anyhow!("a concurrency slot's thread ended at start-up"))??;
-        }
-        Ok(arena)
+            book: Arc::new(book),
+            game: Arc::new(game),
+        })
     }
 
     pub fn slots(&self) -> usize {
@@ -222,12 +191,10 @@ impl<E: Seat + 'static> Arena<E> {
     /// Send `quit` to every engine and wait for the processes to exit (killing any that do not
     /// within their quit timeout), so they are reaped before the caller reads child CPU times.
     pub async fn quit_all(&self) {
-        let quits = self.slots.iter().map(|jobs| async move {
-            let (reply, done) = oneshot::channel();
-            if jobs.send(Job::Quit { reply }).is_ok() {
-                let _ = done.await;
-            }
-        });
+        let quits = self
+            .slots
+            .iter()
+            .map(|home| home.run(|s| Box::pin(s.quit_both())));
         futures::future::join_all(quits).await;
     }
 
@@ -237,18 +204,24 @@ impl<E: Seat + 'static> Arena<E> {
         a: &[(String, OptionValue)],
         b: &[(String, OptionValue)],
     ) -> Result<()> {
-        let (reply, answer) = oneshot::channel();
-        let job = Job::Validate {
-            a: a.to_vec(),
-            b: b.to_vec(),
-            reply,
-        };
-        self.ask(0, job, answer).await?
+        let (a, b) = (a.to_vec(), b.to_vec());
+        self.slot(0)?
+            .run(move |s| {
+                Box::pin(async move {
+                    s.a.uci
+                        .validate(&a)
+                        .and_then(|()| s.b.uci.validate(&b))
+                        .map_err(anyhow::Error::new)
+                })
+            })
+            .await?
     }
 
     /// Play one game in `slot` from opening number `opening` of the book's order: side A (with
     /// `a_options`) has White when `a_white`, else Black. Engine faults are inside the result;
-    /// an error means play cannot go on (an option the engine rejects).
+    /// an error means play cannot go on (an option the engine rejects). A game whose caller
+    /// stops waiting (shutdown) is abandoned and both engines are quit, so the next game starts
+    /// them afresh rather than reading a stale search.
     pub async fn play_game(
         &self,
         slot: usize,
@@ -257,15 +230,20 @@ impl<E: Seat + 'static> Arena<E> {
         a_options: &[(String, OptionValue)],
         b_options: &[(String, OptionValue)],
     ) -> Result<GamePlayed> {
-        let (reply, answer) = oneshot::channel();
-        let job = Job::Play {
-            opening,
-            a_white,
-            a: a_options.to_vec(),
-            b: b_options.to_vec(),
-            reply,
-        };
-        self.ask(slot, job, answer).await?
+        let (a, b) = (a_options.to_vec(), b_options.to_vec());
+        let (book, game) = (self.book.clone(), self.game.clone());
+        self.slot(slot)?
+            .run_or_abandon(
+                move |s| {
+                    Box::pin(async move {
+                        let opening = book.opening_for(opening);
+                        play_in(s, opening, a_white, &a, &b, &game).await
+                    })
+                },
+                |s| Box::pin(s.quit_both()),
+            )
+            .await
+            .with_context(|| format!("concurrency slot {} has stopped", slot + 1))?
     }
 
     /// Run `f` on slot `index`'s engines, on their thread.
@@ -275,131 +253,26 @@ impl<E: Seat + 'static> Arena<E> {
         index: usize,
         f: impl FnOnce(&mut Slot<E>) -> R + Send + 'static,
     ) -> R {
-        let (reply, answer) = oneshot::channel();
-        let job = Job::Inspect(Box::new(move |slot: &mut dyn std::any::Any| {
-            let slot = slot.downcast_mut::<Slot<E>>().expect("the slot's type");
-            let _ = reply.send(f(slot));
-        }));
-        self.ask(index, job, answer).await.expect("slot thread")
+        self.slots[index]
+            .run(move |s| Box::pin(async move { f(s) }))
+            .await
+            .expect("slot thread")
     }
 
-    async fn ask<T>(&self, slot: usize, job: Job, answer: oneshot::Receiver<T>) -> Result<T> {
-        let gone = || anyhow::anyhow!("concurrency slot {} has stopped", slot + 1);
+    fn slot(&self, slot: usize) -> Result<&ThreadHome<Slot<E>>> {
         self.slots
             .get(slot)
-            .ok_or_else(gone)?
-            .send(job)
-            .map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())
+            .ok_or_else(|| anyhow::anyhow!("no concurrency slot {}", slot + 1))
     }
 }
 
-impl<E: Seat> Drop for Arena<E> {
-    /// Close every slot and wait for its thread: the engines are gone (quit or killed) when the
-    /// arena is, also on error paths that skip `quit_all`, so none outlives `spsa`.
-    fn drop(&mut self) {
-        self.slots.clear();
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
-        }
+impl<E: Seat> Slot<E> {
+    /// Quit both engines; the next game configures them afresh.
+    async fn quit_both(&mut self) {
+        tokio::join!(self.a.uci.quit(), self.b.uci.quit());
+        self.a.configured = None;
+        self.b.configured = None;
     }
-}
-
-/// A slot's thread: make the pair, report readiness, then serve jobs until the arena is
-/// dropped. A game whose caller stopped waiting (shutdown) is abandoned and both engines are
-/// quit, so the next game starts them afresh rather than reading a stale search.
-fn slot_thread<E, F, Fut>(
-    start: F,
-    book: Arc<Book>,
-    game: Arc<GameSettings>,
-    mut jobs: mpsc::UnboundedReceiver<Job>,
-    started: oneshot::Sender<Result<()>>,
-) where
-    E: Seat + 'static,
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<(E, E)>>,
-{
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = started.send(Err(
-                anyhow::Error::new(e).context("cannot start a slot's runtime")
-            ));
-            return;
-        }
-    };
-    runtime.block_on(async move {
-        let (a, b) = match start().await {
-            Ok(pair) => pair,
-            Err(e) => {
-                let _ = started.send(Err(e));
-                return;
-            }
-        };
-        let mut slot = Slot {
-            a: Engine {
-                uci: a,
-                configured: None,
-            },
-            b: Engine {
-                uci: b,
-                configured: None,
-            },
-        };
-        if started.send(Ok(())).is_err() {
-            return;
-        }
-        while let Some(job) = jobs.recv().await {
-            match job {
-                Job::Play {
-                    opening,
-                    a_white,
-                    a,
-                    b,
-                    mut reply,
-                } => {
-                    let opening = book.opening_for(opening);
-                    let played = {
-                        let play = play_in(&mut slot, opening, a_white, &a, &b, &game);
-                        tokio::pin!(play);
-                        tokio::select! {
-                            played = &mut play => Some(played),
-                            _ = reply.closed() => None,
-                        }
-                    };
-                    match played {
-                        Some(played) => {
-                            let _ = reply.send(played);
-                        }
-                        None => {
-                            for e in [&mut slot.a, &mut slot.b] {
-                                e.uci.quit().await;
-                                e.configured = None;
-                            }
-                        }
-                    }
-                }
-                Job::Validate { a, b, reply } => {
-                    let checked = slot
-                        .a
-                        .uci
-                        .validate(&a)
-                        .and_then(|()| slot.b.uci.validate(&b))
-                        .map_err(anyhow::Error::new);
-                    let _ = reply.send(checked);
-                }
-                Job::Quit { reply } => {
-                    tokio::join!(slot.a.uci.quit(), slot.b.uci.quit());
-                    let _ = reply.send(());
-                }
-                #[cfg(test)]
-                Job::Inspect(f) => f(&mut slot),
-            }
-        }
-    });
 }
 
 /// One game on a slot's pair (see [`Arena::play_game`]).
