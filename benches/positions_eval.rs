@@ -2,6 +2,10 @@
 //! time per evaluation next to the engine's, for sparring and Stockfish at depth 1 and 2, one
 //! engine process, measured side by side in one run (medians over rounds).
 //!
+//! The engine is driven as a positions run drives each of its engines: `EvalEngine::score`, which
+//! blocks the calling thread on the engine's pipe (here the bench's main thread; in a run, the
+//! engine's own thread).
+//!
 //! Our CPU is the on-CPU time of this process's threads (/proc/self/task/*/schedstat: the position
 //! store, FEN writing, the UCI exchange, the loss); the engine's is the same figure for its
 //! process, read while it runs. Target: ours ≤ 10% of the engine's at depth 1.
