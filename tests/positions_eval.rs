@@ -7,7 +7,9 @@ use std::time::Duration;
 use spsa::arena::EngineSetup;
 use spsa::config::positions::PositionSearch;
 use spsa::engine::{EngineSpec, OptionValue};
-use spsa::positions::eval::{EvalEngine, EvalSettings, Evaluator, SCORE_BOUND_CP, paired_loss};
+use spsa::positions::eval::{
+    EvalEngine, EvalSettings, Evaluator, FenBatch, SCORE_BOUND_CP, paired_loss,
+};
 use spsa::positions::{LabelledPositions, Loss, LossKind};
 
 const POSITIONS: &str = "\
@@ -206,4 +208,31 @@ async fn an_engine_that_ignores_go_nodes_is_refused_with_the_fix() {
         .unwrap();
     let s = e.score(&positions(), &all(), &[]).await.unwrap();
     assert!(s.scores.iter().all(Option::is_some), "{s:?}");
+}
+
+#[tokio::test]
+async fn a_scoring_nobody_waits_for_ends_after_the_search_under_way() {
+    // Each search takes 1 s: the six positions would take 6 s.
+    let ev = Evaluator::start(
+        &standin(&["--think", "1000"]),
+        depth1(10_000),
+        &["Val".into()],
+        1,
+    )
+    .await
+    .unwrap();
+    let (set, at) = (positions(), val(50.0));
+    let gave_up = tokio::time::timeout(Duration::from_millis(300), ev.score_all(&set, &at));
+    assert!(gave_up.await.is_err());
+    // The batch ends after its first search, the engine is quit, and the next scoring restarts
+    // it with its values: far sooner than the rest of the abandoned batch would have taken.
+    let started = std::time::Instant::now();
+    let one = ev.score(0, FenBatch::of(&set, &[0]), &at).await.unwrap();
+    assert_eq!(one.scores, [Some(50.0)]);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the abandoned batch ran on: {:?}",
+        started.elapsed()
+    );
+    ev.quit_all().await;
 }

@@ -29,6 +29,9 @@ use crate::config::positions::PositionSearch;
 use crate::engine::{EngineFault, GoCommand, Player, Score, UciEngine};
 use crate::thread_home::ThreadHome;
 
+/// How often a scoring gives its thread's runtime a turn (to notice a caller that has gone).
+const YIELD_EVERY: Duration = Duration::from_millis(50);
+
 /// Where mate scores land and where centipawn scores are clipped, in centipawns.
 pub const SCORE_BOUND_CP: f64 = 2000.0;
 
@@ -283,7 +286,15 @@ impl EvalEngine {
                 self.engine.spec().name
             );
         }
+        let mut yielded = std::time::Instant::now();
         for j in 0..fens.len() {
+            // The searches block the thread; between them, every 50 ms at most (a yield costs
+            // the runtime a poll of its I/O), let the runtime see whether the caller still
+            // waits: a shutdown abandons the batch here (see `Evaluator`).
+            if yielded.elapsed() >= YIELD_EVERY {
+                tokio::task::yield_now().await;
+                yielded = std::time::Instant::now();
+            }
             let (fen, white) = fens.get(j);
             let reply = self
                 .engine
@@ -329,6 +340,7 @@ impl EvalEngine {
     /// Quit the process.
     pub async fn quit(&mut self) {
         self.engine.quit().await;
+        self.current.clear();
     }
 
     /// The OS process id (for CPU accounting in the benchmark).
@@ -401,7 +413,8 @@ fn pair(
 
 /// N engine processes sharing evaluations, each on a thread of its own: the per-trial parts of
 /// SPSA ([`Evaluator::paired_loss`] on one engine) and the whole-set scoring that K fitting,
-/// validation losses and the local search need.
+/// validation losses and the local search need. A scoring whose caller stops waiting (Ctrl-C)
+/// ends after the search under way, and that engine is quit; the next scoring restarts it.
 pub struct Evaluator {
     engines: Vec<ThreadHome<EvalEngine>>,
 }
@@ -443,7 +456,10 @@ impl Evaluator {
     ) -> Result<Scores> {
         let values = values.to_vec();
         self.engines[slot % self.engines.len()]
-            .run(move |e| Box::pin(async move { e.score_fens(&fens, &values).await }))
+            .run_or_abandon(
+                move |e| Box::pin(async move { e.score_fens(&fens, &values).await }),
+                |e| Box::pin(e.quit()),
+            )
             .await?
     }
 
@@ -461,7 +477,10 @@ impl Evaluator {
         let fens = FenBatch::of(set, indices);
         let (plus, minus) = (plus.to_vec(), minus.to_vec());
         let (a, b) = self.engines[slot % self.engines.len()]
-            .run(move |e| Box::pin(async move { e.score_both(&fens, &plus, &minus).await }))
+            .run_or_abandon(
+                move |e| Box::pin(async move { e.score_both(&fens, &plus, &minus).await }),
+                |e| Box::pin(e.quit()),
+            )
             .await??;
         Ok(pair(set, indices, a, b, loss))
     }
