@@ -416,3 +416,75 @@ async fn quit_kills_an_engine_that_ignores_it() {
     assert!(t.elapsed() < Duration::from_millis(500));
     assert!(!alive(pid));
 }
+
+/// `search_blocking` keeps `search`'s rules: the answer, a stop obeyed (engine kept, in sync),
+/// a stop ignored or a hang (killed), a crash (disconnected). Its deadline is the watchdog's.
+#[tokio::test]
+async fn blocking_searches_keep_the_fault_rules() {
+    let deadline = Duration::from_millis(300);
+    let mut e = start(&["--score", "37"]).await;
+    let r = e
+        .search_blocking(STARTPOS, &[], &depth1(), deadline)
+        .await
+        .unwrap();
+    assert_eq!(r.score, Some(Score::Cp(37)));
+    assert!(matches!(r.best, BestMove::Move(_)));
+
+    let mut e = start(&["--think", "5000"]).await;
+    let pid = e.pid().unwrap();
+    for moves in [vec![], vec!["a2a3".to_string()]] {
+        let t = Instant::now();
+        let err = e
+            .search_blocking(STARTPOS, &moves, &depth1(), deadline)
+            .await
+            .unwrap_err();
+        let EngineFault::Stalled {
+            waited,
+            answered_stop,
+        } = err
+        else {
+            panic!("{err:?}")
+        };
+        assert!(answered_stop);
+        // The watchdog looks about ten times a second.
+        assert!(waited >= deadline && waited < deadline + Duration::from_millis(400));
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert_eq!(e.pid(), Some(pid), "an engine that obeys stop is kept");
+    }
+    e.new_game().await.unwrap();
+
+    for args in [
+        &["--think", "5000", "--ignore-stop"][..],
+        &["--hang-after", "0"],
+    ] {
+        let mut e = start(args).await;
+        let pid = e.pid().unwrap();
+        let t = Instant::now();
+        let err = e
+            .search_blocking(STARTPOS, &[], &depth1(), deadline)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EngineFault::Stalled {
+                    answered_stop: false,
+                    ..
+                }
+            ),
+            "{args:?}: {err:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(!e.is_running());
+        assert!(!alive(pid), "{args:?}: process {pid} must be killed");
+        e.restart().await.unwrap();
+    }
+
+    let mut e = start(&["--crash-after", "0"]).await;
+    let err = e
+        .search_blocking(STARTPOS, &[], &depth1(), deadline)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EngineFault::Disconnected(_)), "{err:?}");
+    assert!(!e.is_running());
+}

@@ -10,6 +10,7 @@ use std::time::Duration;
 pub mod options;
 pub mod parse;
 mod process;
+mod watchdog;
 
 pub use options::{OptionError, OptionKind, OptionValue, UciOption};
 pub use process::{EngineError, EngineSpec, UciEngine};

@@ -12,6 +12,7 @@ use tracing::{debug, trace, warn};
 
 use super::options::{self, OptionError, OptionValue, UciOption};
 use super::parse::{EngineLine, parse_line};
+use super::watchdog::{Verdict, Watchdog};
 use super::{BestMove, EngineFault, GoCommand, Player, Score, SearchReply};
 
 /// How to start an engine, and how long to wait for it.
@@ -142,35 +143,46 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     }
 }
 
-impl<R: std::os::fd::AsRawFd> LineReader<R> {
-    /// The next line, blocking this thread: `poll` until the engine writes (or `deadline`), then
-    /// `read`. Two system calls per engine write, and no runtime in between: this is the
-    /// evaluation loop's path, where our own share of the CPU is what counts.
-    fn read_blocking(&mut self, deadline: std::time::Instant) -> Read {
-        let fd = self.inner.as_raw_fd();
+impl<R> LineReader<R> {
+    /// The next line, blocking this thread in `read` on `pipe`: a blocking handle on the same
+    /// pipe as `inner` (see [`BlockingOut`]). One system call per batch of lines the engine
+    /// writes, and no runtime in between: this is the evaluation loop's path, where our own
+    /// share of the CPU is what counts. No deadline: the [`Watchdog`] ends an overlong wait.
+    fn read_blocking(&mut self, pipe: &mut std::fs::File) -> Read {
+        use std::io::Read as _;
         loop {
             if self.take_line() {
                 return Read::Line;
             }
-            match wait_for(fd, libc::POLLIN, deadline) {
-                Wait::Ready => {}
-                Wait::Timeout => return Read::Timeout,
-                Wait::Failed => return Read::Eof,
-            }
-            // SAFETY: `buf` is valid for writes of its length, and `fd` is the open pipe `inner`
-            // owns for as long as `self` lives.
-            let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), self.buf.len()) };
-            match n {
-                0 => return Read::Eof,
-                n if n > 0 => (self.start, self.end) = (0, n as usize),
-                _ => match std::io::Error::last_os_error().kind() {
-                    // The pipe is non-blocking (the runtime's); a wake-up without data, or a
-                    // signal: wait again.
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => {}
-                    _ => return Read::Eof,
-                },
+            match pipe.read(&mut self.buf) {
+                Ok(0) => return Read::Eof,
+                Ok(n) => (self.start, self.end) = (0, n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Read::Eof,
             }
         }
+    }
+}
+
+/// The engine's output opened a second time, blocking (the runtime's handle is non-blocking, and
+/// the flag belongs to the open file, so it cannot be cleared there), with the watchdog that
+/// bounds each blocking search. Made at a process's first blocking search.
+struct BlockingOut {
+    pipe: std::fs::File,
+    watchdog: Watchdog,
+}
+
+impl BlockingOut {
+    fn open(p: &Proc) -> std::io::Result<BlockingOut> {
+        use std::os::fd::{AsFd, AsRawFd};
+        // Opening the descriptor's /proc entry opens the pipe anew: same pipe, own flags.
+        let pipe = std::fs::File::open(format!("/proc/self/fd/{}", p.out.inner.as_raw_fd()))?;
+        let stdin = p.stdin.as_fd().try_clone_to_owned()?;
+        let pid = p.child.id().ok_or(std::io::ErrorKind::NotFound)?;
+        Ok(BlockingOut {
+            pipe,
+            watchdog: Watchdog::new(stdin, pid)?,
+        })
     }
 }
 
@@ -247,6 +259,9 @@ struct Proc {
     child: Child,
     stdin: ChildStdin,
     out: LineReader,
+    /// For [`UciEngine::search_blocking`]; `None` until the first one (and where /proc is
+    /// missing, for good: those searches then go through the runtime).
+    blocking: Option<BlockingOut>,
 }
 
 /// One UCI engine process. Killed when dropped, so no process outlives its owner.
@@ -341,6 +356,7 @@ impl UciEngine {
             child,
             stdin,
             out: LineReader::new(stdout),
+            blocking: None,
         });
 
         self.send("uci")
@@ -589,48 +605,23 @@ impl UciEngine {
         push_go(&mut self.buf, go);
     }
 
-    /// One search: the command written and the answer read through the runtime, or by blocking
-    /// this thread ([`UciEngine::search_blocking`]). Faults are handled through the runtime in
-    /// both cases.
+    /// One search through the runtime.
     async fn run_search(
         &mut self,
         start_fen: &str,
         moves: &[String],
         go: &GoCommand,
         deadline: Duration,
-        blocking: bool,
     ) -> Result<SearchReply, EngineFault> {
-        use std::os::fd::AsRawFd;
         self.proc_mut()?;
         self.compose_search(start_fen, moves, go);
+        self.send_buf().await?;
         let start = Instant::now();
-        if blocking {
-            trace!(engine = %self.spec.name, ">> {}", self.buf);
-            self.buf.push('\n');
-            let p = self.proc.as_mut().expect("checked above");
-            let limit = start.into_std() + self.spec.ready_timeout;
-            let written = write_blocking(p.stdin.as_raw_fd(), self.buf.as_bytes(), limit);
-            self.buf.pop();
-            if let Err(e) = written {
-                let status = self.reap().await;
-                return Err(EngineFault::Disconnected(format!(
-                    "engine `{}`: cannot write `{}`: {e} ({status})",
-                    self.spec.name, self.buf
-                )));
-            }
-        } else {
-            self.send_buf().await?;
-        }
         let give_up = start + deadline;
         let mut progress = SearchProgress::default();
         loop {
             let p = self.proc_mut()?;
-            let read = if blocking {
-                p.out.read_blocking(give_up.into_std())
-            } else {
-                p.out.read(give_up).await
-            };
-            match read {
+            match p.out.read(give_up).await {
                 Read::Line => {
                     if let Some(reply) = progress.line(&p.out.text(), || start.elapsed()) {
                         return Ok(reply);
@@ -645,10 +636,11 @@ impl UciEngine {
     }
 
     /// [`Player::search`] without the runtime: the command is written and the answer read by
-    /// blocking this thread, so an evaluation costs us a write, and a `poll` and a `read` per
-    /// batch of lines the engine writes, instead of the runtime's wake-ups. Only for a thread
-    /// that serves this engine alone (the position evaluator's): it blocks the runtime it runs
-    /// on until the engine answers. Faults are handled as by `search`, through the runtime.
+    /// blocking this thread, so an evaluation costs us one `write`, and one `read` per batch of
+    /// lines the engine writes, instead of the runtime's wake-ups. The deadline is kept by the
+    /// process's [`Watchdog`] (to within 0.1 s): `stop` when it passes, a kill after the grace.
+    /// Only for a thread that serves this engine alone (the position evaluator's): it blocks the
+    /// runtime it runs on until the engine answers. Faults are as from `search`.
     pub async fn search_blocking(
         &mut self,
         start_fen: &str,
@@ -656,7 +648,65 @@ impl UciEngine {
         go: &GoCommand,
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
-        self.run_search(start_fen, moves, go, deadline, true).await
+        use std::os::fd::AsRawFd;
+        let p = self.proc_mut()?;
+        if p.blocking.is_none() {
+            match BlockingOut::open(p) {
+                Ok(b) => p.blocking = Some(b),
+                Err(e) => {
+                    debug!(engine = %self.spec.name, "no blocking reads ({e}); through the runtime");
+                    return self.run_search(start_fen, moves, go, deadline).await;
+                }
+            }
+        }
+        self.compose_search(start_fen, moves, go);
+        trace!(engine = %self.spec.name, ">> {}", self.buf);
+        self.buf.push('\n');
+        let started = std::time::Instant::now();
+        let p = self.proc.as_mut().expect("checked above");
+        let limit = started + self.spec.ready_timeout;
+        let written = write_blocking(p.stdin.as_raw_fd(), self.buf.as_bytes(), limit);
+        self.buf.pop();
+        if let Err(e) = written {
+            let status = self.reap().await;
+            return Err(EngineFault::Disconnected(format!(
+                "engine `{}`: cannot write `{}`: {e} ({status})",
+                self.spec.name, self.buf
+            )));
+        }
+        let p = self.proc.as_mut().expect("checked above");
+        let out = p.blocking.as_mut().expect("opened above");
+        out.watchdog
+            .arm(started, started + deadline, stop_grace(deadline));
+        let mut progress = SearchProgress::default();
+        loop {
+            match p.out.read_blocking(&mut out.pipe) {
+                Read::Line => {
+                    if let Some(reply) = progress.line(&p.out.text(), || started.elapsed()) {
+                        return match out.watchdog.disarm() {
+                            Verdict::InTime => Ok(reply),
+                            Verdict::Stopped { after } | Verdict::Killed { after } => {
+                                Err(EngineFault::Stalled {
+                                    waited: after,
+                                    answered_stop: true,
+                                })
+                            }
+                        };
+                    }
+                }
+                Read::Eof | Read::Timeout => {
+                    if let Verdict::Killed { after } = out.watchdog.disarm() {
+                        warn!(engine = %self.spec.name, waited = ?after, "ignored stop; killed");
+                        self.kill().await;
+                        return Err(EngineFault::Stalled {
+                            waited: after,
+                            answered_stop: false,
+                        });
+                    }
+                    return Err(self.disconnected("searching").await);
+                }
+            }
+        }
     }
 
     /// No `bestmove` within the deadline: ask the engine to stop and give it a short grace to
@@ -666,8 +716,7 @@ impl UciEngine {
         if let Err(e) = self.send("stop").await {
             return e;
         }
-        let grace = (deadline / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
-        let grace_end = Instant::now() + grace;
+        let grace_end = Instant::now() + stop_grace(deadline);
         loop {
             let p = match self.proc_mut() {
                 Ok(p) => p,
@@ -694,6 +743,11 @@ impl UciEngine {
             }
         }
     }
+}
+
+/// How long an engine that overran its search deadline gets to answer `stop`.
+fn stop_grace(deadline: Duration) -> Duration {
+    (deadline / 4).clamp(Duration::from_millis(100), Duration::from_secs(1))
 }
 
 /// What a search has reported so far: the last score and depth of the main line (multipv 1),
@@ -760,7 +814,7 @@ impl Player for UciEngine {
         go: &GoCommand,
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
-        self.run_search(start_fen, moves, go, deadline, false).await
+        self.run_search(start_fen, moves, go, deadline).await
     }
 }
 
@@ -845,36 +899,39 @@ mod tests {
         assert!(matches!(rd.read(later).await, Read::Eof));
     }
 
-    #[tokio::test]
+    // Two workers: the blocking read holds one while the writer runs on the other.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn blocking_and_runtime_reads_share_one_buffer() {
+        use std::os::fd::AsRawFd;
         let (mut w, r) = tokio::net::unix::pipe::pipe().unwrap();
+        // The blocking handle, opened as `BlockingOut` opens it: the same pipe, its own flags.
+        let mut pipe = std::fs::File::open(format!("/proc/self/fd/{}", r.as_raw_fd())).unwrap();
         let mut rd = LineReader::new(r);
-        let soon = || std::time::Instant::now() + Duration::from_millis(30);
-        // Nothing written yet: the blocking read waits until its deadline, no longer.
-        let t0 = std::time::Instant::now();
-        assert!(matches!(rd.read_blocking(soon()), Read::Timeout));
-        assert!(t0.elapsed() >= Duration::from_millis(30));
         w.write_all(b"info dep").await.unwrap();
-        assert!(matches!(rd.read_blocking(soon()), Read::Timeout));
-        w.write_all(b"th 5\r\nbestmove e2e4\nreadyok\npartial")
-            .await
-            .unwrap();
-        let later = std::time::Instant::now() + Duration::from_secs(5);
-        assert!(matches!(rd.read_blocking(later), Read::Line));
+        // A partial line stays buffered while the blocking read waits for the rest.
+        let rest = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            w.write_all(b"th 5\r\nbestmove e2e4\nreadyok\npartial")
+                .await
+                .unwrap();
+            w
+        });
+        assert!(matches!(rd.read_blocking(&mut pipe), Read::Line));
         assert_eq!(rd.text(), "info depth 5\r");
+        let mut w = rest.await.unwrap();
         // The bytes the blocking read buffered are the runtime read's next line, and back.
         assert!(matches!(
             rd.read(Instant::now() + Duration::from_secs(5)).await,
             Read::Line
         ));
         assert_eq!(rd.text(), "bestmove e2e4");
-        assert!(matches!(rd.read_blocking(later), Read::Line));
+        assert!(matches!(rd.read_blocking(&mut pipe), Read::Line));
         assert_eq!(rd.text(), "readyok");
         w.write_all(b" line\n").await.unwrap();
-        assert!(matches!(rd.read_blocking(later), Read::Line));
+        assert!(matches!(rd.read_blocking(&mut pipe), Read::Line));
         assert_eq!(rd.text(), "partial line");
         drop(w);
-        assert!(matches!(rd.read_blocking(later), Read::Eof));
+        assert!(matches!(rd.read_blocking(&mut pipe), Read::Eof));
     }
 
     #[test]
