@@ -186,8 +186,7 @@ impl Db {
             return Ok(c.clone());
         }
         self.client = None;
-        let started = Instant::now();
-        let mut wait = Duration::from_millis(100);
+        let mut retry = Retry::new(self.patience);
         loop {
             match self.open().await {
                 Ok(c) => {
@@ -195,19 +194,10 @@ impl Db {
                     self.client = Some(c.clone());
                     return Ok(c);
                 }
-                Err(e) if is_transient(&e) && started.elapsed() < self.patience => {
-                    tracing::warn!("database {}: {e}; retrying in {wait:?}", self.url_shown);
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_secs(5));
+                Err(e) => {
+                    let what = format!("connect to {}", self.url_shown);
+                    retry.after(&what, &self.url_shown, &e).await?;
                 }
-                Err(e) if is_transient(&e) => {
-                    return Err(DbError::Unreachable {
-                        url: self.url_shown.clone(),
-                        seconds: started.elapsed().as_secs_f64(),
-                        last: e.to_string(),
-                    });
-                }
-                Err(e) => return Err(refused(&format!("connect to {}", self.url_shown), &e)),
             }
         }
     }
@@ -219,28 +209,60 @@ impl Db {
         what: &str,
         op: impl AsyncFn(&Client) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T, DbError> {
-        let started = Instant::now();
-        let mut wait = Duration::from_millis(100);
+        let mut retry = Retry::new(self.patience);
         loop {
             let client = self.client().await?;
             match op(&client).await {
                 Ok(v) => return Ok(v),
-                Err(e) if is_transient(&e) && started.elapsed() < self.patience => {
-                    tracing::warn!("{what}: {e}; reconnecting");
-                    self.client = None;
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_secs(5));
+                Err(e) => {
+                    if is_transient(&e) {
+                        self.client = None;
+                    }
+                    retry.after(what, &self.url_shown, &e).await?;
                 }
-                Err(e) if is_transient(&e) => {
-                    return Err(DbError::Unreachable {
-                        url: self.url_shown.clone(),
-                        seconds: started.elapsed().as_secs_f64(),
-                        last: e.to_string(),
-                    });
-                }
-                Err(e) => return Err(refused(what, &e)),
             }
         }
+    }
+}
+
+/// Backoff for one operation: 0.1 s doubling to 5 s between attempts, for `patience` in all.
+struct Retry {
+    started: Instant,
+    wait: Duration,
+    patience: Duration,
+}
+
+impl Retry {
+    fn new(patience: Duration) -> Retry {
+        Retry {
+            started: Instant::now(),
+            wait: Duration::from_millis(100),
+            patience,
+        }
+    }
+
+    /// After `what` failed with `e`: wait and return to try again, or the error to give up with
+    /// (a refusal at once; a transient failure once the patience is spent).
+    async fn after(
+        &mut self,
+        what: &str,
+        url: &str,
+        e: &tokio_postgres::Error,
+    ) -> Result<(), DbError> {
+        if !is_transient(e) {
+            return Err(refused(what, e));
+        }
+        if self.started.elapsed() >= self.patience {
+            return Err(DbError::Unreachable {
+                url: url.to_string(),
+                seconds: self.started.elapsed().as_secs_f64(),
+                last: e.to_string(),
+            });
+        }
+        tracing::warn!("{what}: {e}; retrying in {:?}", self.wait);
+        tokio::time::sleep(self.wait).await;
+        self.wait = (self.wait * 2).min(Duration::from_secs(5));
+        Ok(())
     }
 }
 
