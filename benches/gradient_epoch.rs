@@ -139,72 +139,91 @@ fn main() {
         .collect();
     let theta: Vec<f64> = (0..WEIGHTS).map(|i| 50.0 + 10.0 * i as f64).collect();
     let loss = Loss::new(LossKind::Texel, 1.0);
-    let words = vec![1u64; bytes / 8];
     let mut grad = vec![0.0; WEIGHTS];
 
-    // Every measurement of a repetition back to back (read-once and epoch on 1 and 2 threads,
-    // and the per-position reference), so all of them see the same machine state.
-    let objectives: Vec<Objective> = [1usize, 2]
-        .iter()
-        .map(|&t| Objective::new(&data, &vars, t).unwrap())
-        .collect();
-    let (mut epoch, mut band) = (vec![Vec::new(); 2], vec![Vec::new(); 2]);
-    let mut reference_times = Vec::new();
-    // One thread, on-CPU seconds: (read once, epoch, reference) per repetition.
-    let mut cpu: Vec<(f64, f64, f64)> = Vec::new();
-    for _ in 0..reps {
-        let mut cpu_rep = [None; 3];
-        for (t, obj) in objectives.iter().enumerate() {
-            let (wall, c) = timed(|| stream(&words, t + 1));
-            band[t].push(wall);
-            if t == 0 {
-                cpu_rep[0] = c;
+    // The epoch as `spsa` runs it (over the dense copy of the rows when that is no larger, as
+    // here) on 1 and 2 threads, and over the sparse rows on 1 thread; each next to reading its
+    // own bytes once. Every measurement of a repetition back to back (and the per-position
+    // reference), so all of them see the same machine state.
+    let forms: Vec<(&str, usize, Objective)> = [("dense", 1usize), ("dense", 2), ("sparse", 1)]
+        .into_iter()
+        .map(|(form, t)| {
+            let mut o = Objective::new(&data, &vars, t).unwrap();
+            if form == "sparse" {
+                o.force_sparse();
             }
-            let (wall, c) = timed(|| obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad));
-            epoch[t].push(wall);
-            if t == 0 {
-                cpu_rep[1] = c;
+            (if o.is_dense() { "dense" } else { "sparse" }, t, o)
+        })
+        .collect();
+    let words: Vec<Vec<u64>> = forms
+        .iter()
+        .map(|(_, _, o)| vec![1u64; o.bytes_per_epoch() / 8])
+        .collect();
+    let (mut epoch, mut band) = (vec![Vec::new(); forms.len()], vec![Vec::new(); forms.len()]);
+    let mut reference_times = Vec::new();
+    // On-CPU seconds, one thread: (read once, epoch) per form and repetition; the reference.
+    let mut cpu: Vec<Vec<(f64, f64)>> = vec![Vec::new(); forms.len()];
+    let mut cpu_reference = Vec::new();
+    for _ in 0..reps {
+        for (k, (_, threads, obj)) in forms.iter().enumerate() {
+            let (wall, cb) = timed(|| stream(&words[k], *threads));
+            band[k].push(wall);
+            let (wall, ce) = timed(|| obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad));
+            epoch[k].push(wall);
+            if let (1, Some(b), Some(e)) = (*threads, cb, ce) {
+                cpu[k].push((b, e));
             }
         }
         let (wall, c) = timed(|| reference(&data, &loss, &theta));
         reference_times.push(wall);
-        cpu_rep[2] = c;
-        if let [Some(b), Some(e), Some(r)] = cpu_rep {
-            cpu.push((b, e, r));
-        }
+        cpu_reference.extend(c);
     }
-    let rows: Vec<(usize, f64, f64)> = (0..2)
-        .map(|t| (t + 1, median(epoch[t].clone()), median(band[t].clone())))
+    let rows: Vec<(f64, f64)> = (0..forms.len())
+        .map(|k| (median(epoch[k].clone()), median(band[k].clone())))
         .collect();
-    println!("threads  epoch_ms  read_once_ms  epoch/read  positions/s/core  GB/s_read");
-    for &(threads, e, b) in &rows {
+    println!("form    threads  MB_read  epoch_ms  read_once_ms  epoch/read  positions/s/core");
+    for (k, (form, threads, obj)) in forms.iter().enumerate() {
+        let (e, b) = rows[k];
         println!(
-            "{threads:>7}  {:>8.1}  {:>12.1}  {:>10.2}  {:>16.0}  {:>9.2}",
+            "{form:<6}  {threads:>7}  {:>7.1}  {:>8.1}  {:>12.1}  {:>10.2}  {:>16.0}",
+            obj.bytes_per_epoch() as f64 / 1e6,
             e * 1e3,
             b * 1e3,
             e / b,
-            n as f64 / e / threads as f64,
-            bytes as f64 / b / 1e9
+            n as f64 / e / *threads as f64,
+        );
+    }
+    for (k, (form, threads, _)) in forms.iter().enumerate() {
+        if *threads != 1 || cpu[k].is_empty() {
+            continue;
+        }
+        let c = &cpu[k];
+        println!(
+            "{form}, 1 thread, on-CPU time (medians; waiting for a core left out): epoch {:.1} ms, \
+             read-once {:.1} ms, epoch/read {:.2} (median of the repetitions' ratios)",
+            median(c.iter().map(|c| c.1).collect()) * 1e3,
+            median(c.iter().map(|c| c.0).collect()) * 1e3,
+            median(c.iter().map(|c| c.1 / c.0).collect()),
+        );
+    }
+    let dense_cpu = median(cpu[0].iter().map(|c| c.1).collect::<Vec<_>>().clone());
+    let sparse_cpu = median(cpu[2].iter().map(|c| c.1).collect::<Vec<_>>().clone());
+    println!(
+        "on-CPU epoch, sparse / dense: {:.2}x",
+        sparse_cpu / dense_cpu
+    );
+    if !cpu_reference.is_empty() {
+        println!(
+            "per-position reference / dense epoch, on-CPU: {:.2}x",
+            median(cpu_reference) / dense_cpu
         );
     }
     let r = median(reference_times);
     println!(
         "per-position reference (libm exp, one position at a time, 1 thread): {:.1} ms, {:.2}x the epoch",
         r * 1e3,
-        r / rows[0].1
+        r / rows[0].0
     );
-    if !cpu.is_empty() {
-        let pick = |f: fn(&(f64, f64, f64)) -> f64| median(cpu.iter().map(f).collect());
-        println!(
-            "1 thread, on-CPU time (medians; waiting for a core left out): epoch {:.1} ms, \
-             read-once {:.1} ms, epoch/read {:.2} (median of the repetitions' ratios), \
-             reference/epoch {:.2}",
-            pick(|c| c.1) * 1e3,
-            pick(|c| c.0) * 1e3,
-            pick(|c| c.1 / c.0),
-            pick(|c| c.2 / c.1)
-        );
-    }
     // Where the epoch's time goes: the vectorised loss and derivative alone, over as many
     // scores in blocks of 512 (what the pass hands it), on-CPU when known.
     let mut scores: Vec<f64> = (0..n).map(|p| (p % 1000) as f64 - 500.0).collect();
@@ -220,8 +239,8 @@ fn main() {
         wall * 1e3,
         cpu_loss.map_or(String::new(), |c| format!(" ({:.1} ms on-CPU)", c * 1e3))
     );
-    let (e1, b1) = (rows[0].1, rows[0].2);
-    let (e2, b2) = (rows[1].1, rows[1].2);
+    let (e1, b1) = rows[0];
+    let (e2, b2) = rows[1];
     println!(
         "speed-up 1 -> 2 threads: epoch {:.2}x, read-once {:.2}x (linear: 2.00x)",
         e1 / e2,
