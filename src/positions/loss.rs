@@ -87,7 +87,9 @@ impl Loss {
     /// The same values as [`Loss::point_with_derivative`] to within a few units in the last
     /// place (its exp is [`exp_vectorisable`], not libm's, and the sum runs in lanes), written so
     /// the compiler vectorises it: the exact-gradient epochs call it for every position, and the
-    /// scalar form was half of an epoch.
+    /// scalar form was half of an epoch. Always inlined, so a caller compiled for wider vectors
+    /// (the epoch's AVX2 version) gets them here too.
+    #[inline(always)]
     pub fn block_with_derivative(&self, outcomes: &[Outcome], q: &mut [f64]) -> f64 {
         let k = self.k;
         match self.kind {
