@@ -416,8 +416,8 @@ fn dot_dense(row: &[f32], w: &[f64]) -> f64 {
 
 /// [`blocked`] over the dense rows: `w` and `g` in the file's order, one per column. On a CPU
 /// with AVX2 the same code runs compiled for it (4 doubles per vector instead of 2): the
-/// default build targets baseline x86-64. Same operations in the same order, so the same
-/// results to the bit.
+/// default build targets baseline x86-64. The same operations in the same order (Rust does not
+/// fuse multiplies and adds), so the same sums.
 fn partial_dense(
     data: &Coefficients,
     dense: &Dense,
