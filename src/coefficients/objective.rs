@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use super::Coefficients;
+use super::blocked::{BLOCK, Blocked};
 use crate::positions::{Loss, Outcome};
 use crate::vars::Variable;
 
@@ -60,6 +61,8 @@ impl Model for Objective<'_> {
 /// (the variables file's order).
 pub struct Objective<'a> {
     data: &'a Coefficients,
+    /// The same coefficients in the hot loop's layout.
+    blocked: Blocked,
     /// θ index of each coefficient-file variable.
     column: Vec<usize>,
     dimension: usize,
@@ -86,6 +89,7 @@ impl<'a> Objective<'a> {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Objective {
             data,
+            blocked: Blocked::new(data),
             column,
             dimension: vars.len(),
             threads: threads.max(1),
@@ -108,18 +112,17 @@ impl<'a> Objective<'a> {
         self.threads = threads.max(1);
     }
 
+    /// Bytes an epoch reads: the blocked coefficients, the results and the constants (what the
+    /// memory-bandwidth bound is measured against).
+    pub fn bytes_read(&self) -> usize {
+        self.blocked.heap_bytes()
+            + self.data.results.len()
+            + self.data.constants.as_ref().map_or(0, |c| c.len() * 4)
+    }
+
     /// The weights in the file's order, from θ.
     fn weights(&self, theta: &[f64]) -> Vec<f64> {
         self.column.iter().map(|&c| theta[c]).collect()
-    }
-
-    /// The weights in a table a `u16` index cannot overrun: the hot loop needs no bounds checks.
-    fn weight_table(&self, theta: &[f64]) -> Box<IndexTable> {
-        let mut w = zero_table();
-        for (j, &c) in self.column.iter().enumerate() {
-            w[j] = theta[c];
-        }
-        w
     }
 
     /// Every position's (result, score in cp), for the K fit.
@@ -133,10 +136,9 @@ impl<'a> Objective<'a> {
     /// Mean loss over all positions.
     pub fn loss(&self, loss: &Loss, theta: &[f64]) -> f64 {
         let n = self.data.len();
-        let w = self.weight_table(theta);
+        let w = self.weights(theta);
         let sum: f64 = self
-            .split(0..n)
-            .map_reduce(|range| partial(self.data, loss, &w, range, None))
+            .map_chunks(0..n, |range| self.partial(loss, &w, range, None))
             .into_iter()
             .sum();
         if n == 0 { 0.0 } else { sum / n as f64 }
@@ -152,140 +154,105 @@ impl<'a> Objective<'a> {
     ) -> f64 {
         assert_eq!(grad.len(), self.dimension);
         let n = range.len();
-        let w = self.weight_table(theta);
-        let parts = self.split(range).map_reduce(|r| {
-            let mut g = zero_table();
-            let l = partial(self.data, loss, &w, r, Some(&mut g));
+        let w = self.weights(theta);
+        let parts = self.map_chunks(range, |r| {
+            let mut g = vec![0.0; w.len()];
+            let l = self.partial(loss, &w, r, Some(&mut g));
             (l, g)
         });
         grad.iter_mut().for_each(|g| *g = 0.0);
         let mut sum = 0.0;
-        let inv_n = if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        let mut g_file = vec![0.0; w.len()];
         for (l, g) in parts {
             sum += l;
-            for (j, &c) in self.column.iter().enumerate() {
-                grad[c] += g[j] * inv_n;
+            for (a, b) in g_file.iter_mut().zip(g) {
+                *a += b;
             }
+        }
+        let inv_n = if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        let factor = inv_n / self.data.scale;
+        for (j, &c) in self.column.iter().enumerate() {
+            grad[c] += g_file[j] * factor;
         }
         sum * inv_n
     }
 
-    /// `range` cut into one contiguous piece per thread.
-    fn split(&self, range: Range<usize>) -> Split {
-        Split {
-            range,
-            threads: self.threads,
+    /// `f` over `range` cut at the multiples of [`CHUNK`], the chunks shared out in contiguous
+    /// runs over the threads; the results in chunk order. The cuts do not depend on the thread
+    /// count, and the caller sums the results in order, so every thread count gives the same
+    /// bits.
+    fn map_chunks<T: Send>(
+        &self,
+        range: Range<usize>,
+        f: impl Fn(Range<usize>) -> T + Sync,
+    ) -> Vec<T> {
+        let mut chunks = Vec::with_capacity(range.len() / CHUNK + 2);
+        let mut start = range.start;
+        while start < range.end {
+            let end = ((start / CHUNK + 1) * CHUNK).min(range.end);
+            chunks.push(start..end);
+            start = end;
         }
-    }
-}
-
-/// One f64 per possible `u16` index (512 KiB, of which only the first variables' cache lines
-/// are ever touched).
-type IndexTable = [f64; 1 << 16];
-
-fn zero_table() -> Box<IndexTable> {
-    vec![0.0; 1 << 16]
-        .into_boxed_slice()
-        .try_into()
-        .expect("length 2^16")
-}
-
-/// Contiguous pieces of a range, each run on its own scoped thread.
-struct Split {
-    range: Range<usize>,
-    threads: usize,
-}
-
-/// Below this many positions per thread, spawning costs more than it saves.
-const MIN_PER_THREAD: usize = 4096;
-
-impl Split {
-    fn map_reduce<T: Send>(self, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
-        let n = self.range.len();
-        let threads = self.threads.min(n / MIN_PER_THREAD).max(1);
+        let threads = self.threads.min(chunks.len()).max(1);
         if threads == 1 {
-            return vec![f(self.range)];
+            return chunks.into_iter().map(f).collect();
         }
-        let per = n.div_ceil(threads);
+        let per = chunks.len().div_ceil(threads);
         let f = &f;
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let a = self.range.start + t * per;
-                    let b = (a + per).min(self.range.end);
-                    s.spawn(move || f(a..b))
-                })
+            let handles: Vec<_> = chunks
+                .chunks(per)
+                .map(|run| s.spawn(move || run.iter().cloned().map(f).collect::<Vec<T>>()))
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().expect("objective thread panicked"))
+                .flat_map(|h| h.join().expect("objective thread panicked"))
                 .collect()
         })
     }
-}
 
-/// Σ c·w over one row, in four running sums: one sum would make every entry wait for the
-/// previous addition (4 cycles each), which was the slowest part of the pass. Exact for
-/// integer data, as any order is; otherwise equal to rounding.
-#[inline(always)]
-fn dot(index: &[u16], coef: &[f32], w: &IndexTable) -> f64 {
-    const LANES: usize = 4;
-    let mut acc = [0.0f64; LANES];
-    let mut ic = index.chunks_exact(LANES);
-    let mut cc = coef.chunks_exact(LANES);
-    for (i, c) in (&mut ic).zip(&mut cc) {
-        for l in 0..LANES {
-            acc[l] += f64::from(c[l]) * w[usize::from(i[l])];
-        }
-    }
-    for (l, (&i, &c)) in ic.remainder().iter().zip(cc.remainder()).enumerate() {
-        acc[l] += f64::from(c) * w[usize::from(i)];
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
-/// Positions per block: their scores, then their loss derivatives, stay in L1 between the
-/// three passes over the block (dot products, the vectorised loss, the gradient scatter).
-const BLOCK: usize = 512;
-
-/// The hot loop: sum of losses over `range`, and, when `g` is given, Σ ℓ'·c/scale into it
-/// (file order). Per block: the scores row by row ([`dot`]), then [`Loss::block_with_derivative`] over the
-/// block (a vectorised loop: it was half of an epoch when called per position), then the scatter.
-fn partial(
-    data: &Coefficients,
-    loss: &Loss,
-    w: &IndexTable,
-    range: Range<usize>,
-    mut g: Option<&mut IndexTable>,
-) -> f64 {
-    let inv_scale = 1.0 / data.scale;
-    let constants = data.constants.as_deref();
-    let mut buffer = [0.0f64; BLOCK];
-    let mut sum = 0.0;
-    let mut start = range.start;
-    while start < range.end {
-        let end = (start + BLOCK).min(range.end);
-        let q = &mut buffer[..end - start];
-        let rows = &data.row_start[start..=end];
-        for (p, (slot, ends)) in (start..).zip(q.iter_mut().zip(rows.windows(2))) {
-            let (a, b) = (ends[0] as usize, ends[1] as usize);
-            let constant = constants.map_or(0.0, |c| f64::from(c[p]));
-            *slot = (constant + dot(&data.index[a..b], &data.coef[a..b], w)) * inv_scale;
-        }
-        sum += loss.block_with_derivative(&data.results[start..end], q);
-        if let Some(g) = g.as_deref_mut() {
-            for (&d, ends) in q.iter().zip(rows.windows(2)) {
-                let (a, b) = (ends[0] as usize, ends[1] as usize);
-                let d = d * inv_scale;
-                for (&i, &c) in data.index[a..b].iter().zip(&data.coef[a..b]) {
-                    g[usize::from(i)] += d * f64::from(c);
-                }
+    /// The hot loop: the sum of losses over `range`, and, when `g` is given, Σ ℓ'·c into it (file
+    /// order, not yet divided by the scale). Per block: the scores column by column, the
+    /// vectorised loss and derivative ([`Loss::block_with_derivative`]), the gradient column by
+    /// column.
+    fn partial(
+        &self,
+        loss: &Loss,
+        w: &[f64],
+        range: Range<usize>,
+        mut g: Option<&mut [f64]>,
+    ) -> f64 {
+        let inv_scale = 1.0 / self.data.scale;
+        let constants = self.data.constants.as_deref();
+        let mut buffer = [0.0f64; BLOCK];
+        let mut sum = 0.0;
+        let mut start = range.start;
+        while start < range.end {
+            let (b, lo) = (start / BLOCK, start % BLOCK);
+            let end = ((b + 1) * BLOCK).min(range.end);
+            let q = &mut buffer[..end - start];
+            match constants {
+                Some(c) => q
+                    .iter_mut()
+                    .zip(&c[start..end])
+                    .for_each(|(q, &c)| *q = f64::from(c)),
+                None => q.iter_mut().for_each(|q| *q = 0.0),
             }
+            self.blocked.add_scores(b, lo, w, q);
+            q.iter_mut().for_each(|q| *q *= inv_scale);
+            sum += loss.block_with_derivative(&self.data.results[start..end], q);
+            if let Some(g) = g.as_deref_mut() {
+                self.blocked.add_gradient(b, lo, q, g);
+            }
+            start = end;
         }
-        start = end;
+        sum
     }
-    sum
 }
+
+/// Positions per chunk: the unit a thread takes and whose partial sums are added in order
+/// (a multiple of [`BLOCK`], large enough that what a chunk costs beside its positions is nil).
+const CHUNK: usize = 16 * BLOCK;
 
 #[cfg(test)]
 mod tests {
@@ -304,6 +271,26 @@ mod tests {
             r_end: 0.002,
             simul_elo: 0.0,
         }
+    }
+
+    /// The sums of the losses and of their gradient over `range` in the plain per-position f64
+    /// form (libm's exp, one running sum, row order), in file order.
+    fn reference(
+        data: &Coefficients,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+    ) -> (f64, Vec<f64>) {
+        let (mut sum, mut g) = (0.0, vec![0.0; data.variables.len()]);
+        for p in range {
+            let (l, d) = loss.point_with_derivative(data.results[p], data.score(p, theta));
+            sum += l;
+            let (idx, coef) = data.row(p);
+            for (&i, &c) in idx.iter().zip(coef) {
+                g[usize::from(i)] += d * f64::from(c) / data.scale;
+            }
+        }
+        (sum, g)
     }
 
     /// The exact gradient agrees with central finite differences of the loss, for both losses,
@@ -378,15 +365,7 @@ mod tests {
         let range = 123..8_901;
         for kind in [LossKind::Texel, LossKind::Tanh] {
             let loss = Loss::new(kind, 0.9);
-            let (mut l_ref, mut g_ref) = (0.0, [0.0; 2]);
-            for p in range.clone() {
-                let (l, d) = loss.point_with_derivative(data.results[p], data.score(p, &theta));
-                l_ref += l;
-                let (idx, coef) = data.row(p);
-                for (&i, &c) in idx.iter().zip(coef) {
-                    g_ref[usize::from(i)] += d * f64::from(c) / data.scale;
-                }
-            }
+            let (l_ref, g_ref) = reference(&data, &loss, &theta, range.clone());
             let n = range.len() as f64;
             for threads in [1, 2] {
                 let obj = Objective::new(&data, &vars, threads).unwrap();
@@ -406,6 +385,92 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Positions whose variables are used by every position, by a third, by a few or by none
+    /// in a block (so blocks hold dense and sparse columns, and empty ones), with repeated
+    /// indices (some summing to values an f32 cannot hold, which must stay sparse), fractional
+    /// coefficients, constants and fractional weights.
+    fn mixed_density() -> (Coefficients, Vec<Variable>, Vec<f64>) {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let density = [1.0, 0.9, 0.34, 0.2, 0.05, 0.004, 0.0, 0.6];
+        let names: Vec<String> = (0..density.len()).map(|j| format!("V{j}")).collect();
+        let mut data = Coefficients::new(names.clone(), 800.0);
+        let mut entries = Vec::new();
+        for p in 0..10_000 {
+            entries.clear();
+            for (j, &d) in density.iter().enumerate() {
+                if rng.random::<f64>() < d {
+                    let c = if j == 3 {
+                        rng.random_range(-500..500) as f32 * 0.37
+                    } else {
+                        rng.random_range(-4000..4000) as f32
+                    };
+                    entries.push((j as u16, c));
+                }
+            }
+            // Repeats: one that adds up exactly, one (within the first blocks) whose f32 parts
+            // sum to a value with more bits than an f32 has.
+            entries.push((1, 3.0));
+            if p < 600 && p % 7 == 0 {
+                entries.push((7, 16_777_216.0));
+                entries.push((7, 1.0));
+            }
+            let r = [Outcome::BlackWins, Outcome::Draw, Outcome::WhiteWins][p % 3];
+            data.push(r, (p % 13) as f32 * 150.0 - 900.0, &entries);
+        }
+        let vars: Vec<Variable> = names.iter().map(|n| var(n, 0.0)).collect();
+        let theta = (0..density.len())
+            .map(|j| 0.01 * (j as f64 + 1.0) * if j % 2 == 0 { 1.0 } else { -0.7 })
+            .collect();
+        (data, vars, theta)
+    }
+
+    /// The blocked layout (dense and sparse columns, repeats, ranges that start and end inside
+    /// blocks and chunks) gives the per-position f64 form's loss and gradient within 1e-12
+    /// relative, and every thread count gives the same bits.
+    #[test]
+    fn dense_and_sparse_columns_match_the_rows_and_threads_do_not_change_the_bits() {
+        let (data, vars, theta) = mixed_density();
+        let one = Objective::new(&data, &vars, 1).unwrap();
+        let kinds = one.blocked.column_kinds();
+        assert!(
+            kinds.0 > 0 && kinds.1 > 0,
+            "dense and sparse columns: {kinds:?}"
+        );
+        for kind in [LossKind::Texel, LossKind::Tanh] {
+            let loss = Loss::new(kind, 1.3);
+            for range in [0..data.len(), 77..9_999, 4_000..4_200, 300..301, 5..5] {
+                let (l_ref, g_ref) = reference(&data, &loss, &theta, range.clone());
+                let n = range.len().max(1) as f64;
+                let mut g1 = vec![0.0; vars.len()];
+                let l1 = one.loss_and_gradient(&loss, &theta, range.clone(), &mut g1);
+                assert!((l1 - l_ref / n).abs() <= 1e-12 * l1, "{kind:?} {range:?}");
+                let scale = g_ref.iter().fold(0.0f64, |m, g| m.max(g.abs())) / n;
+                for (j, (&g, &r)) in g1.iter().zip(&g_ref).enumerate() {
+                    let r = r / n;
+                    assert!(
+                        (g - r).abs() <= 1e-12 * r.abs() + 1e-15 * scale,
+                        "{kind:?} {range:?} {j}: {g} vs {r}"
+                    );
+                }
+                for threads in [2, 3, 8] {
+                    let many = Objective::new(&data, &vars, threads).unwrap();
+                    let mut g = vec![0.0; vars.len()];
+                    let l = many.loss_and_gradient(&loss, &theta, range.clone(), &mut g);
+                    assert_eq!(l.to_bits(), l1.to_bits(), "{threads} threads {range:?}");
+                    assert_eq!(
+                        g.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                        g1.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                        "{threads} threads {range:?}"
+                    );
+                }
+            }
+            let all = one.loss(&loss, &theta);
+            let many = Objective::new(&data, &vars, 3).unwrap().loss(&loss, &theta);
+            assert_eq!(all.to_bits(), many.to_bits());
         }
     }
 
