@@ -88,6 +88,7 @@ impl Loss {
     /// place (its exp is [`exp_vectorisable`], not libm's, and the sum runs in lanes), written so
     /// the compiler vectorises it: the exact-gradient epochs call it for every position, and the
     /// scalar form was half of an epoch.
+    #[inline(always)]
     pub fn block_with_derivative(&self, outcomes: &[Outcome], q: &mut [f64]) -> f64 {
         let k = self.k;
         match self.kind {
