@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::Coefficients;
-use super::blocked::{BLOCK, Blocked};
+use super::blocked::{BLOCK, Blocked, Scratch};
 use crate::positions::{Loss, Outcome};
 use crate::vars::Variable;
 
@@ -247,25 +247,29 @@ impl<'a> Objective<'a> {
     ) -> f64 {
         let inv_scale = 1.0 / self.data.scale;
         let constants = self.data.constants.as_deref();
-        let mut buffer = [0.0f64; BLOCK];
+        let mut q = [0.0f64; BLOCK];
+        let mut scratch = Scratch::default();
         let mut sum = 0.0;
         let mut start = range.start;
         while start < range.end {
-            let (b, lo) = (start / BLOCK, start % BLOCK);
+            let b = start / BLOCK;
             let end = ((b + 1) * BLOCK).min(range.end);
-            let q = &mut buffer[..end - start];
+            let local = start - b * BLOCK..end - b * BLOCK;
+            let scores = &mut q[local.clone()];
             match constants {
-                Some(c) => q
+                Some(c) => scores
                     .iter_mut()
                     .zip(&c[start..end])
                     .for_each(|(q, &c)| *q = f64::from(c)),
-                None => q.iter_mut().for_each(|q| *q = 0.0),
+                None => scores.fill(0.0),
             }
-            self.blocked.add_scores(b, lo, w, q);
-            q.iter_mut().for_each(|q| *q *= inv_scale);
-            sum += loss.block_with_derivative(&self.data.results[start..end], q);
+            self.blocked
+                .add_scores(b, local.clone(), w, &mut q, &mut scratch);
+            let scores = &mut q[local.clone()];
+            scores.iter_mut().for_each(|q| *q *= inv_scale);
+            sum += loss.block_with_derivative(&self.data.results[start..end], scores);
             if let Some(g) = g.as_deref_mut() {
-                self.blocked.add_gradient(b, lo, q, g);
+                self.blocked.add_gradient(b, local, &mut q, g);
             }
             start = end;
         }
