@@ -7,9 +7,10 @@
 //! cargo bench --bench gradient_epoch -- 200000 5     # positions, repetitions
 //! ```
 //!
-//! Prints medians and the ratios side by side: epoch time / bandwidth time (target ≤ 3), the
-//! speed-up from 1 to 2 threads for both (linear would be 2), and the plain per-position form
-//! (libm's exp) against the epoch.
+//! Prints medians and the ratios side by side, in wall time and in CPU time (the process's, all
+//! threads: waiting for a core left out): epoch time / bandwidth time (target ≤ 3), from 1 to 2
+//! threads the wall speed-up (linear would be 2) and the CPU per position (no contention: the
+//! same), and the plain per-position form (libm's exp) against the epoch.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -70,23 +71,41 @@ fn stream(words: &[u64], threads: usize) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-/// Seconds this thread has spent on a CPU (Linux's /proc/thread-self/schedstat, in ns), so a
-/// measurement on a loaded machine leaves out the time spent waiting for a core; None elsewhere.
-fn on_cpu() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns * 1e-9)
+/// Seconds of CPU time `clock` has counted: this process's (every thread, ended ones included)
+/// or this thread's. The kernel's exact count, where /proc/…/schedstat of a running thread is
+/// only brought up to date at a scheduler tick (4 ms steps here).
+fn cpu_seconds(clock: libc::clockid_t) -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the clock ids are the kernel's own constants.
+    let rc = unsafe { libc::clock_gettime(clock, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
-/// Seconds of wall and of on-CPU time (when known) that `f` takes on this thread.
-fn timed<T>(f: impl FnOnce() -> T) -> (f64, Option<f64>) {
-    let (cpu, wall) = (on_cpu(), Instant::now());
+/// Wall and CPU seconds of one measurement (CPU over every thread of the process, so on a
+/// loaded machine the time spent waiting for a core is left out, and threads count in full).
+#[derive(Clone, Copy)]
+struct Time {
+    wall: f64,
+    cpu: f64,
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> Time {
+    let (cpu, wall) = (cpu_seconds(libc::CLOCK_PROCESS_CPUTIME_ID), Instant::now());
     black_box(f());
-    let cpu = match (cpu, on_cpu()) {
-        (Some(a), Some(b)) => Some(b - a),
-        _ => None,
-    };
-    (wall.elapsed().as_secs_f64(), cpu)
+    Time {
+        wall: wall.elapsed().as_secs_f64(),
+        cpu: cpu_seconds(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu,
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// The loss and gradient as the plain per-position form computes them (libm's exp, one
@@ -117,13 +136,6 @@ fn main() {
     let reps: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
 
     let data = synthetic(n);
-    let bytes = data.heap_bytes();
-    eprintln!(
-        "{n} positions, {} entries ({:.1} per position), {:.1} MB in memory",
-        data.entries(),
-        data.entries() as f64 / n as f64,
-        bytes as f64 / 1e6
-    );
     let vars: Vec<Variable> = data
         .variables
         .iter()
@@ -139,112 +151,80 @@ fn main() {
         .collect();
     let theta: Vec<f64> = (0..WEIGHTS).map(|i| 50.0 + 10.0 * i as f64).collect();
     let loss = Loss::new(LossKind::Texel, 1.0);
+    let objectives: Vec<Objective> = [1usize, 2]
+        .iter()
+        .map(|&t| Objective::new(&data, &vars, t).unwrap())
+        .collect();
+    // The bound is measured over the bytes the epoch reads (its blocked layout), not the file's.
+    let bytes = objectives[0].bytes_read();
+    eprintln!(
+        "{n} positions, {} entries ({:.1} per position), {:.1} MB as loaded, {:.1} MB read per epoch",
+        data.entries(),
+        data.entries() as f64 / n as f64,
+        data.heap_bytes() as f64 / 1e6,
+        bytes as f64 / 1e6
+    );
+    let words = vec![1u64; bytes / 8];
     let mut grad = vec![0.0; WEIGHTS];
 
-    // The epoch as `spsa` runs it (over the dense copy of the rows when that is no larger, as
-    // here) on 1 and 2 threads, and over the sparse rows on 1 thread; each next to reading its
-    // own bytes once. Every measurement of a repetition back to back (and the per-position
-    // reference), so all of them see the same machine state.
-    let forms: Vec<(&str, usize, Objective)> = [("dense", 1usize), ("dense", 2), ("sparse", 1)]
-        .into_iter()
-        .map(|(form, t)| {
-            let mut o = Objective::new(&data, &vars, t).unwrap();
-            if form == "sparse" {
-                o.force_sparse();
-            }
-            (if o.is_dense() { "dense" } else { "sparse" }, t, o)
-        })
-        .collect();
-    let words: Vec<Vec<u64>> = forms
-        .iter()
-        .map(|(_, _, o)| vec![1u64; o.bytes_per_epoch() / 8])
-        .collect();
-    let (mut epoch, mut band) = (vec![Vec::new(); forms.len()], vec![Vec::new(); forms.len()]);
+    // Every measurement of a repetition back to back (read-once and epoch on 1 and 2 threads,
+    // and the per-position reference), so all of them see the same machine state.
+    println!("load average before: {}", load_average());
+    let (mut epoch, mut band) = (vec![Vec::new(); 2], vec![Vec::new(); 2]);
     let mut reference_times = Vec::new();
-    // On-CPU seconds, one thread: (read once, epoch) per form and repetition; the reference.
-    let mut cpu: Vec<Vec<(f64, f64)>> = vec![Vec::new(); forms.len()];
-    let mut cpu_reference = Vec::new();
     for _ in 0..reps {
-        for (k, (_, threads, obj)) in forms.iter().enumerate() {
-            let (wall, cb) = timed(|| stream(&words[k], *threads));
-            band[k].push(wall);
-            let (wall, ce) = timed(|| obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad));
-            epoch[k].push(wall);
-            if let (1, Some(b), Some(e)) = (*threads, cb, ce) {
-                cpu[k].push((b, e));
-            }
+        for (t, obj) in objectives.iter().enumerate() {
+            band[t].push(timed(|| stream(&words, t + 1)));
+            epoch[t].push(timed(|| {
+                obj.loss_and_gradient(&loss, &theta, 0..n, &mut grad)
+            }));
         }
-        let (wall, c) = timed(|| reference(&data, &loss, &theta));
-        reference_times.push(wall);
-        cpu_reference.extend(c);
+        reference_times.push(timed(|| reference(&data, &loss, &theta)));
     }
-    let rows: Vec<(f64, f64)> = (0..forms.len())
-        .map(|k| (median(epoch[k].clone()), median(band[k].clone())))
-        .collect();
-    println!("form    threads  MB_read  epoch_ms  read_once_ms  epoch/read  positions/s/core");
-    for (k, (form, threads, obj)) in forms.iter().enumerate() {
-        let (e, b) = rows[k];
+    println!("load average after: {}", load_average());
+    // Medians of each figure, and of each repetition's ratio (measured side by side).
+    let med = |xs: &[Time], f: fn(&Time) -> f64| median(xs.iter().map(f).collect());
+    let med_ratio = |a: &[Time], b: &[Time], f: fn(&Time) -> f64| {
+        median(a.iter().zip(b).map(|(a, b)| f(a) / f(b)).collect())
+    };
+    let wall: fn(&Time) -> f64 = |t| t.wall;
+    let cpu: fn(&Time) -> f64 = |t| t.cpu;
+    println!(
+        "threads  epoch_wall_ms  read_wall_ms  epoch/read_wall  epoch_cpu_ms  cpu_ms_per_thread  \
+         read_cpu_ms  epoch/read_cpu  ns_cpu/position  positions/s/core"
+    );
+    for t in 0..2 {
+        let e_cpu = med(&epoch[t], cpu);
         println!(
-            "{form:<6}  {threads:>7}  {:>7.1}  {:>8.1}  {:>12.1}  {:>10.2}  {:>16.0}",
-            obj.bytes_per_epoch() as f64 / 1e6,
-            e * 1e3,
-            b * 1e3,
-            e / b,
-            n as f64 / e / *threads as f64,
+            "{:>7}  {:>13.1}  {:>12.1}  {:>15.2}  {:>12.1}  {:>17.1}  {:>11.1}  {:>14.2}  {:>15.1}  {:>16.0}",
+            t + 1,
+            med(&epoch[t], wall) * 1e3,
+            med(&band[t], wall) * 1e3,
+            med_ratio(&epoch[t], &band[t], wall),
+            e_cpu * 1e3,
+            e_cpu * 1e3 / (t + 1) as f64,
+            med(&band[t], cpu) * 1e3,
+            med_ratio(&epoch[t], &band[t], cpu),
+            e_cpu * 1e9 / n as f64,
+            n as f64 / e_cpu
         );
     }
-    for (k, (form, threads, _)) in forms.iter().enumerate() {
-        if *threads != 1 || cpu[k].is_empty() {
-            continue;
-        }
-        let c = &cpu[k];
-        println!(
-            "{form}, 1 thread, on-CPU time (medians; waiting for a core left out): epoch {:.1} ms, \
-             read-once {:.1} ms, epoch/read {:.2} (median of the repetitions' ratios)",
-            median(c.iter().map(|c| c.1).collect()) * 1e3,
-            median(c.iter().map(|c| c.0).collect()) * 1e3,
-            median(c.iter().map(|c| c.1 / c.0).collect()),
-        );
-    }
-    let dense_cpu = median(cpu[0].iter().map(|c| c.1).collect::<Vec<_>>().clone());
-    let sparse_cpu = median(cpu[2].iter().map(|c| c.1).collect::<Vec<_>>().clone());
     println!(
-        "on-CPU epoch, sparse / dense: {:.2}x",
-        sparse_cpu / dense_cpu
+        "read once: {:.2} GB/s on 1 thread (wall, median)",
+        bytes as f64 / med(&band[0], wall) / 1e9
     );
-    if !cpu_reference.is_empty() {
-        println!(
-            "per-position reference / dense epoch, on-CPU: {:.2}x",
-            median(cpu_reference) / dense_cpu
-        );
-    }
-    let r = median(reference_times);
     println!(
-        "per-position reference (libm exp, one position at a time, 1 thread): {:.1} ms, {:.2}x the epoch",
-        r * 1e3,
-        r / rows[0].0
+        "per-position reference (libm exp, one position at a time, 1 thread): {:.1} ms CPU, {:.2}x the epoch",
+        med(&reference_times, cpu) * 1e3,
+        med_ratio(&reference_times, &epoch[0], cpu)
     );
-    // Where the epoch's time goes: the vectorised loss and derivative alone, over as many
-    // scores in blocks of 512 (what the pass hands it), on-CPU when known.
-    let mut scores: Vec<f64> = (0..n).map(|p| (p % 1000) as f64 - 500.0).collect();
-    let (wall, cpu_loss) = timed(|| {
-        let mut sum = 0.0;
-        for (q, o) in scores.chunks_mut(512).zip(data.results.chunks(512)) {
-            sum += loss.block_with_derivative(o, q);
-        }
-        sum
-    });
     println!(
-        "loss+derivative alone (block_with_derivative): {:.1} ms{}",
-        wall * 1e3,
-        cpu_loss.map_or(String::new(), |c| format!(" ({:.1} ms on-CPU)", c * 1e3))
-    );
-    let (e1, b1) = rows[0];
-    let (e2, b2) = rows[1];
-    println!(
-        "speed-up 1 -> 2 threads: epoch {:.2}x, read-once {:.2}x (linear: 2.00x)",
-        e1 / e2,
-        b1 / b2
+        "1 -> 2 threads: wall speed-up epoch {:.2}x, read-once {:.2}x (linear: 2.00x); \
+         CPU per position epoch {:.2}x, read-once {:.2}x (no contention: 1.00x)",
+        med_ratio(&epoch[0], &epoch[1], wall),
+        med_ratio(&band[0], &band[1], wall),
+        med_ratio(&epoch[1], &epoch[0], cpu),
+        med_ratio(&band[1], &band[0], cpu),
     );
 
     // Load time and size of both file forms.

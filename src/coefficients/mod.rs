@@ -52,6 +52,7 @@
 //! the heap.
 
 mod binary;
+mod blocked;
 pub mod estimated;
 pub mod fit;
 pub mod objective;

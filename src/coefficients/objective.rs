@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use super::Coefficients;
+use super::blocked::{BLOCK, Blocked, Scratch};
 use crate::positions::{Loss, Outcome};
 use crate::vars::Variable;
 
@@ -60,8 +61,8 @@ impl Model for Objective<'_> {
 /// (the variables file's order).
 pub struct Objective<'a> {
     data: &'a Coefficients,
-    /// The same rows as a dense matrix, when that is no larger (see [`Dense`]).
-    dense: Option<Dense>,
+    /// The same coefficients in the hot loop's layout.
+    blocked: Blocked,
     /// θ index of each coefficient-file variable.
     column: Vec<usize>,
     dimension: usize,
@@ -88,7 +89,7 @@ impl<'a> Objective<'a> {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Objective {
             data,
-            dense: Dense::of(data),
+            blocked: Blocked::new(data),
             column,
             dimension: vars.len(),
             threads: threads.max(1),
@@ -111,39 +112,17 @@ impl<'a> Objective<'a> {
         self.threads = threads.max(1);
     }
 
-    /// Whether the epoch runs over the dense copy of the rows (see [`Dense`]).
-    pub fn is_dense(&self) -> bool {
-        self.dense.is_some()
-    }
-
-    /// Use the sparse rows even where a dense copy would do (to measure one against the other).
-    pub fn force_sparse(&mut self) {
-        self.dense = None;
-    }
-
-    /// The bytes one epoch reads: the rows in the form it uses, the results and the constants
-    /// (the bound of reading the data once is measured over this many).
-    pub fn bytes_per_epoch(&self) -> usize {
-        let n = self.data.len();
-        let rows = match &self.dense {
-            Some(d) => d.x.len() * 4,
-            None => (n + 1) * 4 + self.data.entries() * 6,
-        };
-        rows + n + self.data.constants.as_ref().map_or(0, |c| c.len() * 4)
+    /// Bytes an epoch reads: the blocked coefficients, the results and the constants (what the
+    /// memory-bandwidth bound is measured against).
+    pub fn bytes_read(&self) -> usize {
+        self.blocked.heap_bytes()
+            + self.data.results.len()
+            + self.data.constants.as_ref().map_or(0, |c| c.len() * 4)
     }
 
     /// The weights in the file's order, from θ.
     fn weights(&self, theta: &[f64]) -> Vec<f64> {
         self.column.iter().map(|&c| theta[c]).collect()
-    }
-
-    /// The weights in a table a `u16` index cannot overrun: the hot loop needs no bounds checks.
-    fn weight_table(&self, theta: &[f64]) -> Box<IndexTable> {
-        let mut w = zero_table();
-        for (j, &c) in self.column.iter().enumerate() {
-            w[j] = theta[c];
-        }
-        w
     }
 
     /// Every position's (result, score in cp), for the K fit.
@@ -157,22 +136,11 @@ impl<'a> Objective<'a> {
     /// Mean loss over all positions.
     pub fn loss(&self, loss: &Loss, theta: &[f64]) -> f64 {
         let n = self.data.len();
-        let sum: f64 = match &self.dense {
-            Some(dense) => {
-                let w = dense.padded(self.weights(theta));
-                self.split(0..n)
-                    .map_reduce(|range| partial_dense(self.data, dense, loss, &w, range, None))
-                    .into_iter()
-                    .sum()
-            }
-            None => {
-                let w = self.weight_table(theta);
-                self.split(0..n)
-                    .map_reduce(|range| partial(self.data, loss, &w, range, None))
-                    .into_iter()
-                    .sum()
-            }
-        };
+        let w = self.weights(theta);
+        let sum: f64 = self
+            .map_chunks(0..n, |range| self.partial(loss, &w, range, None))
+            .into_iter()
+            .sum();
         if n == 0 { 0.0 } else { sum / n as f64 }
     }
 
@@ -186,321 +154,132 @@ impl<'a> Objective<'a> {
     ) -> f64 {
         assert_eq!(grad.len(), self.dimension);
         let n = range.len();
-        let parts: Vec<(f64, Vec<f64>)> = match &self.dense {
-            Some(dense) => {
-                let w = dense.padded(self.weights(theta));
-                self.split(range).map_reduce(|r| {
-                    let mut g = vec![0.0; dense.width];
-                    let l = partial_dense(self.data, dense, loss, &w, r, Some(&mut g));
-                    (l, g)
-                })
-            }
-            None => {
-                let w = self.weight_table(theta);
-                self.split(range).map_reduce(|r| {
-                    let mut g = zero_table();
-                    let l = partial(self.data, loss, &w, r, Some(&mut g));
-                    (l, g[..self.column.len()].to_vec())
-                })
-            }
-        };
+        let w = self.weights(theta);
+        let parts = self.map_chunks(range, |r| {
+            let mut g = vec![0.0; w.len()];
+            let l = self.partial(loss, &w, r, Some(&mut g));
+            (l, g)
+        });
         grad.iter_mut().for_each(|g| *g = 0.0);
         let mut sum = 0.0;
-        let inv_n = if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        let mut g_file = vec![0.0; w.len()];
         for (l, g) in parts {
             sum += l;
-            for (j, &c) in self.column.iter().enumerate() {
-                grad[c] += g[j] * inv_n;
+            for (a, b) in g_file.iter_mut().zip(g) {
+                *a += b;
             }
+        }
+        let inv_n = if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        let factor = inv_n / self.data.scale;
+        for (j, &c) in self.column.iter().enumerate() {
+            grad[c] += g_file[j] * factor;
         }
         sum * inv_n
     }
 
-    /// `range` cut into one contiguous piece per thread.
-    fn split(&self, range: Range<usize>) -> Split {
-        Split {
-            range,
-            threads: self.threads,
+    /// `f` over `range` cut at the multiples of [`CHUNK`], the chunks shared out in contiguous
+    /// runs over the threads; the results in chunk order. The cuts do not depend on the thread
+    /// count, and the caller sums the results in order, so every thread count gives the same
+    /// bits.
+    fn map_chunks<T: Send>(
+        &self,
+        range: Range<usize>,
+        f: impl Fn(Range<usize>) -> T + Sync,
+    ) -> Vec<T> {
+        let mut chunks = Vec::with_capacity(range.len() / CHUNK + 2);
+        let mut start = range.start;
+        while start < range.end {
+            let end = ((start / CHUNK + 1) * CHUNK).min(range.end);
+            chunks.push(start..end);
+            start = end;
         }
-    }
-}
-
-/// One f64 per possible `u16` index (512 KiB, of which only the first variables' cache lines
-/// are ever touched).
-type IndexTable = [f64; 1 << 16];
-
-fn zero_table() -> Box<IndexTable> {
-    vec![0.0; 1 << 16]
-        .into_boxed_slice()
-        .try_into()
-        .expect("length 2^16")
-}
-
-/// Contiguous pieces of a range, each run on its own scoped thread.
-struct Split {
-    range: Range<usize>,
-    threads: usize,
-}
-
-/// Below this many positions per thread, spawning costs more than it saves.
-const MIN_PER_THREAD: usize = 4096;
-
-impl Split {
-    fn map_reduce<T: Send>(self, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
-        let n = self.range.len();
-        let threads = self.threads.min(n / MIN_PER_THREAD).max(1);
+        let threads = self.threads.min(chunks.len()).max(1);
         if threads == 1 {
-            return vec![f(self.range)];
+            return chunks.into_iter().map(f).collect();
         }
-        let per = n.div_ceil(threads);
+        let per = chunks.len().div_ceil(threads);
         let f = &f;
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let a = self.range.start + t * per;
-                    let b = (a + per).min(self.range.end);
-                    s.spawn(move || f(a..b))
-                })
+            let handles: Vec<_> = chunks
+                .chunks(per)
+                .map(|run| s.spawn(move || run.iter().cloned().map(f).collect::<Vec<T>>()))
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().expect("objective thread panicked"))
+                .flat_map(|h| h.join().expect("objective thread panicked"))
                 .collect()
         })
     }
-}
 
-/// Σ c·w over one row, in four running sums: one sum would make every entry wait for the
-/// previous addition (4 cycles each), which was the slowest part of the pass. Exact for
-/// integer data, as any order is; otherwise equal to rounding.
-#[inline(always)]
-fn dot(index: &[u16], coef: &[f32], w: &IndexTable) -> f64 {
-    const LANES: usize = 4;
-    let mut acc = [0.0f64; LANES];
-    let mut ic = index.chunks_exact(LANES);
-    let mut cc = coef.chunks_exact(LANES);
-    for (i, c) in (&mut ic).zip(&mut cc) {
-        for l in 0..LANES {
-            acc[l] += f64::from(c[l]) * w[usize::from(i[l])];
+    /// The sum of losses over `range`, and, when `g` is given, Σ ℓ'·c into it (file order, not
+    /// yet divided by the scale): [`Objective::hot_loop`] built for AVX2 where the CPU has it
+    /// (4 f64 lanes instead of SSE2's 2; the same operations in the same order, so the same bits).
+    fn partial(&self, loss: &Loss, w: &[f64], range: Range<usize>, g: Option<&mut [f64]>) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above: all `hot_loop_avx2` needs.
+            return unsafe { self.hot_loop_avx2(loss, w, range, g) };
         }
-    }
-    for (l, (&i, &c)) in ic.remainder().iter().zip(cc.remainder()).enumerate() {
-        acc[l] += f64::from(c) * w[usize::from(i)];
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
-/// Positions per block: their scores, then their loss derivatives, stay in L1 between the
-/// three passes over the block (dot products, the vectorised loss, the gradient scatter).
-const BLOCK: usize = 512;
-
-/// The hot loop: sum of losses over `range`, and, when `scatter` is given, each position's
-/// ℓ'/scale handed to it (which adds that times the row to the gradient). Per block: the scores
-/// row by row (`raw`: Σ c·w), then [`Loss::block_with_derivative`] over the block (a vectorised
-/// loop: it was half of an epoch when called per position), then the scatter.
-#[inline(always)]
-fn blocked(
-    data: &Coefficients,
-    loss: &Loss,
-    range: Range<usize>,
-    raw: impl Fn(usize) -> f64,
-    mut scatter: Option<impl FnMut(usize, f64)>,
-) -> f64 {
-    let inv_scale = 1.0 / data.scale;
-    let constants = data.constants.as_deref();
-    let mut buffer = [0.0f64; BLOCK];
-    let mut sum = 0.0;
-    let mut start = range.start;
-    while start < range.end {
-        let end = (start + BLOCK).min(range.end);
-        let q = &mut buffer[..end - start];
-        for (p, slot) in (start..).zip(q.iter_mut()) {
-            let constant = constants.map_or(0.0, |c| f64::from(c[p]));
-            *slot = (constant + raw(p)) * inv_scale;
-        }
-        sum += loss.block_with_derivative(&data.results[start..end], q);
-        if let Some(add) = scatter.as_mut() {
-            for (p, &d) in (start..).zip(q.iter()) {
-                add(p, d * inv_scale);
-            }
-        }
-        start = end;
-    }
-    sum
-}
-
-/// [`blocked`] over the sparse rows: `w` and `g` indexed by the file's variable index.
-fn partial(
-    data: &Coefficients,
-    loss: &Loss,
-    w: &IndexTable,
-    range: Range<usize>,
-    g: Option<&mut IndexTable>,
-) -> f64 {
-    let raw = |p: usize| {
-        let (index, coef) = data.row(p);
-        dot(index, coef, w)
-    };
-    let scatter = g.map(|g| {
-        move |p: usize, d: f64| {
-            let (index, coef) = data.row(p);
-            for (&i, &c) in index.iter().zip(coef) {
-                g[usize::from(i)] += d * f64::from(c);
-            }
-        }
-    });
-    blocked(data, loss, range, raw, scatter)
-}
-
-/// The rows as a dense row-major matrix of `f32`, one column per file variable. Built when it
-/// takes no more memory than the sparse entries (4 bytes per variable and position against 6 per
-/// entry and 4 per position: about two thirds of the variables nonzero), as in hand-written
-/// evaluations with a few dozen terms, where most are nonzero in most positions. The pass over
-/// it is a straight stream the compiler vectorises, with the gradient in a small dense array,
-/// where the sparse pass gathers and scatters entry by entry. Entries for the same variable in a
-/// row are added in `f32` (exact for integer coefficients, as exported engines write them, up to
-/// 2^24).
-struct Dense {
-    /// Values per row: the variables, padded with zero columns to a multiple of 4 from 5 on.
-    width: usize,
-    x: Vec<f32>,
-}
-
-impl Dense {
-    fn of(data: &Coefficients) -> Option<Dense> {
-        let (n, columns) = (data.len(), data.variables.len());
-        let width = if columns <= 4 {
-            columns
-        } else {
-            columns.div_ceil(4) * 4
-        };
-        let dense_bytes = n.checked_mul(width)?.checked_mul(4)?;
-        if width == 0 || dense_bytes > data.entries() * 6 + n * 4 {
-            return None;
-        }
-        let mut x = vec![0.0f32; n * width];
-        for (p, row) in x.chunks_exact_mut(width).enumerate() {
-            let (index, coef) = data.row(p);
-            for (&i, &c) in index.iter().zip(coef) {
-                row[usize::from(i)] += c;
-            }
-        }
-        Some(Dense { width, x })
+        self.hot_loop(loss, w, range, g)
     }
 
-    /// The weights (file order) padded to the row width.
-    fn padded(&self, w: Vec<f64>) -> Vec<f64> {
-        let mut w = w;
-        w.resize(self.width, 0.0);
-        w
-    }
-}
-
-/// Σ x·w over a dense row, in four running sums (see [`dot`]).
-#[inline(always)]
-fn dot_dense(row: &[f32], w: &[f64]) -> f64 {
-    const LANES: usize = 4;
-    let mut acc = [0.0f64; LANES];
-    let mut xc = row.chunks_exact(LANES);
-    let mut wc = w.chunks_exact(LANES);
-    for (x, w) in (&mut xc).zip(&mut wc) {
-        for l in 0..LANES {
-            acc[l] += f64::from(x[l]) * w[l];
-        }
-    }
-    for (l, (&x, &w)) in xc.remainder().iter().zip(wc.remainder()).enumerate() {
-        acc[l] += f64::from(x) * w;
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
-/// [`blocked`] over the dense rows: `w` and `g` in the file's order, one per column. On a CPU
-/// with AVX2 the same code runs compiled for it (4 doubles per vector instead of 2): the
-/// default build targets baseline x86-64. The same operations in the same order (Rust does not
-/// fuse multiplies and adds), so the same sums.
-fn partial_dense(
-    data: &Coefficients,
-    dense: &Dense,
-    loss: &Loss,
-    w: &[f64],
-    range: Range<usize>,
-    g: Option<&mut [f64]>,
-) -> f64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, the only feature the function is compiled for.
-        return unsafe { partial_dense_avx2(data, dense, loss, w, range, g) };
+    #[target_feature(enable = "avx2")]
+    fn hot_loop_avx2(
+        &self,
+        loss: &Loss,
+        w: &[f64],
+        range: Range<usize>,
+        g: Option<&mut [f64]>,
+    ) -> f64 {
+        self.hot_loop(loss, w, range, g)
     }
-    partial_dense_baseline(data, dense, loss, w, range, g)
-}
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn partial_dense_avx2(
-    data: &Coefficients,
-    dense: &Dense,
-    loss: &Loss,
-    w: &[f64],
-    range: Range<usize>,
-    g: Option<&mut [f64]>,
-) -> f64 {
-    partial_dense_baseline(data, dense, loss, w, range, g)
-}
-
-#[inline(always)]
-fn partial_dense_baseline(
-    data: &Coefficients,
-    dense: &Dense,
-    loss: &Loss,
-    w: &[f64],
-    range: Range<usize>,
-    g: Option<&mut [f64]>,
-) -> f64 {
-    // A width known when compiling unrolls the row loops into a few vector operations, with
-    // the weights in registers.
-    macro_rules! widths {
-        ($($n:literal)*) => {
-            match dense.width {
-                $($n => return partial_dense_fixed::<$n>(data, dense, loss, w, range, g),)*
-                _ => {}
+    /// Per block: the scores column by column, the vectorised loss and derivative
+    /// ([`Loss::block_with_derivative`]), the gradient column by column.
+    #[inline(always)]
+    fn hot_loop(
+        &self,
+        loss: &Loss,
+        w: &[f64],
+        range: Range<usize>,
+        mut g: Option<&mut [f64]>,
+    ) -> f64 {
+        let inv_scale = 1.0 / self.data.scale;
+        let constants = self.data.constants.as_deref();
+        let mut q = [0.0f64; BLOCK];
+        let mut scratch = Scratch::default();
+        let mut sum = 0.0;
+        let mut start = range.start;
+        while start < range.end {
+            let b = start / BLOCK;
+            let end = ((b + 1) * BLOCK).min(range.end);
+            let local = start - b * BLOCK..end - b * BLOCK;
+            let scores = &mut q[local.clone()];
+            match constants {
+                Some(c) => scores
+                    .iter_mut()
+                    .zip(&c[start..end])
+                    .for_each(|(q, &c)| *q = f64::from(c)),
+                None => scores.fill(0.0),
             }
-        };
+            self.blocked
+                .add_scores(b, local.clone(), w, &mut q, &mut scratch);
+            let scores = &mut q[local.clone()];
+            scores.iter_mut().for_each(|q| *q *= inv_scale);
+            sum += loss.block_with_derivative(&self.data.results[start..end], scores);
+            if let Some(g) = g.as_deref_mut() {
+                self.blocked.add_gradient(b, local, &mut q, g);
+            }
+            start = end;
+        }
+        sum
     }
-    widths!(1 2 3 4 8 12 16 20 24 28 32 36 40 44 48);
-    let width = dense.width;
-    let row = |p: usize| &dense.x[p * width..(p + 1) * width];
-    let scatter = g.map(|g| {
-        move |p: usize, d: f64| {
-            for (gj, &x) in g.iter_mut().zip(row(p)) {
-                *gj += d * f64::from(x);
-            }
-        }
-    });
-    blocked(data, loss, range, |p| dot_dense(row(p), w), scatter)
 }
 
-/// [`partial_dense_baseline`] for rows `W` wide: the same operations in the same order.
-#[inline(always)]
-fn partial_dense_fixed<const W: usize>(
-    data: &Coefficients,
-    dense: &Dense,
-    loss: &Loss,
-    w: &[f64],
-    range: Range<usize>,
-    g: Option<&mut [f64]>,
-) -> f64 {
-    let (rows, _) = dense.x.as_chunks::<W>();
-    let w: &[f64; W] = w.try_into().expect("weights padded to the row width");
-    let scatter = g.map(|g| {
-        let g: &mut [f64; W] = g.try_into().expect("gradient padded to the row width");
-        move |p: usize, d: f64| {
-            for (gj, &x) in g.iter_mut().zip(&rows[p]) {
-                *gj += d * f64::from(x);
-            }
-        }
-    });
-    blocked(data, loss, range, |p| dot_dense(&rows[p], w), scatter)
-}
+/// Positions per chunk: the unit a thread takes and whose partial sums are added in order
+/// (a multiple of [`BLOCK`], large enough that what a chunk costs beside its positions is nil).
+const CHUNK: usize = 16 * BLOCK;
 
 #[cfg(test)]
 mod tests {
@@ -519,6 +298,26 @@ mod tests {
             r_end: 0.002,
             simul_elo: 0.0,
         }
+    }
+
+    /// The sums of the losses and of their gradient over `range` in the plain per-position f64
+    /// form (libm's exp, one running sum, row order), in file order.
+    fn reference(
+        data: &Coefficients,
+        loss: &Loss,
+        theta: &[f64],
+        range: Range<usize>,
+    ) -> (f64, Vec<f64>) {
+        let (mut sum, mut g) = (0.0, vec![0.0; data.variables.len()]);
+        for p in range {
+            let (l, d) = loss.point_with_derivative(data.results[p], data.score(p, theta));
+            sum += l;
+            let (idx, coef) = data.row(p);
+            for (&i, &c) in idx.iter().zip(coef) {
+                g[usize::from(i)] += d * f64::from(c) / data.scale;
+            }
+        }
+        (sum, g)
     }
 
     /// The exact gradient agrees with central finite differences of the loss, for both losses,
@@ -593,22 +392,10 @@ mod tests {
         let range = 123..8_901;
         for kind in [LossKind::Texel, LossKind::Tanh] {
             let loss = Loss::new(kind, 0.9);
-            let (mut l_ref, mut g_ref) = (0.0, [0.0; 2]);
-            for p in range.clone() {
-                let (l, d) = loss.point_with_derivative(data.results[p], data.score(p, &theta));
-                l_ref += l;
-                let (idx, coef) = data.row(p);
-                for (&i, &c) in idx.iter().zip(coef) {
-                    g_ref[usize::from(i)] += d * f64::from(c) / data.scale;
-                }
-            }
+            let (l_ref, g_ref) = reference(&data, &loss, &theta, range.clone());
             let n = range.len() as f64;
-            for (threads, sparse) in [(1, false), (2, false), (1, true), (2, true)] {
-                let mut obj = Objective::new(&data, &vars, threads).unwrap();
-                if sparse {
-                    obj.force_sparse();
-                }
-                assert_eq!(obj.is_dense(), !sparse);
+            for threads in [1, 2] {
+                let obj = Objective::new(&data, &vars, threads).unwrap();
                 let mut g = [0.0; 2];
                 let l = obj.loss_and_gradient(&loss, &theta, range.clone(), &mut g);
                 assert!(
@@ -628,6 +415,99 @@ mod tests {
         }
     }
 
+    /// Positions whose variables are used by every position, by a third, by a few or by none
+    /// in a block (so blocks hold dense and sparse columns, and empty ones), with repeated
+    /// indices (some summing to values an f32 cannot hold, which must stay sparse), fractional
+    /// coefficients, constants and fractional weights.
+    fn mixed_density() -> (Coefficients, Vec<Variable>, Vec<f64>) {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let density = [1.0, 0.9, 0.34, 0.2, 0.05, 0.004, 0.0, 0.6];
+        let names: Vec<String> = (0..density.len()).map(|j| format!("V{j}")).collect();
+        let mut data = Coefficients::new(names.clone(), 800.0);
+        let mut entries = Vec::new();
+        for p in 0..10_000 {
+            entries.clear();
+            for (j, &d) in density.iter().enumerate() {
+                if rng.random::<f64>() < d {
+                    let c = if j == 3 {
+                        rng.random_range(-500..500) as f32 * 0.37
+                    } else {
+                        rng.random_range(-4000..4000) as f32
+                    };
+                    entries.push((j as u16, c));
+                }
+            }
+            // Repeats: one that adds up exactly, one (within the first blocks) whose f32 parts
+            // sum to a value with more bits than an f32 has.
+            entries.push((1, 3.0));
+            if p < 600 && p % 7 == 0 {
+                entries.push((7, 16_777_216.0));
+                entries.push((7, 1.0));
+            }
+            let r = [Outcome::BlackWins, Outcome::Draw, Outcome::WhiteWins][p % 3];
+            data.push(r, (p % 13) as f32 * 150.0 - 900.0, &entries);
+        }
+        let vars: Vec<Variable> = names.iter().map(|n| var(n, 0.0)).collect();
+        let theta = (0..density.len())
+            .map(|j| 0.01 * (j as f64 + 1.0) * if j % 2 == 0 { 1.0 } else { -0.7 })
+            .collect();
+        (data, vars, theta)
+    }
+
+    /// The blocked layout (dense and sparse columns, repeats, ranges that start and end inside
+    /// blocks and chunks) gives the per-position f64 form's loss and gradient within 1e-12
+    /// relative, and every thread count gives the same bits, as do the portable and AVX2 loops.
+    #[test]
+    fn dense_and_sparse_columns_match_the_rows_and_threads_do_not_change_the_bits() {
+        let (data, vars, theta) = mixed_density();
+        let one = Objective::new(&data, &vars, 1).unwrap();
+        let kinds = one.blocked.column_kinds();
+        assert!(
+            kinds.0 > 0 && kinds.1 > 0,
+            "dense and sparse columns: {kinds:?}"
+        );
+        for kind in [LossKind::Texel, LossKind::Tanh] {
+            let loss = Loss::new(kind, 1.3);
+            for range in [0..data.len(), 77..9_999, 4_000..4_200, 300..301, 5..5] {
+                let (l_ref, g_ref) = reference(&data, &loss, &theta, range.clone());
+                let n = range.len().max(1) as f64;
+                let mut g1 = vec![0.0; vars.len()];
+                let l1 = one.loss_and_gradient(&loss, &theta, range.clone(), &mut g1);
+                assert!((l1 - l_ref / n).abs() <= 1e-12 * l1, "{kind:?} {range:?}");
+                let scale = g_ref.iter().fold(0.0f64, |m, g| m.max(g.abs())) / n;
+                for (j, (&g, &r)) in g1.iter().zip(&g_ref).enumerate() {
+                    let r = r / n;
+                    assert!(
+                        (g - r).abs() <= 1e-12 * r.abs() + 1e-15 * scale,
+                        "{kind:?} {range:?} {j}: {g} vs {r}"
+                    );
+                }
+                for threads in [2, 3, 8] {
+                    let many = Objective::new(&data, &vars, threads).unwrap();
+                    let mut g = vec![0.0; vars.len()];
+                    let l = many.loss_and_gradient(&loss, &theta, range.clone(), &mut g);
+                    assert_eq!(l.to_bits(), l1.to_bits(), "{threads} threads {range:?}");
+                    assert_eq!(
+                        g.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                        g1.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                        "{threads} threads {range:?}"
+                    );
+                }
+            }
+            // The portable loop and the one the CPU picks (AVX2 here) give the same bits.
+            let (mut g_portable, mut g_picked) = (vec![0.0; vars.len()], vec![0.0; vars.len()]);
+            let range = 100..9_000;
+            let l_portable = one.hot_loop(&loss, &theta, range.clone(), Some(&mut g_portable));
+            let l_picked = one.partial(&loss, &theta, range, Some(&mut g_picked));
+            assert_eq!(l_portable.to_bits(), l_picked.to_bits());
+            assert_eq!(g_portable, g_picked);
+            let all = one.loss(&loss, &theta);
+            let many = Objective::new(&data, &vars, 3).unwrap().loss(&loss, &theta);
+            assert_eq!(all.to_bits(), many.to_bits());
+        }
+    }
+
     #[test]
     fn a_file_variable_missing_from_the_variables_file_is_named() {
         let data = super::super::parse_text(
@@ -637,76 +517,5 @@ mod tests {
         .unwrap();
         let e = Objective::new(&data, &[var("A", 1.0)], 1).err().unwrap();
         assert!(e.to_string().contains("`Knight`"), "{e}");
-    }
-
-    /// The dense pass and the sparse one give the same loss and gradient (to rounding: the sums
-    /// run in another order) on rows with repeated, missing and reordered entries, on one thread
-    /// and on several; a set with few entries per variable stays sparse.
-    #[test]
-    fn dense_and_sparse_passes_agree() {
-        let mut text = String::from("spsa-coefficients 1\nscale 96\nphase-range 24\n");
-        for v in 0..5 {
-            text.push_str(&format!("variable V{v}\n"));
-        }
-        for p in 0..20_000usize {
-            let r = ["1", "0.5", "0"][p % 3];
-            let e = |k: usize| match (p * (k + 31) % 23) as i32 - 11 {
-                0 => 12,
-                v => v,
-            };
-            // Tapered, an index twice in the middlegame part, one variable often missing.
-            text.push_str(&format!(
-                "{r} const={} phase={} mg 4:{} 0:{} 0:{} 2:{} eg 1:{} 3:{}\n",
-                (p % 9) as i32 * 40 - 160,
-                p % 25,
-                e(0),
-                e(1),
-                e(2),
-                if p % 16 == 0 { 0 } else { e(3) },
-                e(4),
-                e(5)
-            ));
-        }
-        let data = super::super::parse_text(&text, Path::new("t")).unwrap();
-        let vars: Vec<Variable> = (0..5).map(|v| var(&format!("V{v}"), 0.0)).collect();
-        let theta = [310.0, -120.0, 45.0, 900.0, -15.0];
-        for kind in [LossKind::Texel, LossKind::Tanh] {
-            let loss = Loss::new(kind, 1.1);
-            let mut sparse = Objective::new(&data, &vars, 1).unwrap();
-            sparse.force_sparse();
-            let mut g_sparse = [0.0; 5];
-            let l_sparse = sparse.loss_and_gradient(&loss, &theta, 0..data.len(), &mut g_sparse);
-            for threads in [1, 3] {
-                let dense = Objective::new(&data, &vars, threads).unwrap();
-                assert!(dense.is_dense());
-                assert!(dense.bytes_per_epoch() < sparse.bytes_per_epoch());
-                let mut g = [0.0; 5];
-                let l = dense.loss_and_gradient(&loss, &theta, 0..data.len(), &mut g);
-                assert!(
-                    (l - l_sparse).abs() <= 1e-12 * l_sparse,
-                    "{l} vs {l_sparse}"
-                );
-                assert!((dense.loss(&loss, &theta) - l).abs() <= 1e-12 * l);
-                for j in 0..5 {
-                    assert!(
-                        (g[j] - g_sparse[j]).abs() <= 1e-12 * g_sparse[j].abs(),
-                        "{kind:?} {j}: {} vs {}",
-                        g[j],
-                        g_sparse[j]
-                    );
-                }
-            }
-        }
-        // 40 variables, 2 entries per position: the dense form would be 160 bytes a row.
-        let mut text = String::from("spsa-coefficients 1\n");
-        for v in 0..40 {
-            text.push_str(&format!("variable W{v}\n"));
-        }
-        for p in 0..100 {
-            text.push_str(&format!("1 {}:1 {}:-2\n", p % 40, (p * 7) % 40));
-        }
-        let data = super::super::parse_text(&text, Path::new("t")).unwrap();
-        let vars: Vec<Variable> = (0..40).map(|v| var(&format!("W{v}"), 0.0)).collect();
-        assert!(!Objective::new(&data, &vars, 1).unwrap().is_dense());
     }
 }
