@@ -383,6 +383,38 @@ fn verify_a_tiny_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("verify: tuned ("));
 
+    // --iteration K: the θ log's row K is the tuned side, rounded.
+    let log = std::fs::read_to_string(d.join("t.log")).unwrap();
+    let row: Vec<f64> = log
+        .lines()
+        .find(|l| l.starts_with("2,"))
+        .unwrap_or_else(|| panic!("no row 2 in {log}"))
+        .split(',')
+        .skip(1)
+        .map(|v| v.parse::<f64>().unwrap().round())
+        .collect();
+    let o = run(&["verify", conf, "--iteration", "2", "--pairs", "1"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("t.log, iteration 2) vs start ("), "{out}");
+    for (name, value) in ["KnightValue", "BishopValue"].iter().zip(&row) {
+        let want = [*name, &value.to_string(), "150"];
+        assert!(
+            out.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == want),
+            "{name} should be {value}: {out}"
+        );
+    }
+    assert_eq!(counts(&out).pairs, 1);
+    // An iteration the log does not hold: a clear error, exit 2, nothing played.
+    let o = run(&["verify", conf, "--iteration", "9", "--pairs", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("t.log: no row for iteration 9 (the log holds iterations up to 4)"),
+        "{}",
+        stderr(&o)
+    );
+
     // No checkpoint: a clear error, exit 2.
     let o = run(&[
         "verify",

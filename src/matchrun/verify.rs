@@ -11,6 +11,7 @@ use super::args::{MatchFlags, apply_flags, describe_options, plan, play_to_end};
 use crate::arena::OptionSet;
 use crate::config::Config;
 use crate::engine::OptionValue;
+use crate::report::history::History;
 use crate::tuner::checkpoint;
 use crate::vars::{self, Variable};
 
@@ -22,6 +23,10 @@ pub struct VerifyArgs {
     /// Take the tuned θ from this checkpoint instead of the config's.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["values", "a", "b"])]
     pub checkpoint: Option<PathBuf>,
+    /// Take the tuned θ from the θ log's row for this iteration (the values after K updates),
+    /// to verify a point along the run.
+    #[arg(long, value_name = "K", conflicts_with_all = ["checkpoint", "values", "a", "b"])]
+    pub iteration: Option<u64>,
     /// Take the tuned values from this variables file's start column instead of a checkpoint.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["a", "b"])]
     pub values: Option<PathBuf>,
@@ -91,6 +96,9 @@ fn sides(args: &VerifyArgs, config: &Config) -> Result<(ValueSet, ValueSet)> {
     if let Some(v) = &args.values {
         return Ok((load_values(v, "tuned")?, start));
     }
+    if let Some(k) = args.iteration {
+        return Ok((logged_values(config, &start, k)?, start));
+    }
     let path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
     if std::fs::metadata(path).is_err() {
         return Err(bad(format!(
@@ -121,6 +129,40 @@ fn sides(args: &VerifyArgs, config: &Config) -> Result<(ValueSet, ValueSet)> {
         values: ck.state.theta.iter().map(|t| t.round()).collect(),
     };
     Ok((tuned, start))
+}
+
+/// θ after `iteration` updates, from the config's θ log (rounded as a checkpoint's θ is).
+fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<ValueSet> {
+    let log = &config.log;
+    if std::fs::metadata(log).is_err() {
+        return Err(bad(format!(
+            "{}: θ log not found (run `spsa run {}` first)",
+            log.display(),
+            config.path.display()
+        )));
+    }
+    let history = History::read_named(log, Some(&start.names))?;
+    if history.names != start.names {
+        return Err(bad(format!(
+            "{}: the θ log's variables {:?} differ from {}'s {:?}",
+            log.display(),
+            history.names,
+            config.variables.display(),
+            start.names
+        )));
+    }
+    let Some(row) = history.iterations.iter().position(|&i| i == iteration) else {
+        let last = history.iterations.last().copied().unwrap_or(0);
+        return Err(bad(format!(
+            "{}: no row for iteration {iteration} (the log holds iterations up to {last})",
+            log.display()
+        )));
+    };
+    Ok(ValueSet {
+        label: format!("tuned ({}, iteration {iteration})", log.display()),
+        names: history.names.clone(),
+        values: history.values.iter().map(|c| c[row].round()).collect(),
+    })
 }
 
 /// A table of both sides' values, one variable a line.
