@@ -292,26 +292,33 @@ fn ctrl_c_stops_and_prints_the_results_so_far() {
 }
 
 /// A tiny tuning run writes a checkpoint; `spsa verify` plays it against the start values.
-#[test]
-fn verify_a_tiny_run() {
+/// A folder with `minors.var` (these lines) and `t.toml`: a 4-iteration sparring tune at
+/// depth 1 with `extra` appended to the config.
+fn tiny_run(vars: &str, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(
-        d.join("minors.var"),
-        "KnightValue,150,50,700,30,0.01,0\nBishopValue,150,50,700,30,0.01,0\n",
-    )
-    .unwrap();
+    std::fs::write(d.join("minors.var"), vars).unwrap();
     std::fs::write(
         d.join("t.toml"),
         format!(
             "variables = \"minors.var\"\nlog = \"t.log\"\niterations = 4\nA = 10\ngamma = 0.101\nalpha = 0.602\n\
              concurrency = 2\nseed = 5\n[engine1]\ncommand = {:?}\n[games]\nbook = {:?}\ndepth = 1\nmax_plies = 200\n\
-             pgn = \"tuning.pgn\"\n",
+             {extra}",
             sparring(),
             book().display().to_string()
         ),
     )
     .unwrap();
+    dir
+}
+
+#[test]
+fn verify_a_tiny_run() {
+    let dir = tiny_run(
+        "KnightValue,150,50,700,30,0.01,0\nBishopValue,150,50,700,30,0.01,0\n",
+        "pgn = \"tuning.pgn\"\n",
+    );
+    let d = dir.path();
     let conf = d.join("t.toml");
     let conf = conf.to_str().unwrap();
     let o = run(&["run", conf]);
@@ -424,4 +431,64 @@ fn verify_a_tiny_run() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("none.var: checkpoint not found"));
+}
+
+/// `[verify]` in the config: the tune ends with its verification match, the verdict is printed
+/// with the summary and recorded beside the θ log; a resume of the finished run prints the
+/// recorded verdict without playing again, and `--fresh` keeps the old record as a backup.
+#[test]
+fn a_tune_with_a_verify_table_ends_with_its_recorded_verdict() {
+    // Minor pieces worth 60 where sparring's defaults are 320 and 330: four iterations cannot
+    // repair that, so the tuned values must lose to the engine's defaults.
+    let dir = tiny_run(
+        "KnightValue,60,50,700,5,0.001,0\nBishopValue,60,50,700,5,0.001,0\n",
+        "[verify]\npairs = 20\nagainst = \"defaults\"\n",
+    );
+    let d = dir.path();
+    let conf = d.join("t.toml");
+    let conf = conf.to_str().unwrap();
+    let o = run(&["run", conf]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("vs the engine's defaults (no tuned option sent)"),
+        "{out}"
+    );
+    // The defaults' column is empty: nothing was sent to that side.
+    assert!(
+        out.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.first() == Some(&"KnightValue") && f.last() == Some(&"-")
+        }),
+        "{out}"
+    );
+    // The tune's summary has a games line of its own; the match's comes after `verify:`.
+    let c = counts(&out[out.find("verify: ").unwrap()..]);
+    assert_consistent(&c);
+    assert_eq!(c.pairs, 20);
+    let verdict = out
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict in {out}"));
+    assert!(
+        verdict.starts_with("verdict: tuned is worse than defaults: Elo -"),
+        "{verdict}"
+    );
+    let record = std::fs::read_to_string(d.join("t.verify.txt")).unwrap();
+    assert!(record.ends_with(&format!("{verdict}\n")), "{record}");
+    assert!(record.contains("pentanomial"), "{record}");
+
+    let o = run(&["run", conf, "--resume"]);
+    let again = stdout(&o);
+    assert!(o.status.success(), "{again}{}", stderr(&o));
+    assert!(
+        again.contains(&format!("{verdict} (recorded in ")),
+        "{again}"
+    );
+    assert!(!again.contains("verify: "), "played again: {again}");
+
+    let o = run(&["run", conf, "--fresh"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(d.join("t.verify.txt.bak").exists());
+    assert!(d.join("t.verify.txt").exists());
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use rand::Rng;
 
@@ -163,6 +163,7 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     };
     // Refuse a mismatched or unwanted start before any engine is started.
     Tuner::check_start(&vars, &plan, &files, mode)?;
+    set_aside_old_verification(&config, mode)?;
     if let Some(p) = config
         .positions
         .as_ref()
@@ -242,6 +243,64 @@ async fn tune_with(
     let c = &state.counts;
     if !config.simulate && config.positions.is_none() {
         print!("{}", summary::games_line(c));
+    }
+    if state.finished {
+        verify_finished(config).await?;
+    }
+    Ok(())
+}
+
+/// The `[verify]` match of a finished tune, once: played and recorded beside the θ log, or,
+/// when the record is there from before (a resume of a finished run), its verdict printed again.
+/// An interrupted verification records nothing, so `--resume` plays it again.
+async fn verify_finished(config: &Config) -> Result<()> {
+    let Some(v) = &config.verify else {
+        return Ok(());
+    };
+    let record = config.verify_record();
+    let recorded = std::fs::read_to_string(&record).ok().and_then(|text| {
+        let line = text.lines().rev().find(|l| l.starts_with("verdict: "))?;
+        Some(line.to_string())
+    });
+    if let Some(line) = recorded {
+        println!("{line} (recorded in {})", record.display());
+        return Ok(());
+    }
+    eprintln!(
+        "verifying the tuned values against the {} ([verify] in {})",
+        v.against.name(),
+        config.path.display()
+    );
+    let args = crate::matchrun::VerifyArgs::from_config(config, v);
+    let verified = crate::matchrun::verify::verify(args).await?;
+    if verified.complete {
+        crate::tuner::checkpoint::write_atomically(&record, verified.text.as_bytes())
+            .with_context(|| {
+                format!("{}: cannot write the verification record", record.display())
+            })?;
+        eprintln!("verification recorded in {}", record.display());
+    } else {
+        eprintln!(
+            "verification incomplete, not recorded; `spsa run {} --resume` plays it again",
+            config.path.display()
+        );
+    }
+    Ok(())
+}
+
+/// A record of an earlier run's verification is moved aside (numbered backup) when a run starts
+/// anew, so it can never be read as this run's.
+fn set_aside_old_verification(config: &Config, mode: StartMode) -> Result<()> {
+    let record = config.verify_record();
+    if mode != StartMode::Resume && record.exists() {
+        let bak = crate::tuner::backup_name(&record);
+        std::fs::rename(&record, &bak).with_context(|| {
+            format!(
+                "{}: cannot move aside to {}",
+                record.display(),
+                bak.display()
+            )
+        })?;
     }
     Ok(())
 }

@@ -271,6 +271,7 @@ impl Entries<'_> {
             positions: None,
             database: None,
             option_origins: Vec::new(),
+            verify: None,
         })
     }
 

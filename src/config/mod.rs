@@ -47,6 +47,40 @@ pub struct Config {
     /// Where each engine option was set (TOML only), so that a value an engine refuses can be
     /// reported at its line ([`Config::option_error`]).
     pub option_origins: Vec<OptionOrigin>,
+    /// `[verify]` (TOML): the match `spsa run` plays once the tune has finished.
+    pub verify: Option<VerifyConfig>,
+}
+
+/// `[verify]`: after the last iteration, `spsa run` plays the tuned values against the start
+/// (or the engine's own defaults), prints the verdict with the summary and records it beside
+/// the θ log, so that a tune ends with a tested claim rather than a number.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyConfig {
+    /// Pairs to play; with `sprt`, the most to play.
+    pub pairs: Option<u64>,
+    /// `elo0,elo1[,alpha,beta]`, as `spsa match --sprt` takes it (already checked).
+    pub sprt: Option<String>,
+    pub against: Against,
+}
+
+/// What the tuned values are verified against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Against {
+    /// The variables file's start column.
+    #[default]
+    Start,
+    /// The engine's own defaults: the tuned options are not sent to the other side at all.
+    Defaults,
+}
+
+impl Against {
+    /// The config and command-line spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Against::Start => "start",
+            Against::Defaults => "defaults",
+        }
+    }
 }
 
 /// The place in the config file that set one engine option.
@@ -213,6 +247,9 @@ impl Config {
         if let Some(pgn) = self.games.as_ref().and_then(|g| g.pgn.clone()) {
             outputs.push(("PGN file", pgn));
         }
+        if self.verify.is_some() {
+            outputs.push(("verification record", self.verify_record()));
+        }
         outputs.extend(
             (1..=self.concurrency)
                 .filter_map(|slot| self.game_log_for(slot).map(|p| ("game log", p))),
@@ -247,6 +284,12 @@ impl Config {
                 line: o.line,
                 message: format!("key `{}.options.{}`: {message}", o.table, o.name),
             })
+    }
+
+    /// Where `spsa run` records the `[verify]` match of a finished tune: beside the θ log,
+    /// `x.log` → `x.verify.txt`.
+    pub fn verify_record(&self) -> PathBuf {
+        self.log.with_extension("verify.txt")
     }
 
     /// The game log path for a worker: `$THREAD` replaced by its number.

@@ -436,3 +436,50 @@ fn toml_database_names_the_shared_runs_database() {
     );
     assert_eq!(toml(SIM_TOML).unwrap().database, None);
 }
+
+#[test]
+fn toml_verify_table_is_checked_at_its_line() {
+    let games = SIM_TOML.replace("simulate = true", "simulate = false")
+        + "[engine1]\ncommand = \"/usr/games/stockfish\"\n[games]\nnodes = 100\n";
+    let c = toml(&format!(
+        "{games}[verify]\nsprt = \"0,5\"\nagainst = \"defaults\"\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.verify,
+        Some(VerifyConfig {
+            pairs: None,
+            sprt: Some("0,5".into()),
+            against: Against::Defaults
+        })
+    );
+    let c = toml(&format!("{games}[verify]\npairs = 400\n")).unwrap();
+    assert_eq!(c.verify.unwrap().against, Against::Start);
+    assert_eq!(toml(&games).unwrap().verify, None);
+    let verify_line = games.lines().count() + 1;
+    for (table, wanted) in [
+        ("pairs = 0\n", "key `verify.pairs`: must be at least 1"),
+        ("sprt = \"5\"\n", "key `verify.sprt`"),
+        (
+            "against = \"tuned\"\n",
+            "key `verify.against`: expected \"start\" or \"defaults\", found \"tuned\"",
+        ),
+    ] {
+        let e = toml(&format!("{games}[verify]\n{table}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("conf/t.toml:{verify_line}: ")),
+            "{e}"
+        );
+        assert!(e.contains(wanted), "{e}");
+    }
+    let e = toml(&format!("{SIM_TOML}[verify]\npairs = 10\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("[verify] plays games"), "{e}");
+    let e = toml(&format!("{games}[verify]\npair = 10\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown field `pair`"), "{e}");
+}

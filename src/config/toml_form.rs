@@ -8,8 +8,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::{
-    AdjudicationConfig, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig, OptionOrigin,
-    check, default_checkpoint, default_log, resolve, resolve_command, resolve_input,
+    AdjudicationConfig, Against, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig,
+    OptionOrigin, VerifyConfig, check, default_checkpoint, default_log, resolve, resolve_command,
+    resolve_input,
 };
 use crate::spsa::Schedule;
 use crate::spsa::rounding::RoundingMode;
@@ -46,6 +47,15 @@ struct File {
     adjudication: Adjudication,
     objective: Option<String>,
     positions: Option<super::positions::PositionsTable>,
+    verify: Option<toml::Spanned<Verify>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Verify {
+    pairs: Option<u64>,
+    sprt: Option<String>,
+    against: Option<String>,
 }
 
 fn one() -> u64 {
@@ -224,6 +234,11 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         }
         (Some(e1), _) => Some(games(&file, e1, path, text, positions.is_none())?),
     };
+    let verify = file
+        .verify
+        .as_ref()
+        .map(|v| verify(v, games.is_some(), path, text))
+        .transpose()?;
     Ok(Config {
         path: path.to_path_buf(),
         simulate: file.simulate,
@@ -245,6 +260,48 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         positions,
         database: file.database.clone(),
         option_origins: option_origins(&file, text),
+        verify,
+    })
+}
+
+/// `[verify]`, checked: its keys, and that there are engines to play it with.
+fn verify(
+    table: &toml::Spanned<Verify>,
+    has_engines: bool,
+    path: &Path,
+    text: &str,
+) -> Result<VerifyConfig, ConfigError> {
+    let at = |message: String| ConfigError::AtLine {
+        path: path.to_path_buf(),
+        line: line_of(text, table.span().start),
+        message,
+    };
+    let v = table.get_ref();
+    if !has_engines {
+        return Err(at(
+            "[verify] plays games: it needs an [engine1] table (a simulated run has nothing to verify)"
+                .into(),
+        ));
+    }
+    if v.pairs == Some(0) {
+        return Err(at("key `verify.pairs`: must be at least 1".into()));
+    }
+    if let Some(sprt) = &v.sprt {
+        crate::stats::sprt::Sprt::parse(sprt).map_err(|e| at(format!("key `verify.sprt`: {e}")))?;
+    }
+    let against = match v.against.as_deref() {
+        None | Some("start") => Against::Start,
+        Some("defaults") => Against::Defaults,
+        Some(other) => {
+            return Err(at(format!(
+                "key `verify.against`: expected \"start\" or \"defaults\", found \"{other}\""
+            )));
+        }
+    };
+    Ok(VerifyConfig {
+        pairs: v.pairs,
+        sprt: v.sprt.clone(),
+        against,
     })
 }
 

@@ -494,6 +494,16 @@ pub async fn play_to_end(
     plan: &Plan,
     flags: &MatchFlags,
 ) -> anyhow::Result<()> {
+    super::finish(play_collect(source, plan, flags).await)
+}
+
+/// Play a planned match to its end (or Ctrl-C), quit the engines and print the speed; the
+/// outcome is the caller's to print.
+pub async fn play_collect(
+    source: &GameSource,
+    plan: &Plan,
+    flags: &MatchFlags,
+) -> super::MatchOutcome {
     let out = super::play(
         source,
         plan.concurrency,
@@ -506,7 +516,7 @@ pub async fn play_to_end(
     .await;
     source.arena().quit_all().await;
     print_speed(&out);
-    super::finish(out)
+    out
 }
 
 pub fn progress_every(f: &MatchFlags) -> Option<Duration> {

@@ -7,9 +7,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::UserError;
-use super::args::{MatchFlags, apply_flags, describe_options, plan, play_to_end};
+use super::args::{MatchFlags, apply_flags, describe_options, plan, play_collect};
+use super::{MatchEnding, MatchOutcome, finish};
 use crate::arena::OptionSet;
-use crate::config::Config;
+use crate::config::{Against, Config, VerifyConfig};
 use crate::engine::OptionValue;
 use crate::report::history::History;
 use crate::tuner::checkpoint;
@@ -36,8 +37,34 @@ pub struct VerifyArgs {
     /// …against side B's from this one.
     #[arg(long, value_name = "FILE", requires = "a")]
     pub b: Option<PathBuf>,
+    /// What the tuned values play: the variables file's start values, or the engine's own
+    /// defaults (the tuned options are then not sent to the other side at all).
+    #[arg(long, value_enum, default_value_t = Against::Start, conflicts_with_all = ["a", "b"])]
+    pub against: Against,
     #[command(flatten)]
     pub flags: MatchFlags,
+}
+
+impl VerifyArgs {
+    /// The verification a config's `[verify]` table asks for, of the run's final θ.
+    pub fn from_config(config: &Config, v: &VerifyConfig) -> VerifyArgs {
+        VerifyArgs {
+            config: config.path.clone(),
+            checkpoint: None,
+            iteration: None,
+            values: None,
+            a: None,
+            b: None,
+            against: v.against,
+            flags: MatchFlags {
+                pairs: v.pairs,
+                sprt: v.sprt.clone(),
+                progress: 5.0,
+                max_faulty_pairs: 5,
+                ..MatchFlags::default()
+            },
+        }
+    }
 }
 
 fn bad(message: impl Into<String>) -> anyhow::Error {
@@ -93,6 +120,26 @@ fn sides(args: &VerifyArgs, config: &Config) -> Result<(ValueSet, ValueSet)> {
         return Ok((load_values(a, "A")?, load_values(b, "B")?));
     }
     let start = load_values(&config.variables, "start")?;
+    let (tuned, start) = tuned_and_start(args, config, start)?;
+    Ok(match args.against {
+        Against::Start => (tuned, start),
+        Against::Defaults => (
+            tuned,
+            ValueSet {
+                label: "the engine's defaults (no tuned option sent)".into(),
+                names: Vec::new(),
+                values: Vec::new(),
+            },
+        ),
+    })
+}
+
+/// The tuned values (from --values, --iteration or the checkpoint) and the start values.
+fn tuned_and_start(
+    args: &VerifyArgs,
+    config: &Config,
+    start: ValueSet,
+) -> Result<(ValueSet, ValueSet)> {
     if let Some(v) = &args.values {
         return Ok((load_values(v, "tuned")?, start));
     }
@@ -183,6 +230,19 @@ fn values_table(a: &ValueSet, b: &ValueSet, a_name: &str, b_name: &str) -> Strin
 
 /// Run `spsa verify` and print the values, the counts and the Elo difference.
 pub async fn run_verify(args: VerifyArgs) -> Result<()> {
+    verify(args).await.map(|_| ())
+}
+
+/// The text of a finished verification: what played, the result block and the verdict.
+pub struct Verified {
+    pub text: String,
+    pub verdict: String,
+    /// Every planned pair was played (or the SPRT decided); not interrupted or failed.
+    pub complete: bool,
+}
+
+/// Play the verification match, printing as `spsa verify` does; returns its text for a record.
+pub async fn verify(args: VerifyArgs) -> Result<Verified> {
     let config = Config::load(&args.config)?;
     let Some(mut games) = config.games.clone() else {
         return Err(bad(format!(
@@ -197,7 +257,7 @@ pub async fn run_verify(args: VerifyArgs) -> Result<()> {
     let names = if args.a.is_some() {
         ["A".to_string(), "B".to_string()]
     } else {
-        ["tuned".to_string(), "start".to_string()]
+        ["tuned".to_string(), args.against.name().to_string()]
     };
     let mut plan = plan(
         &games,
@@ -211,16 +271,53 @@ pub async fn run_verify(args: VerifyArgs) -> Result<()> {
         format!("spsa verify {}", config.path.display()),
     )?;
     let source = plan.start_source().await?;
-    println!("verify: {} vs {}", a.label, b.label);
-    print!("{}", values_table(&a, &b, &names[0], &names[1]));
-    println!(
-        "{} pairs, concurrency {}, {}",
+    let mut text = format!("verify: {} vs {}\n", a.label, b.label);
+    text.push_str(&values_table(&a, &b, &names[0], &names[1]));
+    text.push_str(&format!(
+        "{} pairs, concurrency {}, {}\n",
         plan.pairs, plan.concurrency, plan.description
-    );
+    ));
+    print!("{text}");
     tracing::debug!(
         "A: {}; B: {}",
         describe_options(&plan.a_options),
         describe_options(&plan.b_options)
     );
-    play_to_end(&source, &plan, &args.flags).await
+    let out = play_collect(&source, &plan, &args.flags).await;
+    let verdict = verdict(&out, &names[0], &names[1]);
+    let complete = matches!(out.ending, MatchEnding::Finished);
+    text.push_str(&out.report());
+    finish(out)?;
+    println!("verdict: {verdict}");
+    text.push_str(&format!("verdict: {verdict}\n"));
+    Ok(Verified {
+        text,
+        verdict,
+        complete,
+    })
+}
+
+/// One line a person can act on: which side is better, by the SPRT's decision or by whether
+/// the 95% interval excludes zero; "not shown" when neither does.
+pub fn verdict(out: &MatchOutcome, a: &str, b: &str) -> String {
+    use crate::stats::sprt::Decision;
+    let elo = crate::stats::progress_elo(&out.tally).unwrap_or_else(|| "no games".into());
+    let pairs = out.tally.pairs();
+    if let Some((test, status)) = &out.sprt {
+        return match status.decision {
+            Some(Decision::H1) => {
+                format!("{a} is better than {b}: {test} accepted H1 after {pairs} pairs ({elo})")
+            }
+            Some(Decision::H0) => format!(
+                "no gain of {a} over {b} shown: {test} accepted H0 after {pairs} pairs ({elo})"
+            ),
+            None => format!("undecided: {test} after {pairs} pairs, {status} ({elo})"),
+        };
+    }
+    match crate::stats::pentanomial(&out.tally.pentanomial).and_then(|e| e.interval) {
+        Some((low, _)) if low > 0.0 => format!("{a} is better than {b}: {elo} over {pairs} pairs"),
+        Some((_, high)) if high < 0.0 => format!("{a} is worse than {b}: {elo} over {pairs} pairs"),
+        Some(_) => format!("no difference shown between {a} and {b}: {elo} over {pairs} pairs"),
+        None => format!("too few pairs to tell: {elo} over {pairs} pairs"),
+    }
 }
