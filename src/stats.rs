@@ -278,7 +278,8 @@ impl fmt::Display for Report<'_> {
 }
 
 /// Half-points as `12` or `12.5`.
-fn half_points(halves: u64) -> String {
+/// Half points as text: `7`, `7.5`.
+pub fn half_points(halves: u64) -> String {
     if halves.is_multiple_of(2) {
         format!("{}", halves / 2)
     } else {

@@ -58,7 +58,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Run(args) => run::command(args).await,
         Command::Simulate(args) => simulate::command(args).await,
         Command::Init(args) => init::command(args).await,
-        Command::Plan(args) => plan::command(args),
+        Command::Plan(args) => plan::command(args).await,
         Command::Report(args) => report::command(args),
         Command::Match(args) => r#match::command(args).await,
         Command::Verify(args) => verify::command(args).await,

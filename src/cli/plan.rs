@@ -27,10 +27,20 @@ pub struct PlanArgs {
     /// Where to write the variables file with the chosen c_end and R_end.
     #[arg(short = 'o', long = "output", value_name = "OUT.var")]
     pub out: PathBuf,
+    /// Measure the model first: play short matches with each variable moved a few c_end from
+    /// its start, fit its curvature (the simul_elo column) and the draw rate, then plan.
+    #[arg(long)]
+    pub measure: bool,
+    /// With --measure: game pairs per pilot match (two matches per variable).
+    #[arg(long, default_value_t = 100, requires = "measure")]
+    pub pairs: u64,
+    /// With --measure: how far each variable is moved, in c_end.
+    #[arg(long, default_value_t = crate::plan::pilot::DEFAULT_C_ENDS, requires = "measure")]
+    pub offset_c_ends: f64,
 }
 
 /// Run the search, print the comparison, write OUT.var (nothing is written on bad input).
-pub fn command(args: PlanArgs) -> Result<()> {
+pub async fn command(args: PlanArgs) -> Result<()> {
     let bad = |message: String| -> anyhow::Error {
         ConfigError::InFile {
             path: args.config.clone(),
@@ -41,14 +51,58 @@ pub fn command(args: PlanArgs) -> Result<()> {
     if args.runs < 2 {
         return Err(bad("--runs must be at least 2".into()));
     }
+    if args.measure && args.pairs < 10 {
+        return Err(bad(format!(
+            "--pairs {}: a pilot match needs at least 10 pairs for an Elo interval",
+            args.pairs
+        )));
+    }
+    if args.measure && !(args.offset_c_ends > 0.0 && args.offset_c_ends.is_finite()) {
+        return Err(bad(format!(
+            "--offset-c-ends {}: must be a positive number",
+            args.offset_c_ends
+        )));
+    }
     let flags = Overrides {
         iterations: args.iterations,
         seed: args.seed,
-        simulate: true,
+        simulate: !args.measure,
         ..Overrides::default()
     };
     let config = load_config(&args.config, &flags)?;
-    let setup = StudySetup::from_config(&config)?;
+    crate::config::check_writable(&args.out).map_err(|problem| {
+        crate::error::UserError(format!(
+            "{}: cannot be written: {problem}",
+            args.out.display()
+        ))
+    })?;
+    let mut setup = StudySetup::from_config(&config)?;
+    let mut pilot_note = String::new();
+    if args.measure {
+        let settings = crate::plan::pilot::PilotSettings {
+            pairs: args.pairs,
+            c_ends: args.offset_c_ends,
+            progress: true,
+        };
+        eprintln!(
+            "measuring {} variables: 2 matches of {} pairs each...",
+            setup.vars.len(),
+            args.pairs
+        );
+        let pilot = crate::plan::pilot::measure(&config, &setup.vars, &settings).await?;
+        print!("{}", pilot.render());
+        for m in &pilot.measured {
+            if let Some(w) = m.warning() {
+                eprintln!("warning: {w}");
+            }
+        }
+        setup.vars = pilot.apply(&setup.vars);
+        setup.draw_rate = pilot.draw_rate;
+        pilot_note = format!(
+            " --measure --pairs {} (simul_elo measured: {} pairs, draw rate {:.2})",
+            args.pairs, pilot.pairs_played, pilot.draw_rate
+        );
+    }
     let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let planner = Planner::new(setup.clone(), args.runs, first_seed, threads);
@@ -69,7 +123,7 @@ pub fn command(args: PlanArgs) -> Result<()> {
     );
     let outcome = planner.plan();
     let how = format!(
-        "spsa plan {} --iterations {} --runs {} --seed {first_seed}",
+        "spsa plan {} --iterations {} --runs {} --seed {first_seed}{pilot_note}",
         args.config.display(),
         setup.schedule.iterations,
         args.runs

@@ -21,6 +21,8 @@
 //! Variables with simul_elo ≤ 0 (nothing to find under the model) or min = max keep their
 //! settings and are named in a warning.
 
+pub mod pilot;
+
 use std::fmt::Write as _;
 
 use indicatif::ProgressBar;
