@@ -1,5 +1,5 @@
 //! `spsa coefficients IN OUT`: converts a coefficient file between its text and binary forms
-//! (the binary form loads an order of magnitude faster; README "The coefficient file").
+//! (the binary form loads an order of magnitude faster; docs/gradients.md, "The coefficient file").
 
 use std::path::PathBuf;
 

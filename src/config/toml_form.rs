@@ -1,5 +1,5 @@
 //! The TOML config: the classic settings under modern names, plus the settings the INI cannot
-//! express. The schema is documented in the README; unknown keys are errors.
+//! express. The schema is documented in docs/files.md; unknown keys are errors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

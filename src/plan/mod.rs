@@ -1,7 +1,7 @@
 //! `spsa plan CONFIG -o OUT.var`: choose c_end and R_end per variable by simulated studies of
 //! the quadratic model, so a tune's gains come from a search instead of a guess.
 //!
-//! What the model says (see README, "Choosing c_end and R_end"): the drift of a variable toward
+//! What the model says (see docs/tuning.md, "Choosing c_end and R_end"): the drift of a variable toward
 //! its optimum per iteration is a_k·0.023·(1−d)·w·x (w = simul_elo/10⁴), independent of c_k,
 //! while the noise of a step is (a_k/c_k)²·2(1−d). So a larger c is free until θ± are clipped at
 //! the bounds, and a = R_end·c_end² trades converging from the start (bias) against the

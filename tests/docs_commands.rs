@@ -1,0 +1,207 @@
+//! The guide cannot drift from the binary: every `spsa` command in a code block of the README or
+//! of `docs/*.md` must parse with the real command line (subcommand, flags, values), and every
+//! shipped file it names (`conf/`, `vars/`, `openings/`, `data/`, `examples/`) must exist.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use spsa::cli::Cli;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The documents checked: the README and every Markdown file of the guide.
+fn documents() -> Vec<PathBuf> {
+    let mut docs = vec![repo().join("README.md")];
+    let mut guide: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .expect("docs/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    guide.sort();
+    docs.extend(guide);
+    docs
+}
+
+/// `spsa ...` commands in fenced code blocks, with their line numbers: `\` continuations joined,
+/// `# comments` cut, and the part after `&&` taken when a line chains commands.
+fn commands(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    let mut pending: Option<(usize, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            continue;
+        }
+        let line = line.trim();
+        let (number, joined) = match pending.take() {
+            Some((n, head)) => (n, format!("{head} {line}")),
+            None => (i + 1, line.to_string()),
+        };
+        if let Some(head) = joined.strip_suffix('\\') {
+            pending = Some((number, head.trim_end().to_string()));
+            continue;
+        }
+        let code = match joined.find(" #") {
+            Some(at) if !joined.starts_with('#') => joined[..at].trim_end().to_string(),
+            _ => joined.clone(),
+        };
+        for part in code.split("&&") {
+            let part = part.trim().trim_start_matches("$ ");
+            if part.starts_with("spsa ") {
+                out.push((number, part.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// `spsa ...` commands written inline in the prose (`` `spsa verify conf/x.toml --pairs 300` ``),
+/// with their line numbers; spans with placeholders (`CONFIG`, `N`, `[--resume | --fresh]`, `…`)
+/// are synopses, not commands, and are left out.
+fn inline_commands(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced {
+            continue;
+        }
+        for (k, span) in line.split('`').enumerate() {
+            let placeholder = |w: &str| {
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_uppercase() || "._|".contains(c))
+                    && w.chars().any(|c| c.is_ascii_uppercase())
+            };
+            let synopsis = span.contains(['[', '|', '…', '<'])
+                || span.contains("...")
+                || span
+                    .split_whitespace()
+                    .any(|w| placeholder(w) || w.split('=').any(placeholder));
+            // A command names what it works on; `spsa run` or `spsa report --plot` in a
+            // sentence names a command or a flag.
+            let names_a_file = span
+                .split_whitespace()
+                .skip(2)
+                .any(|w| w.contains('/') || w.contains('.'));
+            if k % 2 == 1 && span.starts_with("spsa ") && !synopsis && names_a_file {
+                out.push((i + 1, span.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Split a command line as a shell would for these simple cases: whitespace, and single or
+/// double quotes around a word.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    out.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            (_, c) => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(word);
+    }
+    out
+}
+
+/// Shipped files a command names must exist (outputs under logs/ or /tmp need not).
+fn missing_files(args: &[String]) -> Vec<String> {
+    const SHIPPED: [&str; 5] = ["conf/", "vars/", "openings/", "data/", "examples/"];
+    args.iter()
+        .flat_map(|a| a.split(['=', ',']))
+        .filter(|a| SHIPPED.iter().any(|d| a.starts_with(d)))
+        .filter(|a| !a.contains('*') && !Path::new(&repo().join(a)).exists())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_documented_command_parses_and_names_files_that_exist() {
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let name = doc.strip_prefix(repo()).unwrap().display().to_string();
+        for (line, command) in commands(&text).into_iter().chain(inline_commands(&text)) {
+            let args = words(&command);
+            checked += 1;
+            if let Err(e) = Cli::try_parse_from(&args) {
+                let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                problems.push(format!("{name}:{line}: `{command}`: {first}"));
+            }
+            for file in missing_files(&args) {
+                problems.push(format!("{name}:{line}: `{command}`: {file} does not exist"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The guide is made of commands: a parser that finds none has broken, not the guide.
+    assert!(checked >= 25, "only {checked} commands found");
+}
+
+#[test]
+fn the_extraction_sees_what_a_reader_sees() {
+    let text = "x\n```sh\nspsa run a.toml   # comment\ncargo build && spsa simulate b.conf --seed 1\nspsa worker --db 'postgres://x y' \\\n  --concurrency 2\n# spsa not-a-command\n```\nspsa outside a block\n";
+    let found = commands(text);
+    assert_eq!(
+        found,
+        vec![
+            (3, "spsa run a.toml".to_string()),
+            (4, "spsa simulate b.conf --seed 1".to_string()),
+            (
+                5,
+                "spsa worker --db 'postgres://x y' --concurrency 2".to_string()
+            ),
+        ]
+    );
+    assert_eq!(
+        words(&found[2].1),
+        [
+            "spsa",
+            "worker",
+            "--db",
+            "postgres://x y",
+            "--concurrency",
+            "2"
+        ]
+    );
+    assert_eq!(
+        inline_commands("run `spsa verify c.toml --pairs 300`, not `spsa run CONFIG [--resume]`\n"),
+        vec![(1, "spsa verify c.toml --pairs 300".to_string())]
+    );
+    // A broken command is caught: an unknown flag, and a shipped file that is not there.
+    assert!(Cli::try_parse_from(words("spsa run a.toml --no-such-flag")).is_err());
+    assert_eq!(
+        missing_files(&words("spsa run conf/nope.toml")),
+        ["conf/nope.toml"]
+    );
+    assert!(missing_files(&words("spsa run conf/minors.toml")).is_empty());
+}
