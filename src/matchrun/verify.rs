@@ -210,6 +210,7 @@ pub async fn run_verify(args: VerifyArgs) -> Result<()> {
         config.seed,
         format!("spsa verify {}", config.path.display()),
     )?;
+    plan.option_places.config = Some(config.clone());
     let source = plan.start_source().await?;
     println!("verify: {} vs {}", a.label, b.label);
     print!("{}", values_table(&a, &b, &names[0], &names[1]));

@@ -1,0 +1,83 @@
+//! Bad input a new user tries (issue 18's rough edges): each must end the command before any
+//! game with exit status 2 and one clear first line that says where the problem is.
+
+mod match_common;
+
+use std::path::Path;
+use std::process::Output;
+
+use match_common::{sparring, spsa, stderr};
+
+fn first_line(o: &Output) -> String {
+    stderr(o).lines().next().unwrap_or_default().to_string()
+}
+
+/// A tuning config for the sparring engine with `options` in its `[engine1.options]` table;
+/// returns the config's path and the line number of the first option.
+fn config_with_options(dir: &Path, options: &str) -> (std::path::PathBuf, usize) {
+    std::fs::write(dir.join("v.var"), "KnightValue,320,0,1200,20,0.002,0\n").unwrap();
+    let head = format!(
+        "variables = \"v.var\"\nlog = \"t.log\"\niterations = 2\nA = 1\ngamma = 0.101\n\
+         alpha = 0.602\n[games]\ndepth = 1\npgn = \"games.pgn\"\n[engine1]\ncommand = \"{}\"\n\
+         [engine1.options]\n",
+        sparring()
+    );
+    let line = head.lines().count() + 1;
+    let path = dir.join("t.toml");
+    std::fs::write(&path, format!("{head}{options}\n")).unwrap();
+    (path, line)
+}
+
+#[test]
+fn a_refused_engine_option_is_reported_at_its_config_line() {
+    for (option, says) in [
+        ("Hash = 999999", "outside its range 1..=1024"),
+        ("Nope = 3", "has no option `Nope`"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, line) = config_with_options(dir.path(), option);
+        let key = option.split(' ').next().unwrap();
+        let at = format!("{}:{line}: key `engine1.options.{key}`", config.display());
+        let run = spsa()
+            .args(["run", config.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let verify = spsa()
+            .args(["verify", config.to_str().unwrap(), "--pairs", "1"])
+            .args(["--values", dir.path().join("v.var").to_str().unwrap()])
+            .output()
+            .unwrap();
+        for (what, out) in [("run", run), ("verify", verify)] {
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{what} {option}: {}",
+                stderr(&out)
+            );
+            let first = first_line(&out);
+            assert!(first.starts_with(&format!("spsa: {at}")), "{what}: {first}");
+            assert!(first.contains(says), "{what}: {first}");
+        }
+        assert!(!dir.path().join("games.pgn").exists(), "no game was played");
+        assert!(!dir.path().join("t.log").exists(), "nothing was logged");
+    }
+}
+
+#[test]
+fn a_refused_option_flag_is_named() {
+    for (flag, value, says) in [
+        ("--option1", "Hash=999999", "--option1 Hash: "),
+        ("--option2", "Nope=1", "--option2 Nope: "),
+        ("--option", "Hash=0", "--option Hash: "),
+    ] {
+        let out = spsa()
+            .args(["match", "--engine1", sparring(), "--depth", "1"])
+            .args(["--pairs", "1", flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stderr(&out));
+        let first = first_line(&out);
+        assert!(first.starts_with(&format!("spsa: {says}")), "{first}");
+        assert!(out.stdout.is_empty(), "no match started: {:?}", out.stdout);
+    }
+}
