@@ -81,3 +81,55 @@ fn a_refused_option_flag_is_named() {
         assert!(out.stdout.is_empty(), "no match started: {:?}", out.stdout);
     }
 }
+
+#[test]
+fn an_unwritable_pgn_is_refused_before_the_engines_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "").unwrap();
+    let pgn = file.join("games.pgn");
+    // An engine that would leave a mark if it were started: the check must come first.
+    let marker = dir.path().join("started");
+    let engine = dir.path().join("engine.sh");
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\ntouch '{}'\nexec '{}'\n",
+            marker.display(),
+            sparring()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&engine).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&engine, perms).unwrap();
+    let out = spsa()
+        .args([
+            "match",
+            "--engine1",
+            engine.to_str().unwrap(),
+            "--depth",
+            "1",
+        ])
+        .args(["--pairs", "1", "--pgn", pgn.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let first = first_line(&out);
+    assert!(
+        first.starts_with(&format!(
+            "spsa: --pgn `{}` cannot be written",
+            pgn.display()
+        )),
+        "{first}"
+    );
+    assert!(first.contains("is a file, not a folder"), "{first}");
+    assert_eq!(
+        stderr(&out).lines().count(),
+        1,
+        "one line: {}",
+        stderr(&out)
+    );
+    assert!(!marker.exists(), "no engine was started");
+    assert!(out.stdout.is_empty());
+}

@@ -258,7 +258,7 @@ impl Config {
 }
 
 /// Why `path` cannot be written, if it cannot (see [`Config::check_outputs`]).
-fn check_writable(path: &Path) -> Result<(), String> {
+pub fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("it is a folder".into());
     }

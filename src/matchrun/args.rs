@@ -402,6 +402,20 @@ pub fn plan(
     }
     let book = load_book(games, seed)?;
     let game = arena::game_settings(games)?;
+    // Outputs are checked before any engine starts, as `spsa run` does.
+    if let Some(pgn) = &games.pgn {
+        crate::config::check_writable(pgn).map_err(|problem| {
+            let from = if flags.pgn.is_some() {
+                "--pgn"
+            } else {
+                "the PGN file"
+            };
+            bad(format!(
+                "{from} `{}` cannot be written: {problem}",
+                pgn.display()
+            ))
+        })?;
+    }
     let description = format!(
         "{}, seed {seed}, book {}",
         game.time_control.describe(),
