@@ -133,3 +133,51 @@ fn an_unwritable_pgn_is_refused_before_the_engines_start() {
     assert!(!marker.exists(), "no engine was started");
     assert!(out.stdout.is_empty());
 }
+
+/// A shell script engine in `dir`.
+fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&path, perms).unwrap();
+    path
+}
+
+#[test]
+fn an_engine_that_exits_at_once_is_named_once_with_its_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    // Exits at once; closes its input first, then exits (our `uci` meets a broken pipe); or
+    // reads `uci` and exits without a word.
+    let engines = [
+        ("/bin/true".into(), "true.1", "exit status: 0"),
+        ("/bin/false".into(), "false.1", "exit status: 1"),
+        (
+            script(dir.path(), "closer", "exec 0<&-\nsleep 0.05\nexit 3"),
+            "closer.1",
+            "exit status: 3",
+        ),
+        (
+            script(dir.path(), "reader", "read line\nexit 4"),
+            "reader.1",
+            "exit status: 4",
+        ),
+    ];
+    for (engine, name, status) in engines {
+        let engine: std::path::PathBuf = engine;
+        let out = spsa()
+            .args(["match", "--engine1", engine.to_str().unwrap()])
+            .args(["--depth", "1", "--pairs", "1"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("exited before answering `uci`") && err.contains(status),
+            "{err}"
+        );
+        assert_eq!(err.matches(name).count(), 1, "named once: {err}");
+        assert!(!err.contains("Broken pipe"), "{err}");
+    }
+}

@@ -324,15 +324,7 @@ async fn play_in<E: Seat>(
 }
 
 async fn start_engine(setup: &EngineSetup) -> Result<UciEngine> {
-    let mut engine = UciEngine::start(setup.spec.clone())
-        .await
-        .with_context(|| {
-            format!(
-                "cannot start engine `{}` ({})",
-                setup.spec.name,
-                setup.spec.command.display()
-            )
-        })?;
+    let mut engine = UciEngine::start(setup.spec.clone()).await?;
     // The option error or the fault itself goes into the chain (not the transparent wrapper),
     // so callers can find it: an option refused is the user's to fix, reported at its line.
     engine
