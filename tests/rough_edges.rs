@@ -181,3 +181,50 @@ fn an_engine_that_exits_at_once_is_named_once_with_its_exit_status() {
         assert!(!err.contains("Broken pipe"), "{err}");
     }
 }
+
+#[test]
+fn a_database_that_is_not_there_ends_the_command_at_once() {
+    // A loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://tuner:hunter2@127.0.0.1:{port}/spsa");
+    let dir = tempfile::tempdir().unwrap();
+    let vars = Path::new(env!("CARGO_MANIFEST_DIR")).join("vars/simul_1var.var");
+    let config = dir.path().join("s.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "simulate = true\nvariables = \"{}\"\nlog = \"s.log\"\niterations = 10\nA = 1\n\
+             gamma = 0.101\nalpha = 0.602\n",
+            vars.display()
+        ),
+    )
+    .unwrap();
+    let commands: [Vec<&str>; 3] = [
+        vec!["run", config.to_str().unwrap(), "--db", &url],
+        vec!["worker", "--db", &url],
+        vec!["status", "--db", &url],
+    ];
+    for args in commands {
+        let started = std::time::Instant::now();
+        let out = spsa().args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "spsa: cannot connect to database postgres://tuner:***@127.0.0.1:{port}/spsa: "
+            )) && err.contains("refused"),
+            "{err}"
+        );
+    }
+    assert!(!dir.path().join("s.log").exists(), "nothing written");
+}
