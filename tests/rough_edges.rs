@@ -228,3 +228,49 @@ fn a_database_that_is_not_there_ends_the_command_at_once() {
     }
     assert!(!dir.path().join("s.log").exists(), "nothing written");
 }
+
+#[test]
+fn cargo_install_installs_only_the_tuner_and_the_sparring_engine() {
+    // `cargo install --path .` installs every binary target of the package (those without
+    // required features); test doubles must be something else (the stand-in is an example).
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--offline",
+            "--format-version",
+            "1",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let package = &meta["packages"][0];
+    let mut installed = Vec::new();
+    let mut examples = Vec::new();
+    for target in package["targets"].as_array().unwrap() {
+        let kinds: Vec<&str> = target["kind"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        let name = target["name"].as_str().unwrap().to_string();
+        let needs_features = target
+            .get("required-features")
+            .and_then(|f| f.as_array())
+            .is_some_and(|f| !f.is_empty());
+        if kinds.contains(&"bin") && !needs_features {
+            installed.push(name);
+        } else if kinds.contains(&"example") {
+            examples.push(name);
+        }
+    }
+    installed.sort();
+    assert_eq!(installed, ["sparring", "spsa"]);
+    assert!(
+        examples.contains(&"uci-standin".to_string()),
+        "{examples:?}"
+    );
+}
