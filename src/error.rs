@@ -27,6 +27,10 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<crate::coefficients::CoefficientError>()
             || e.is::<crate::coefficients::objective::MappingError>()
             || matches!(
+                e.downcast_ref::<crate::db::DbError>(),
+                Some(crate::db::DbError::NotReached { .. } | crate::db::DbError::BadUrl { .. })
+            )
+            || matches!(
                 e.downcast_ref::<EngineFault>(),
                 Some(EngineFault::Startup(_))
             )

@@ -217,6 +217,19 @@ pub fn format_value(value: f64, decimals: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
+/// A setting users read and the program reads back (bounds, gains): rounded as the θ log
+/// rounds ([`format_value`] with 4 places), so floating-point noise such as
+/// `0.15000000000000002` (a range of 3 over 20) is written `0.15`; a value whose further
+/// places are real (an R_end of 0.00002) is written in full.
+pub fn format_setting(value: f64) -> String {
+    let shown = format_value(value, 4);
+    let noise = 1e-9 * value.abs().max(1e-300);
+    match shown.parse::<f64>() {
+        Ok(back) if (back - value).abs() <= noise => shown,
+        _ => value.to_string(),
+    }
+}
+
 /// Append a value with at most `decimals` (≤ 9) places, trailing zeros dropped, rounding half
 /// away from zero. This is the hot path of the θ log, so it converts through integers instead of
 /// the float formatter (about 5× fewer instructions).
@@ -291,7 +304,13 @@ pub fn to_csv(vars: &[Variable], theta: &[f64]) -> String {
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{}",
-            v.name, shown, v.min, v.max, v.c_end, v.r_end, v.simul_elo
+            v.name,
+            shown,
+            format_setting(v.min),
+            format_setting(v.max),
+            format_setting(v.c_end),
+            format_setting(v.r_end),
+            format_setting(v.simul_elo)
         );
     }
     out
@@ -404,6 +423,21 @@ mod tests {
                 err.starts_with(want),
                 "{text:?}: got {err:?}, want {want:?}"
             );
+        }
+    }
+
+    #[test]
+    fn settings_are_written_without_float_noise_but_keep_real_places() {
+        let noisy = (7.0 - 4.0) * 0.05;
+        assert_ne!(noisy.to_string(), "0.15", "the noise this is about");
+        assert_eq!(format_setting(noisy), "0.15");
+        assert_eq!(format_setting(0.002), "0.002");
+        assert_eq!(format_setting(0.00002), "0.00002");
+        assert_eq!(format_setting(-3.0), "-3");
+        assert_eq!(format_setting(1e-7), "0.0000001");
+        for v in [noisy, 0.00002, 123.456789, 1e-7, 0.1 + 0.2] {
+            let back: f64 = format_setting(v).parse().unwrap();
+            assert!((back - v).abs() <= 1e-9 * v.abs(), "{v}");
         }
     }
 

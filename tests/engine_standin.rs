@@ -1,5 +1,7 @@
 //! `UciEngine` against the misbehaving stand-in engine: every fault, end to end.
 
+mod standin;
+
 use std::time::{Duration, Instant};
 
 use spsa::engine::{
@@ -10,7 +12,7 @@ use spsa::engine::{
 const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 fn spec(args: &[&str]) -> EngineSpec {
-    let mut s = EngineSpec::new("standin", env!("CARGO_BIN_EXE_uci-standin"));
+    let mut s = EngineSpec::new("standin", standin::standin());
     s.args = args.iter().map(|a| a.to_string()).collect();
     s.handshake_timeout = Duration::from_secs(5);
     s.ready_timeout = Duration::from_secs(2);

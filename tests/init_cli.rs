@@ -93,3 +93,36 @@ fn toga_named_options_and_unknown_names() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(!bad.exists());
 }
+
+#[test]
+fn settings_are_written_rounded_without_float_noise() {
+    // A range of 3 gives c_end = 3/20, which floating point holds as 0.15000000000000002 (as
+    // Glaurung's `Minimum Split Depth` 4..7 and Toga II's `NullMove Reduction` do).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.var");
+    let o = run(&[
+        "init",
+        "--engine",
+        standin(),
+        "--arg",
+        "--spin",
+        "--arg",
+        "Minimum Split Depth=4:4:7",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == "Minimum Split Depth,4,4,7,0.15,0.002,0"),
+        "{text}"
+    );
+    assert!(
+        stdout(&o).contains("Minimum Split Depth: start 4, [4, 7], c_end 0.15, R_end 0.002"),
+        "{}",
+        stdout(&o)
+    );
+    let vars = spsa::vars::load(&out).unwrap();
+    assert!((vars[0].c_end - 0.15).abs() < 1e-12);
+}

@@ -1,6 +1,8 @@
 //! Scoring labelled positions through real UCI processes: the scripted stand-in (exact scores,
 //! crashes, hangs, missing scores), the sparring engine, and Toga II's ignored node limit.
 
+mod standin;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,7 +28,7 @@ fn positions() -> LabelledPositions {
 }
 
 fn standin(args: &[&str]) -> EngineSetup {
-    let mut spec = EngineSpec::new("standin", env!("CARGO_BIN_EXE_uci-standin"));
+    let mut spec = EngineSpec::new("standin", standin::standin());
     spec.args = ["--spin", "Val=0:-5000:5000", "--score-option", "Val"]
         .iter()
         .chain(args)

@@ -1,12 +1,13 @@
 //! `spsa run` on real engine processes: the sparring engine, the misbehaving stand-in, and
 //! Debian's Toga II and Glaurung.
 
+mod standin;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
-const STANDIN: &str = env!("CARGO_BIN_EXE_uci-standin");
 const BOOK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openings/balanced_6ply.epd");
 
 mod run_common;
@@ -104,7 +105,8 @@ fn sparring_run_survives_kill_9_and_resumes_to_a_complete_log() {
 #[test]
 fn a_crashing_engine_costs_games_not_the_run() {
     let tables = format!(
-        "[engine2]\ncommand = \"{STANDIN}\"\nargs = [\"--crash-after\", \"12\", \"--spin\", \"KnightValue=320:0:1000\", \"--spin\", \"BishopValue=330:0:1000\"]\n{}",
+        "[engine2]\ncommand = \"{}\"\nargs = [\"--crash-after\", \"12\", \"--spin\", \"KnightValue=320:0:1000\", \"--spin\", \"BishopValue=330:0:1000\"]\n{}",
+        standin::standin(),
         sparring_tables("")
     );
     let dir = setup(MINORS, 8, 1, &tables);
@@ -126,7 +128,8 @@ fn a_crashing_engine_costs_games_not_the_run() {
 #[test]
 fn an_engine_that_fails_every_game_stops_the_run_with_a_checkpoint() {
     let tables = format!(
-        "[engine2]\ncommand = \"{STANDIN}\"\nargs = [\"--illegal-after\", \"0\", \"--spin\", \"KnightValue=320:0:1000\", \"--spin\", \"BishopValue=330:0:1000\"]\n{}",
+        "[engine2]\ncommand = \"{}\"\nargs = [\"--illegal-after\", \"0\", \"--spin\", \"KnightValue=320:0:1000\", \"--spin\", \"BishopValue=330:0:1000\"]\n{}",
+        standin::standin(),
         sparring_tables("")
     );
     let dir = setup(MINORS, 50, 1, &tables);

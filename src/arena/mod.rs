@@ -324,19 +324,16 @@ async fn play_in<E: Seat>(
 }
 
 async fn start_engine(setup: &EngineSetup) -> Result<UciEngine> {
-    let mut engine = UciEngine::start(setup.spec.clone())
-        .await
-        .with_context(|| {
-            format!(
-                "cannot start engine `{}` ({})",
-                setup.spec.name,
-                setup.spec.command.display()
-            )
-        })?;
+    let mut engine = UciEngine::start(setup.spec.clone()).await?;
+    // The option error or the fault itself goes into the chain (not the transparent wrapper),
+    // so callers can find it: an option refused is the user's to fix, reported at its line.
     engine
         .configure(setup.fixed.iter().map(as_wish))
         .await
-        .map_err(anyhow::Error::new)?;
+        .map_err(|e| match e {
+            EngineError::Option(o) => anyhow::Error::new(o),
+            EngineError::Fault(f) => anyhow::Error::new(f),
+        })?;
     Ok(engine)
 }
 

@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::engine::{EngineSpec, UciEngine};
 use crate::init::{file_text, select};
+use crate::vars::format_setting;
 
 /// `spsa init`'s command line.
 #[derive(Args)]
@@ -57,7 +58,12 @@ pub async fn command(args: InitArgs) -> Result<()> {
     for v in &vars {
         println!(
             "{}: start {}, [{}, {}], c_end {}, R_end {}",
-            v.name, v.start, v.min, v.max, v.c_end, v.r_end
+            v.name,
+            format_setting(v.start),
+            format_setting(v.min),
+            format_setting(v.max),
+            format_setting(v.c_end),
+            format_setting(v.r_end)
         );
     }
     println!("wrote {} variables to {}", vars.len(), args.out.display());

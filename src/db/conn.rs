@@ -21,6 +21,10 @@ pub enum DbError {
         code: String,
         message: String,
     },
+    /// The first connection failed: no server there, a wrong port, host or password (exit
+    /// status 2). Only a connection lost once a run is under way is retried.
+    #[error("cannot connect to database {url}: {reason}")]
+    NotReached { url: String, reason: String },
     /// The server stayed unreachable for longer than the patience allowed.
     #[error("database {url} unreachable for {seconds:.0} s: {last}")]
     Unreachable {
@@ -118,6 +122,9 @@ pub struct Db {
     config: Config,
     url_shown: String,
     client: Option<Arc<Client>>,
+    /// Whether a connection was ever opened: until then a failure ends the command at once
+    /// (the URL is wrong or nothing is there); after, it is reconnected with backoff.
+    reached: bool,
     /// How long to keep trying to reach the server before giving up.
     pub patience: Duration,
 }
@@ -144,8 +151,21 @@ impl Db {
             config,
             url_shown,
             client: None,
+            reached: false,
             patience: Duration::from_secs(600),
         })
+    }
+
+    /// Another connection to the same database, for a task of its own. It counts as reached
+    /// when this one was, so it reconnects with backoff instead of giving up at once.
+    pub fn sibling(&self) -> Db {
+        Db {
+            config: self.config.clone(),
+            url_shown: self.url_shown.clone(),
+            client: None,
+            reached: self.reached,
+            patience: self.patience,
+        }
     }
 
     /// The URL without its password.
@@ -192,7 +212,14 @@ impl Db {
                 Ok(c) => {
                     let c = Arc::new(c);
                     self.client = Some(c.clone());
+                    self.reached = true;
                     return Ok(c);
+                }
+                Err(e) if !self.reached => {
+                    return Err(DbError::NotReached {
+                        url: self.url_shown.clone(),
+                        reason: reason(&e),
+                    });
                 }
                 Err(e) => {
                     let what = format!("connect to {}", self.url_shown);
@@ -263,6 +290,23 @@ impl Retry {
         tokio::time::sleep(self.wait).await;
         self.wait = (self.wait * 2).min(Duration::from_secs(5));
         Ok(())
+    }
+}
+
+/// The innermost cause of a failed connection ("Connection refused (os error 111)", "password
+/// authentication failed for user …"), which is what a user can act on.
+fn reason(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_string();
+    }
+    let mut last: &dyn std::error::Error = e;
+    while let Some(s) = last.source() {
+        last = s;
+    }
+    if std::ptr::addr_eq(last, e as &dyn std::error::Error) {
+        e.to_string()
+    } else {
+        format!("{e}: {last}")
     }
 }
 

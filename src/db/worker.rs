@@ -248,6 +248,8 @@ impl Feed for Hub {
 /// Serve until `shutdown` is requested (or, with `until_idle`, until no active run is left).
 pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Result<WorkerSummary> {
     let mut db = Db::new(url)?;
+    // The first connection decides whether there is a database at all (exit 2 if not).
+    db.client().await?;
     db.run("register the worker", async |c: &Client| {
         c.execute("SELECT spsa.hello($1, $2)", &[&opts.name, &"starting"])
             .await
@@ -255,7 +257,7 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
     .await
     .context("register the worker (is this role a member of spsa_worker?)")?;
     let (report_tx, report_rx) = mpsc::unbounded_channel::<Report>();
-    let reporter = reporter(Db::new(url)?, opts.name.clone(), report_rx);
+    let reporter = reporter(db.sibling(), opts.name.clone(), report_rx);
     let hub = Hub {
         state: Arc::default(),
         more: Arc::new(Notify::new()),
@@ -280,7 +282,7 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         // Close the report channel: the reporter ends once it delivered everything.
         hub.reports.lock().unwrap_or_else(|e| e.into_inner()).take();
     };
-    let heartbeats = heartbeats(Db::new(url)?, &opts.name, &hub);
+    let heartbeats = heartbeats(db.sibling(), &opts.name, &hub);
     let lessor = lessor(&mut db, &opts, &hub, shutdown, &mut summary);
     let (result, (), (), (reported, refused)) = tokio::join!(
         async {

@@ -72,8 +72,9 @@ pub enum EngineFault {
         waited: Duration,
         answered_stop: bool,
     },
-    /// The engine could not be started or failed its handshake.
-    #[error("engine failed to start: {0}")]
+    /// The engine could not be started or failed its handshake: `cannot start engine `x`
+    /// (path): …`.
+    #[error("{0}")]
     Startup(String),
 }
 

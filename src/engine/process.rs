@@ -326,8 +326,13 @@ impl UciEngine {
     }
 
     async fn launch(&mut self) -> Result<(), EngineFault> {
-        let name = self.spec.name.clone();
-        let startup = |msg: String| EngineFault::Startup(format!("engine `{name}`: {msg}"));
+        // The engine is named once, here; the message is the whole story of the failed start.
+        let whom = format!(
+            "cannot start engine `{}` ({})",
+            self.spec.name,
+            self.spec.command.display()
+        );
+        let startup = |msg: String| EngineFault::Startup(format!("{whom}: {msg}"));
         // A relative path with a folder part (`./eng`) means "from here", also when the engine
         // gets its own working directory (where the OS would otherwise look for it).
         let program = if self.spec.command.is_relative()
@@ -348,7 +353,7 @@ impl UciEngine {
         }
         let mut child = cmd
             .spawn()
-            .map_err(|e| startup(format!("cannot run `{}`: {e}", self.spec.command.display())))?;
+            .map_err(|e| startup(format!("cannot run it: {e}")))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(startup("no pipes to the process".into()));
         };
@@ -359,9 +364,26 @@ impl UciEngine {
             blocking: None,
         });
 
-        self.send("uci")
-            .await
-            .map_err(|e| startup(format!("{e}")))?;
+        // An engine that exits at once (a wrong command, `/bin/true`) closes its input before or
+        // while we write `uci`: that is an exit before answering, with its status.
+        let limit = self.spec.ready_timeout;
+        let p = self.proc.as_mut().expect("just started");
+        let written = timeout(limit, async {
+            p.stdin.write_all(b"uci\n").await?;
+            p.stdin.flush().await
+        })
+        .await;
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                let status = self.reap().await;
+                return Err(startup(format!("exited before answering `uci` ({status})")));
+            }
+            Err(_) => {
+                self.kill().await;
+                return Err(startup(format!("did not read `uci` within {limit:?}")));
+            }
+        }
         let deadline = Instant::now() + self.spec.handshake_timeout;
         let (mut id_name, mut id_author, mut opts) = (None, None, Vec::new());
         loop {
@@ -389,7 +411,7 @@ impl UciEngine {
                 }
                 Read::Eof => {
                     let status = self.reap().await;
-                    return Err(startup(format!("exited before `uciok` ({status})")));
+                    return Err(startup(format!("exited before answering `uci` ({status})")));
                 }
                 Read::Timeout => {
                     self.kill().await;
@@ -473,7 +495,7 @@ impl UciEngine {
             return "not running".into();
         };
         match timeout(Duration::from_millis(200), p.child.wait()).await {
-            Ok(Ok(status)) => format!("process {status}"),
+            Ok(Ok(status)) => status.to_string(),
             _ => {
                 let _ = timeout(Duration::from_secs(1), p.child.kill()).await;
                 "closed its output; killed".into()

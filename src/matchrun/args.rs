@@ -13,7 +13,7 @@ use crate::config::{AdjudicationConfig, Config, EngineConfig, GamesConfig, Limit
 use crate::engine::OptionValue;
 use crate::game::GameSettings;
 use crate::game::{Book, BookOrder, Opening};
-use crate::source::games::{GameFiles, GameSource, Sides};
+use crate::source::games::{GameFiles, GameSource, Sides, option_error_at};
 use crate::stats::sprt::Sprt;
 
 /// How games are played: shared by `spsa match` and `spsa verify`.
@@ -128,6 +128,41 @@ pub struct Plan {
     pub description: String,
     /// Stop when this test decides (`--sprt`).
     pub sprt: Option<Sprt>,
+    /// Where the options came from, to report a refused one at its place.
+    pub option_places: OptionPlaces,
+}
+
+/// Where a match's options were set: the config's lines, `--option` (both engines' fixed
+/// options), and the flag of each side's own set (`--option1`, `--option2`).
+#[derive(Clone, Debug, Default)]
+pub struct OptionPlaces {
+    pub config: Option<Config>,
+    /// Names given by `--option`.
+    pub fixed_flag: Vec<String>,
+    pub side_flags: [Option<&'static str>; 2],
+}
+
+impl OptionPlaces {
+    /// A fixed option (sent once at start) refused: at its config line or its `--option` flag.
+    fn fixed(&self, side: usize, option: &str, message: &str) -> Option<anyhow::Error> {
+        if self
+            .fixed_flag
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(option))
+        {
+            return Some(bad(format!("--option {option}: {message}")));
+        }
+        self.config
+            .as_ref()?
+            .option_error(side, option, message)
+            .map(anyhow::Error::from)
+    }
+
+    /// A side's own option refused: at its flag.
+    fn side(&self, side: usize, option: &str, message: &str) -> Option<anyhow::Error> {
+        let flag = self.side_flags[side - 1]?;
+        Some(bad(format!("{flag} {option}: {message}")))
+    }
 }
 
 impl Plan {
@@ -142,14 +177,23 @@ impl Plan {
             .book
             .take()
             .context("the engines were started already")?;
+        let names = [
+            self.setups[0].spec.name.as_str(),
+            self.setups[1].spec.name.as_str(),
+        ];
+        let places = &self.option_places;
         let arena = Arena::start(
             self.setups.clone(),
             self.concurrency,
             book,
             self.game.clone(),
         )
-        .await?;
-        arena.validate(&self.a_options, &self.b_options).await?;
+        .await
+        .map_err(|e| option_error_at(e, names, |s, o, m| places.fixed(s, o, m)))?;
+        arena
+            .validate(&self.a_options, &self.b_options)
+            .await
+            .map_err(|e| option_error_at(e, names, |s, o, m| places.side(s, o, m)))?;
         let sides = Sides::Fixed {
             a: self.a_options.clone(),
             b: self.b_options.clone(),
@@ -358,6 +402,20 @@ pub fn plan(
     }
     let book = load_book(games, seed)?;
     let game = arena::game_settings(games)?;
+    // Outputs are checked before any engine starts, as `spsa run` does.
+    if let Some(pgn) = &games.pgn {
+        crate::config::check_writable(pgn).map_err(|problem| {
+            let from = if flags.pgn.is_some() {
+                "--pgn"
+            } else {
+                "the PGN file"
+            };
+            bad(format!(
+                "{from} `{}` cannot be written: {problem}",
+                pgn.display()
+            ))
+        })?;
+    }
     let description = format!(
         "{}, seed {seed}, book {}",
         game.time_control.describe(),
@@ -385,6 +443,7 @@ pub fn plan(
         seed,
         description,
         sprt,
+        option_places: OptionPlaces::default(),
     })
 }
 
@@ -433,6 +492,11 @@ impl MatchArgs {
             games.engine1.options.push((name.clone(), value.clone()));
             games.engine2.options.push((name, value));
         }
+        let fixed_flag = self
+            .options
+            .iter()
+            .filter_map(|t| t.split_once('=').map(|(n, _)| n.trim().to_string()))
+            .collect();
         let a_options = self
             .options1
             .iter()
@@ -449,7 +513,7 @@ impl MatchArgs {
         } else {
             [s1, s2]
         };
-        plan(
+        let mut plan = plan(
             &games,
             names,
             a_options,
@@ -459,7 +523,13 @@ impl MatchArgs {
             config.as_ref().map(|c| c.concurrency),
             config.as_ref().and_then(|c| c.seed),
             "spsa match".into(),
-        )
+        )?;
+        plan.option_places = OptionPlaces {
+            config,
+            fixed_flag,
+            side_flags: [Some("--option1"), Some("--option2")],
+        };
+        Ok(plan)
     }
 }
 

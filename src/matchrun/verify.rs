@@ -270,6 +270,7 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
         config.seed,
         format!("spsa verify {}", config.path.display()),
     )?;
+    plan.option_places.config = Some(config.clone());
     let source = plan.start_source().await?;
     let mut text = format!("verify: {} vs {}\n", a.label, b.label);
     text.push_str(&values_table(&a, &b, &names[0], &names[1]));

@@ -20,7 +20,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use super::labelled::LabelledPositions;
 use super::loss::Loss;
@@ -141,14 +141,7 @@ impl EvalEngine {
         tuned: &[String],
     ) -> Result<Self> {
         let name = &setup.spec.name;
-        let mut engine = UciEngine::start(setup.spec.clone())
-            .await
-            .with_context(|| {
-                format!(
-                    "cannot start engine `{name}` ({})",
-                    setup.spec.command.display()
-                )
-            })?;
+        let mut engine = UciEngine::start(setup.spec.clone()).await?;
         engine
             .configure(setup.fixed.iter().map(|(n, v)| (n.as_str(), v)))
             .await?;

@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+#[path = "../standin/mod.rs"]
+mod standin;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,7 +17,7 @@ pub fn sparring() -> &'static str {
 }
 
 pub fn standin() -> &'static str {
-    env!("CARGO_BIN_EXE_uci-standin")
+    standin::standin()
 }
 
 /// The shipped book, absolute.

@@ -1,0 +1,36 @@
+//! The UCI stand-in engine (`examples/uci-standin.rs`): a test double, so an example and not a
+//! binary (`cargo install` must not put it on users' PATH). A full `cargo test` builds the
+//! examples before any test runs; `cargo test --test NAME` does not, so the first call builds
+//! it then.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The stand-in's path, built if it is not there yet.
+pub fn standin() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| {
+        // Test binaries live in target/<profile>/deps; examples in target/<profile>/examples.
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let profile_dir = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("target/<profile>/deps");
+        let path: PathBuf = profile_dir.join("examples").join("uci-standin");
+        let profile = profile_dir.file_name().and_then(|n| n.to_str());
+        let mut build = std::process::Command::new(env!("CARGO"));
+        build
+            .args(["build", "--quiet", "--example", "uci-standin"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if profile == Some("release") {
+            build.arg("--release");
+        }
+        // Always ask cargo: it does nothing when the example is up to date.
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "building the uci-standin example failed");
+        assert!(path.exists(), "{} not built", path.display());
+        path.to_string_lossy().into_owned()
+    })
+}
