@@ -132,7 +132,8 @@ impl Measured {
     /// The simul_elo to plan with: the measured one when it is measurable, else the file's.
     pub fn simul_elo(&self) -> f64 {
         match &self.outcome {
-            Ok((_, _, c)) if c.measurable() => c.simul_elo,
+            // Written as users read it: 0.1 Elo is far below the measurement's error.
+            Ok((_, _, c)) if c.measurable() => (c.simul_elo * 10.0).round() / 10.0,
             _ => self.file_simul_elo,
         }
     }
@@ -384,6 +385,8 @@ async fn point(
         config.seed,
         format!("spsa plan {} --measure", config.path.display()),
     )?;
+    // An option the engine refuses is reported at the config's line that set it.
+    plan.option_places.config = Some(config.clone());
     let source = plan.start_source().await?;
     let out = matchrun::play(
         &source,
