@@ -274,3 +274,113 @@ fn cargo_install_installs_only_the_tuner_and_the_sparring_engine() {
         "{examples:?}"
     );
 }
+
+/// A simulated run's config in `dir` over `vars` (the variables file's text).
+fn simulated(dir: &Path, vars: &str, iterations: u64) -> std::path::PathBuf {
+    std::fs::write(dir.join("v.var"), vars).unwrap();
+    let config = dir.join("x.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "simulate = true\nvariables = \"v.var\"\nlog = \"x.log\"\niterations = {iterations}\n\
+             A = {A}\ngamma = {GAMMA}\nalpha = {ALPHA}\nconcurrency = 1\nseed = 7\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+const A: f64 = 30.0;
+const GAMMA: f64 = 0.101;
+const ALPHA: f64 = 0.602;
+
+fn run_ok(config: &Path, extra: &[&str]) {
+    let out = spsa().arg("run").arg(config).args(extra).output().unwrap();
+    assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+}
+
+/// The θ log's rows as numbers.
+fn rows(log: &Path) -> Vec<Vec<f64>> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn an_extended_run_continues_along_the_same_gain_curves() {
+    // (name, start, c_end, R_end, simul_elo); bounds ±1000.
+    let vars = [
+        ("a", 100.0, 100.0, 0.002, 1.0),
+        ("b", -50.0, 40.0, 0.004, 2.0),
+    ];
+    let text = |n_scale: Option<(f64, f64)>| -> String {
+        vars.iter()
+            .map(|(name, start, c_end, r_end, elo)| {
+                // The same curves planned for N' = 2N: c_end' = c_end·(N/N')^γ and R_end' such
+                // that a_i = R_end·c_end²·(A+N)^α is unchanged.
+                let (c, r) = match n_scale {
+                    None => (*c_end, *r_end),
+                    Some((n, n2)) => {
+                        let c2 = c_end * (n / n2).powf(GAMMA);
+                        let r2 = r_end * (c_end / c2).powi(2) * ((A + n) / (A + n2)).powf(ALPHA);
+                        (c2, r2)
+                    }
+                };
+                format!("{name},{start},-1000,1000,{c},{r},{elo}\n")
+            })
+            .collect()
+    };
+    let (n, n2) = (300_u64, 600_u64);
+
+    // Planned for N, then extended to 2N in one step.
+    let one = tempfile::tempdir().unwrap();
+    let config = simulated(one.path(), &text(None), n);
+    run_ok(&config, &[]);
+    let log = one.path().join("x.log");
+    let first = std::fs::read_to_string(&log).unwrap();
+    run_ok(&config, &["--resume", "--iterations", &n2.to_string()]);
+    let extended = std::fs::read_to_string(&log).unwrap();
+    assert!(extended.starts_with(&first), "nothing applied changes");
+    assert_eq!(rows(&log).len() as u64, n2);
+    let checkpoint = std::fs::read_to_string(one.path().join("x.checkpoint.var")).unwrap();
+    assert!(
+        checkpoint.contains(&format!("#: iterations = {n2}\n")),
+        "{checkpoint}"
+    );
+    assert!(
+        checkpoint.contains(&format!("#: curve_iterations = {n}\n")),
+        "{checkpoint}"
+    );
+    assert!(checkpoint.contains("#: finished = true\n"), "{checkpoint}");
+
+    // Extended in two steps, with a plain resume between: the very same run.
+    let two = tempfile::tempdir().unwrap();
+    let config = simulated(two.path(), &text(None), n);
+    run_ok(&config, &[]);
+    run_ok(&config, &["--resume", "--iterations", "450"]);
+    run_ok(&config, &["--resume"]);
+    run_ok(&config, &["--resume", "--iterations", &n2.to_string()]);
+    assert_eq!(
+        std::fs::read_to_string(two.path().join("x.log")).unwrap(),
+        extended,
+        "resuming an extended run is exact"
+    );
+
+    // A run planned for 2N from the start with the constants of those curves plays the same
+    // games and so takes the same path (to the θ log's 4 decimals).
+    let three = tempfile::tempdir().unwrap();
+    let config = simulated(three.path(), &text(Some((n as f64, n2 as f64))), n2);
+    run_ok(&config, &[]);
+    let (got, want) = (rows(&log), rows(&three.path().join("x.log")));
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        for (x, y) in g.iter().zip(w) {
+            assert!((x - y).abs() <= 2e-4, "row {}: {g:?} vs {w:?}", g[0]);
+        }
+    }
+    // And the second half moved θ: the extension did something.
+    assert_ne!(got[n as usize - 1][1..], got[n2 as usize - 1][1..]);
+}

@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Seed the run for exact reproducibility (with Concurrency 1).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Iterations to run in all (overrides the config's Iterations). With --resume, more than
+    /// the checkpoint's total extends the run: c_k and a_k go on along the curves of the N the
+    /// run was planned with, so nothing already applied changes.
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
     /// Games in flight at once (overrides the config's Concurrency).
     #[arg(long, value_parser = super::concurrency_flag)]
     pub concurrency: Option<usize>,
@@ -56,6 +61,7 @@ impl RunArgs {
     /// The config overrides these flags carry.
     pub fn overrides(&self) -> Overrides {
         Overrides {
+            iterations: self.iterations,
             concurrency: self.concurrency,
             seed: self.seed,
             ..Overrides::default()

@@ -5,7 +5,7 @@
 //! one pass over memory.
 //!
 //! The model owns no runtime: it blocks on a multi-threaded tokio runtime the caller owns, so the
-//! optimisers (synchronous, one of them on argmin's thread) can call it from any thread outside
+//! optimisers (synchronous, on the caller's thread) can call it from any thread outside
 //! that runtime.
 
 use std::ops::Range;

@@ -1,23 +1,17 @@
 //! Exact-gradient minimisation of the loss over a coefficient set: Adam (full-batch or
 //! mini-batch gradient descent with a training/validation learning curve and early stopping, as
-//! in the chess4j tuner) and L-BFGS (RuyTune's method, argmin's implementation).
+//! in the chess4j tuner) and L-BFGS-B (RuyTune's method, made for box constraints: a projected
+//! quasi-Newton method, [`lbfgs`]).
 //!
 //! Both work in option units and report each epoch (θ, training loss, validation loss) to a
 //! callback on the caller's thread, which writes logs and checkpoints and may stop the fit.
 //!
-//! Bounds: Adam projects θ onto [min, max] after every step (projected gradient descent). L-BFGS
-//! is unconstrained, so it minimises L(P(θ)) + Σ ((θ − P(θ))/c_end)², where P clamps θ into the
-//! bounds: inside the box it is the loss itself; outside, the loss stops changing and the
-//! quadratic pulls θ back, so the minimiser's projection is the bounded minimiser. The values
-//! reported and logged are always P(θ).
+//! Bounds: Adam projects θ onto [min, max] after every step (projected gradient descent).
+//! L-BFGS-B holds the variables at a bound whose gradient points outwards and searches along the
+//! projection of its quasi-Newton step onto the box, so θ never leaves the bounds and no
+//! penalty bends the loss (a penalty's kink at the bound stalled L-BFGS for weights that start
+//! on their bound, as new evaluation terms do).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-
-use argmin::core::observers::{Observe, ObserverMode};
-use argmin::core::{CostFunction, Error as ArgminError, Executor, Gradient, KV, State};
-use argmin::solver::linesearch::MoreThuenteLineSearch;
-use argmin::solver::quasinewton::LBFGS;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -242,20 +236,15 @@ pub fn adam(
     }
 }
 
-/// A point u with its cost and gradient.
-type Evaluated = (Vec<f64>, f64, Vec<f64>);
-
-/// The L-BFGS problem in scaled coordinates u = θ/c_end, with the bound penalty.
+/// The L-BFGS-B problem in scaled coordinates u = θ/c_end, where the box is
+/// [min/c_end, max/c_end].
 struct Scaled<'a> {
     objective: &'a dyn Model,
     loss: Loss,
     vars: &'a [Variable],
-    /// The line search asks for the cost and the gradient at the same points: one pass serves
-    /// both.
-    last: Mutex<Option<Evaluated>>,
-    /// Multiplies cost and gradient so the start's largest gradient component is 1: L-BFGS's
-    /// first step (before it has curvature) is then about one c_end, not a hair's breadth,
-    /// which matters when the loss is measured through an engine that rounds its options.
+    /// Multiplies cost and gradient so the start's largest gradient component is 1: the first
+    /// step (before there is curvature) is then about one c_end, not a hair's breadth, which
+    /// matters when the loss is measured through an engine that rounds its options.
     factor: f64,
 }
 
@@ -264,88 +253,106 @@ impl Scaled<'_> {
         u.iter().zip(self.vars).map(|(u, v)| u * v.c_end).collect()
     }
 
-    fn projected(&self, u: &[f64]) -> Vec<f64> {
-        let mut t = self.theta(u);
-        project(&mut t, self.vars);
-        t
+    fn lower(&self, i: usize) -> f64 {
+        self.vars[i].min / self.vars[i].c_end
     }
 
-    fn cost_and_gradient(&self, u: &[f64]) -> (f64, Vec<f64>) {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((at, cost, grad)) = last.as_ref()
-            && at.as_slice() == u
-        {
-            return (*cost, grad.clone());
+    fn upper(&self, i: usize) -> f64 {
+        self.vars[i].max / self.vars[i].c_end
+    }
+
+    /// u clamped into the box.
+    fn project(&self, u: &mut [f64]) {
+        for (i, x) in u.iter_mut().enumerate() {
+            *x = x.clamp(self.lower(i), self.upper(i));
         }
-        let (cost, mut grad) = self.compute(u);
-        let cost = cost * self.factor;
-        grad.iter_mut().for_each(|g| *g *= self.factor);
-        *last = Some((u.to_vec(), cost, grad.clone()));
-        (cost, grad)
     }
 
-    fn compute(&self, u: &[f64]) -> (f64, Vec<f64>) {
-        let raw = self.theta(u);
-        let inside = self.projected(u);
+    /// Cost and gradient at a point of the box.
+    fn cost_and_gradient(&self, u: &[f64]) -> (f64, Vec<f64>) {
+        let theta = self.theta(u);
         let mut grad = vec![0.0; u.len()];
-        let mut cost = self.objective.loss_and_gradient(
+        let cost = self.objective.loss_and_gradient(
             &self.loss,
-            &inside,
+            &theta,
             0..self.objective.len(),
             &mut grad,
         );
-        for i in 0..u.len() {
-            let v = &self.vars[i];
-            // dθ/du = c_end; the loss does not move θ outside the bounds.
-            let outside = (raw[i] - inside[i]) / v.c_end;
-            grad[i] = if outside != 0.0 {
-                2.0 * outside
-            } else {
-                grad[i] * v.c_end
-            };
-            cost += outside * outside;
+        for (g, v) in grad.iter_mut().zip(self.vars) {
+            *g *= v.c_end * self.factor;
         }
-        (cost, grad)
+        (cost * self.factor, grad)
+    }
+
+    /// Variables held at a bound: at the bound with the gradient pushing outwards. The others
+    /// (a variable at its bound whose gradient points inwards included) are free to move.
+    fn active(&self, u: &[f64], g: &[f64]) -> Vec<bool> {
+        (0..u.len())
+            .map(|i| (u[i] <= self.lower(i) && g[i] > 0.0) || (u[i] >= self.upper(i) && g[i] < 0.0))
+            .collect()
     }
 }
 
-impl CostFunction for Scaled<'_> {
-    type Param = Vec<f64>;
-    type Output = f64;
-    fn cost(&self, u: &Vec<f64>) -> Result<f64, ArgminError> {
-        Ok(self.cost_and_gradient(u).0)
-    }
-}
-
-impl Gradient for Scaled<'_> {
-    type Param = Vec<f64>;
-    type Gradient = Vec<f64>;
-    fn gradient(&self, u: &Vec<f64>) -> Result<Vec<f64>, ArgminError> {
-        Ok(self.cost_and_gradient(u).1)
-    }
-}
-
-/// Sends each iteration's parameters to the caller; stops the solver when asked.
-struct Relay {
-    to_caller: mpsc::Sender<(u64, Vec<f64>)>,
-    stop: Arc<AtomicBool>,
-}
-
-impl<I: State<Param = Vec<f64>, Float = f64>> Observe<I> for Relay {
-    fn observe_iter(&mut self, state: &I, _kv: &KV) -> Result<(), ArgminError> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(argmin::core::Error::msg("stopped"));
+/// The limited-memory quasi-Newton direction −H·g on the free variables (two-loop recursion with
+/// the pairs' dot products taken over the free variables only); 0 on the active ones.
+fn lbfgs_direction(g: &[f64], active: &[bool], pairs: &[(Vec<f64>, Vec<f64>)]) -> Vec<f64> {
+    let dot = |a: &[f64], b: &[f64]| -> f64 {
+        (0..a.len())
+            .filter(|&i| !active[i])
+            .map(|i| a[i] * b[i])
+            .sum()
+    };
+    let mut q: Vec<f64> = (0..g.len())
+        .map(|i| if active[i] { 0.0 } else { g[i] })
+        .collect();
+    let mut alphas = Vec::with_capacity(pairs.len());
+    for (s, y) in pairs.iter().rev() {
+        let sy = dot(s, y);
+        if sy <= 1e-300 {
+            alphas.push(0.0);
+            continue;
         }
-        if let Some(p) = state.get_param() {
-            let _ = self.to_caller.send((state.get_iter(), p.clone()));
+        let a = dot(s, &q) / sy;
+        for i in 0..q.len() {
+            if !active[i] {
+                q[i] -= a * y[i];
+            }
         }
-        Ok(())
+        alphas.push(a);
     }
+    if let Some((s, y)) = pairs.last() {
+        let (sy, yy) = (dot(s, y), dot(y, y));
+        if sy > 1e-300 && yy > 1e-300 {
+            q.iter_mut().for_each(|x| *x *= sy / yy);
+        }
+    }
+    for ((s, y), a) in pairs.iter().zip(alphas.into_iter().rev()) {
+        let sy = dot(s, y);
+        if sy <= 1e-300 {
+            continue;
+        }
+        let b = dot(y, &q) / sy;
+        for i in 0..q.len() {
+            if !active[i] {
+                q[i] += (a - b) * s[i];
+            }
+        }
+    }
+    q.iter_mut().for_each(|x| *x = -*x);
+    q
 }
 
-/// Runs L-BFGS (history 7, Moré–Thuente line search) from `start` for at most
-/// `settings.epochs` iterations. A resumed run starts again from its checkpointed θ with an
-/// empty history (argmin's state is not kept), so it costs a few iterations to rebuild it.
+/// Pairs of (step, gradient change) kept.
+const HISTORY: usize = 7;
+
+/// L-BFGS-B as a projected quasi-Newton method: variables at a bound whose gradient points out
+/// of the box are held there (the active set); the others take the limited-memory quasi-Newton
+/// direction; the step is searched along the projection of that direction onto the box
+/// (backtracking with the Armijo condition on the projected step). A variable that starts on its
+/// bound moves off it as soon as its gradient points inwards, and one whose optimum lies past
+/// its bound ends exactly on it. At most `settings.epochs` iterations, each reported as an
+/// epoch. A resumed run starts again from its checkpointed θ with an empty history, so it costs a
+/// few iterations to rebuild it.
 pub fn lbfgs(
     problem: Problem,
     settings: &FitSettings,
@@ -353,70 +360,99 @@ pub fn lbfgs(
     first_epoch: usize,
     mut on_epoch: impl FnMut(&Epoch) -> Control,
 ) -> Fitted {
-    let (validation, vars) = (problem.validation, problem.vars);
-    let outer = problem;
-    let mut problem = Scaled {
+    let validation = problem.validation;
+    let mut scaled = Scaled {
         objective: problem.train,
         loss: problem.loss,
-        vars,
-        last: Mutex::new(None),
+        vars: problem.vars,
         factor: 1.0,
     };
-    let u0: Vec<f64> = start.iter().zip(vars).map(|(t, v)| t / v.c_end).collect();
-    let largest = problem
-        .compute(&u0)
+    let mut u: Vec<f64> = start
+        .iter()
+        .zip(problem.vars)
+        .map(|(t, v)| t / v.c_end)
+        .collect();
+    scaled.project(&mut u);
+    let largest = scaled
+        .cost_and_gradient(&u)
         .1
         .iter()
         .fold(0.0f64, |m, g| m.max(g.abs()));
     if largest.is_finite() && largest > 0.0 {
-        problem.factor = 1.0 / largest;
+        scaled.factor = 1.0 / largest;
     }
-    let iterations = settings.epochs.saturating_sub(first_epoch) as u64;
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
+    let (mut f, mut g) = scaled.cost_and_gradient(&u);
     let mut state = AdamState::new(start);
     state.epoch = first_epoch;
     let mut finish = Finish::Done;
-    let mut last = start.to_vec();
-    std::thread::scope(|s| {
-        let relay = Relay {
-            to_caller: tx,
-            stop: stop.clone(),
+    let mut last = scaled.theta(&u);
+    let mut pairs: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    while state.epoch < settings.epochs {
+        let active = scaled.active(&u, &g);
+        // Converged: the projected gradient step is nil.
+        let projected_gradient = (0..u.len())
+            .map(|i| ((u[i] - g[i]).clamp(scaled.lower(i), scaled.upper(i)) - u[i]).abs())
+            .fold(0.0f64, f64::max);
+        if projected_gradient <= 1e-12 {
+            break;
+        }
+        let mut d = lbfgs_direction(&g, &active, &pairs);
+        let slope: f64 = d.iter().zip(&g).map(|(d, g)| d * g).sum();
+        if slope.is_nan() || slope >= 0.0 {
+            // Not a descent direction (bad curvature): steepest descent on the free variables.
+            pairs.clear();
+            d = (0..g.len())
+                .map(|i| if active[i] { 0.0 } else { -g[i] })
+                .collect();
+        }
+        let mut step = 1.0;
+        let mut next = None;
+        for _ in 0..40 {
+            let mut trial: Vec<f64> = u.iter().zip(&d).map(|(u, d)| u + step * d).collect();
+            scaled.project(&mut trial);
+            let moved: f64 = trial
+                .iter()
+                .zip(&u)
+                .zip(&g)
+                .map(|((t, u), g)| (t - u) * g)
+                .sum();
+            let (ft, gt) = scaled.cost_and_gradient(&trial);
+            if ft.is_finite() && ft <= f + 1e-4 * moved {
+                next = Some((trial, ft, gt));
+                break;
+            }
+            step *= 0.5;
+        }
+        let Some((trial, ft, gt)) = next else {
+            break; // no decrease along the projected path: as close as this precision allows
         };
-        let problem = &problem;
-        let solver_thread = s.spawn(move || {
-            if iterations == 0 {
-                drop(relay);
-                return;
-            }
-            let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7)
-                .with_tolerance_grad(1e-12)
-                .and_then(|s| s.with_tolerance_cost(1e-15));
-            let Ok(solver) = solver else { return };
-            let _ = Executor::new(ScaledRef(problem), solver)
-                .configure(|st| st.param(u0).max_iters(iterations))
-                .add_observer(relay, ObserverMode::Always)
-                .run();
-        });
-        for (_, u) in rx.iter() {
-            let theta = problem.projected(&u);
-            state.epoch += 1;
-            let record = outer.record(state.epoch, theta);
-            last = record.theta.clone();
-            let out_of_patience = note_best(&mut state, &record, settings.patience);
-            if on_epoch(&record) == Control::Stop {
-                finish = Finish::Interrupted;
-                stop.store(true, Ordering::Relaxed);
-                break;
-            }
-            if out_of_patience {
-                finish = Finish::EarlyStop;
-                stop.store(true, Ordering::Relaxed);
-                break;
+        let s: Vec<f64> = trial.iter().zip(&u).map(|(a, b)| a - b).collect();
+        let y: Vec<f64> = gt.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let sy: f64 = s.iter().zip(&y).map(|(a, b)| a * b).sum();
+        if sy > 1e-12 * s.iter().map(|x| x * x).sum::<f64>().sqrt() {
+            pairs.push((s, y));
+            if pairs.len() > HISTORY {
+                pairs.remove(0);
             }
         }
-        let _ = solver_thread.join();
-    });
+        let improvement = f - ft;
+        (u, f, g) = (trial, ft, gt);
+        state.epoch += 1;
+        let record = problem.record(state.epoch, scaled.theta(&u));
+        last = record.theta.clone();
+        let out_of_patience = note_best(&mut state, &record, settings.patience);
+        if on_epoch(&record) == Control::Stop {
+            finish = Finish::Interrupted;
+            break;
+        }
+        if out_of_patience {
+            finish = Finish::EarlyStop;
+            break;
+        }
+        if improvement <= 1e-15 * f.abs().max(1e-300) {
+            break;
+        }
+    }
     Fitted {
         theta: if validation.is_some() {
             state.best_theta
@@ -426,25 +462,6 @@ pub fn lbfgs(
         best_epoch: state.best_epoch,
         epochs: state.epoch,
         finish,
-    }
-}
-
-/// argmin's executor owns its problem; a reference lets the caller keep the data.
-struct ScaledRef<'a>(&'a Scaled<'a>);
-
-impl CostFunction for ScaledRef<'_> {
-    type Param = Vec<f64>;
-    type Output = f64;
-    fn cost(&self, u: &Vec<f64>) -> Result<f64, ArgminError> {
-        self.0.cost(u)
-    }
-}
-
-impl Gradient for ScaledRef<'_> {
-    type Param = Vec<f64>;
-    type Gradient = Vec<f64>;
-    fn gradient(&self, u: &Vec<f64>) -> Result<Vec<f64>, ArgminError> {
-        self.0.gradient(u)
     }
 }
 

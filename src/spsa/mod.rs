@@ -5,6 +5,8 @@
 //! c_i = c_end·N^γ, a_end = R_end·c_end², a_i = a_end·(A+N)^α;
 //! at iteration k: c_k = c_i/k^γ, a_k = a_i/(A+k)^α, R_k = a_k/c_k².
 //! The update is θ_i += R_k·c_k·match/δ_i, with match ∈ [−2, 2] the pair result from the θ+ side.
+//! A run extended to N' > N iterations keeps c_i and a_i (and A) from N: c_k and a_k continue
+//! along the same curves (see [`Spsa::with_curve`]).
 
 pub mod driver;
 pub mod rounding;
@@ -63,7 +65,14 @@ pub struct Perturbation {
 
 impl Spsa {
     pub fn new(vars: &[Variable], schedule: Schedule) -> Self {
-        let n = schedule.iterations as f64;
+        Spsa::with_curve(vars, schedule, schedule.iterations)
+    }
+
+    /// A run extended past the N it was planned with: the constants c_i and a_i come from that
+    /// N (`curve`), so c_k and a_k go on along the same curves for k > N and nothing already
+    /// applied changes; `schedule.iterations` is the new total.
+    pub fn with_curve(vars: &[Variable], schedule: Schedule, curve: u64) -> Self {
+        let n = curve as f64;
         let c = vars
             .iter()
             .map(|v| v.c_end * n.powf(schedule.gamma))

@@ -48,7 +48,12 @@ pub struct RunState {
     #[serde(default)]
     pub missing: Vec<u64>,
     pub log_bytes: u64,
+    /// The total to run (N, or N' once the run was extended with `--iterations`).
     pub iterations: u64,
+    /// The N the gains were planned with (c_i = c_end·N^γ, a_i = a_end·(A+N)^α); an extended run
+    /// keeps it, so its curves go on unchanged. 0: the same as `iterations`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub curve_iterations: u64,
     #[serde(rename = "A")]
     pub a: f64,
     pub alpha: f64,
@@ -64,6 +69,10 @@ pub struct RunState {
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunState {
@@ -87,6 +96,7 @@ impl RunState {
             missing: Vec::new(),
             log_bytes: 0,
             iterations: schedule.iterations,
+            curve_iterations: 0,
             a: schedule.a,
             alpha: schedule.alpha,
             gamma: schedule.gamma,
@@ -114,6 +124,22 @@ impl RunState {
             },
             missing: self.missing.clone(),
         }
+    }
+
+    /// The N the gains follow (see `curve_iterations`).
+    pub fn curve(&self) -> u64 {
+        if self.curve_iterations == 0 {
+            self.iterations
+        } else {
+            self.curve_iterations
+        }
+    }
+
+    /// Extend the run to `total` iterations (more than it has): the gains keep their curve.
+    pub fn extend(&mut self, total: u64) {
+        self.curve_iterations = self.curve();
+        self.iterations = total;
+        self.finished = false;
     }
 
     pub fn schedule(&self) -> Schedule {
@@ -233,6 +259,7 @@ mod tests {
             missing: vec![3, 9],
             log_bytes: 345,
             iterations: 50_000,
+            curve_iterations: 40_000,
             a: 5000.0,
             alpha: 0.602,
             gamma: 0.101,

@@ -186,12 +186,21 @@ impl Tuner {
     fn resume(vars: Vec<Variable>, plan: RunPlan, files: RunFiles) -> Result<Tuner> {
         Tuner::check_start(&vars, &plan, &files, StartMode::Resume)?;
         let ck = checkpoint::read(&files.checkpoint)?;
-        let state = ck.state;
+        let mut state = ck.state;
+        // More iterations than the checkpoint's total extend the run (never shorten it); the
+        // gains keep the curve of the N the run was planned with.
+        if plan.schedule.iterations > state.iterations {
+            state.extend(plan.schedule.iterations);
+        }
+        let schedule = Schedule {
+            iterations: state.iterations,
+            ..plan.schedule
+        };
         let seed = state.seed()?;
         let log = ThetaLog::resume(&files.log, state.log_bytes)?;
         let outputs = Outputs::resume(&state.outputs)?;
         let driver = Driver::new(
-            Spsa::new(&vars, plan.schedule),
+            Spsa::with_curve(&vars, schedule, state.curve()),
             plan.rounding,
             state.pairs_per_iteration,
             seed,
@@ -204,7 +213,11 @@ impl Tuner {
             log,
             outputs,
             files,
-            plan: RunPlan { seed, ..plan },
+            plan: RunPlan {
+                seed,
+                schedule,
+                ..plan
+            },
             faulty_streak: 0,
         })
     }
@@ -375,7 +388,9 @@ fn refusal(files: &RunFiles) -> UserError {
 }
 
 /// A checkpoint only continues the run it came from: same variables, schedule and pairs per
-/// iteration. A difference is the user's to fix (exit 2), described field by field.
+/// iteration. A difference is the user's to fix (exit 2), described field by field. The one
+/// exception is the number of iterations: a larger one extends the run (its gains keep their
+/// curve), a smaller one leaves the checkpoint's total.
 fn check_same_run(ck: &checkpoint::Checkpoint, vars: &[Variable], plan: &RunPlan) -> Result<()> {
     let path = ck.path.display();
     let refuse = |what: String| -> Result<()> {
@@ -407,7 +422,6 @@ fn check_same_run(ck: &checkpoint::Checkpoint, vars: &[Variable], plan: &RunPlan
     }
     let (was, now) = (ck.state.schedule(), plan.schedule);
     for (field, a, b) in [
-        ("Iterations", was.iterations as f64, now.iterations as f64),
         ("A", was.a, now.a),
         ("Alpha", was.alpha, now.alpha),
         ("Gamma", was.gamma, now.gamma),

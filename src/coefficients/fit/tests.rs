@@ -320,3 +320,73 @@ fn adam_resumes_exactly() {
     );
     assert_eq!(a.theta, b.theta);
 }
+
+/// Weights that start on their bound (0, with min 0, as new evaluation terms do) while the
+/// truth is above it: L-BFGS-B moves them off the bound and closes the distance to the truth as
+/// well as Adam does; a weight whose optimum lies past its bound ends exactly on it.
+#[test]
+fn lbfgs_b_leaves_a_bound_it_starts_on_as_well_as_adam() {
+    let data = synthetic(60_000, 6);
+    let vars = vars(&[0.0, 0.6, 1.4, 0.6, 0.0, 0.0]);
+    let obj = Objective::new(&data, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    assert_eq!((start[0], start[4], start[5]), (0.0, 0.0, 0.0));
+    let distance = |t: &[f64]| -> f64 {
+        t.iter()
+            .zip(&TRUTH)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let settings = FitSettings {
+        epochs: 300,
+        patience: 0,
+        ..FitSettings::default()
+    };
+    let mut state = AdamState::new(&start);
+    let a = adam(problem(&obj, None, &vars), &settings, &mut state, |_, _| {
+        Control::Continue
+    });
+    let l = lbfgs(problem(&obj, None, &vars), &settings, &start, 0, |_| {
+        Control::Continue
+    });
+    let closed = |t: &[f64]| 1.0 - distance(t) / distance(&start);
+    let (ca, cl) = (closed(&a.theta), closed(&l.theta));
+    eprintln!(
+        "distance closed: adam {:.1}% in {} epochs, L-BFGS-B {:.1}% in {} iterations; θ adam {:.1?}, L-BFGS-B {:.1?}",
+        100.0 * ca,
+        a.epochs,
+        100.0 * cl,
+        l.epochs,
+        a.theta,
+        l.theta
+    );
+    assert!(ca >= 0.9, "adam closed {:.1}%", 100.0 * ca);
+    assert!(cl >= 0.9, "L-BFGS-B closed {:.1}%", 100.0 * cl);
+    assert!(cl >= ca - 0.02, "L-BFGS-B {cl:.3} vs adam {ca:.3}");
+    let se = standard_errors(&data);
+    assert_recovered("L-BFGS-B from the bound", &l.theta, &se);
+
+    // The same start with W3's optimum (truth 480) past its max: it ends exactly on the bound,
+    // and θ never leaves the box on the way.
+    let mut bounded = vars.clone();
+    bounded[3].max = 400.0;
+    let mut inside = true;
+    let l = lbfgs(problem(&obj, None, &bounded), &settings, &start, 0, |e| {
+        inside &= e
+            .theta
+            .iter()
+            .zip(&bounded)
+            .all(|(t, v)| *t >= v.min && *t <= v.max);
+        Control::Continue
+    });
+    assert!(inside, "L-BFGS-B never leaves the box");
+    assert_eq!(
+        l.theta[3], 400.0,
+        "ends exactly on the bound: {:?}",
+        l.theta
+    );
+    for i in [0, 4, 5] {
+        assert!(l.theta[i] > 0.0, "W{i} left its bound: {:?}", l.theta);
+    }
+}
