@@ -14,11 +14,10 @@ use crate::study::{StudySetup, render, run_study};
 
 #[derive(Args)]
 pub struct SimulateArgs {
+    /// The run's flags, `--iterations N` among them (planned iterations, overriding the
+    /// config's; with --resume, above the checkpoint's total, an extension).
     #[command(flatten)]
     pub run: RunArgs,
-    /// Planned iterations N (overrides the config's Iterations).
-    #[arg(long)]
-    pub iterations: Option<u64>,
     /// Study: N independent runs (seeds S, S+1, …) on all cores; prints the spread of the final
     /// values and of the model's Elo loss. Writes no log or checkpoint.
     #[arg(long, conflicts_with_all = ["resume", "fresh"])]
@@ -27,7 +26,6 @@ pub struct SimulateArgs {
 
 pub async fn command(args: SimulateArgs) -> Result<()> {
     let flags = Overrides {
-        iterations: args.iterations,
         simulate: true,
         ..args.run.overrides()
     };
