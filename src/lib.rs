@@ -30,3 +30,4 @@ pub mod textfile;
 pub mod thread_home;
 pub mod tuner;
 pub mod vars;
+pub mod web;

@@ -823,3 +823,85 @@ fn a_positions_run_is_refused_before_anything_is_created() {
     );
     assert!(!dir.path().join("p.log").exists());
 }
+
+#[test]
+fn a_worker_serves_the_highest_priority_run_first_and_nothing_of_a_paused_run() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("priorities");
+    let dir = tempfile::tempdir().unwrap();
+    sim_config(dir.path(), "t", 50, 11, 1);
+    sim_config(dir.path(), "u", 50, 12, 1);
+    let quiet = |conf: &str| {
+        spawn(
+            dir.path(),
+            &[
+                "run",
+                conf,
+                "--db",
+                &db.url,
+                "--no-play",
+                "--lease-timeout",
+                "60",
+            ],
+        )
+    };
+    let mut older = quiet("t.toml");
+    let a = run_id(&db);
+    let mut newer = quiet("u.toml");
+    wait_for(&db, "SELECT count(*) FROM spsa.runs", |s| s == "2");
+    let b = db.psql("SELECT max(id) FROM spsa.runs");
+    let worker = db.worker_role("prio_w", "pwp");
+    let lease = |n: u32| -> Vec<(String, String, String)> {
+        psql_as(
+            &worker,
+            &format!("SELECT run_id, iteration, token FROM spsa.lease('w', ARRAY[{a}, {b}]::bigint[], {n})"),
+        )
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            (f[0].to_string(), f[1].to_string(), f[2].to_string())
+        })
+        .collect()
+    };
+    let runs = |leases: &[(String, String, String)]| -> Vec<String> {
+        leases.iter().map(|l| l.0.clone()).collect()
+    };
+    // Equal priorities: the older run first.
+    assert_eq!(runs(&lease(2)), [a.clone(), a.clone()]);
+    // A higher priority wins, whatever the age.
+    db.psql(&format!("UPDATE spsa.runs SET priority = 5 WHERE id = {b}"));
+    let taken = lease(3);
+    assert_eq!(runs(&taken), [b.clone(), b.clone(), b.clone()]);
+    // A paused run hands out nothing, but takes the result of a lease given before the pause.
+    db.psql(&format!(
+        "UPDATE spsa.runs SET state = 'paused' WHERE id = {b}"
+    ));
+    assert_eq!(runs(&lease(1)), std::slice::from_ref(&a));
+    let (_, k, token) = &taken[0];
+    let seq = psql_as(
+        &worker,
+        &format!(
+            "SELECT spsa.report('w', {b}, {k}, '{token}', 2, 2, 0, 0, '{{0,0,0,0,1}}', '{{}}', '')"
+        ),
+    )
+    .unwrap();
+    assert_eq!(seq, "1");
+    // Stopped: no result is taken any more.
+    db.psql(&format!(
+        "UPDATE spsa.runs SET state = 'stopped' WHERE id = {b}"
+    ));
+    let (_, k, token) = &taken[1];
+    let err = psql_as(
+        &worker,
+        &format!(
+            "SELECT spsa.report('w', {b}, {k}, '{token}', 2, 2, 0, 0, '{{0,0,0,0,1}}', '{{}}', '')"
+        ),
+    )
+    .unwrap_err();
+    assert!(err.contains("stopped"), "{err}");
+    for owner in [&mut older, &mut newer] {
+        owner.kill().unwrap();
+        owner.wait().unwrap();
+    }
+}

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod positions;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod simulate;
 pub mod status;
 pub mod verify;
@@ -50,6 +51,8 @@ pub enum Command {
     Worker(worker::WorkerArgs),
     /// Show the shared runs of a database and their workers.
     Status(status::StatusArgs),
+    /// A live web page (and JSON API) over local runs' files and a database's shared runs.
+    Serve(serve::ServeArgs),
 }
 
 /// Run one command to its end.
@@ -66,6 +69,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Coefficients(args) => coefficients::command(&args),
         Command::Worker(args) => worker::command(args).await,
         Command::Status(args) => status::command(args).await,
+        Command::Serve(args) => serve::command(args).await,
     }
 }
 

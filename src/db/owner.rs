@@ -76,7 +76,7 @@ pub async fn attach(
         (StartMode::Fresh, Some((id, _))) => {
             db.run("stop the old run", async |c: &Client| {
                 c.execute(
-                    "UPDATE spsa.runs SET state = 'stopped' WHERE id = $1 AND state = 'active'",
+                    "UPDATE spsa.runs SET state = 'stopped' WHERE id = $1 AND state IN ('active', 'paused')",
                     &[&id],
                 )
                 .await

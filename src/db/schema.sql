@@ -38,6 +38,12 @@ CREATE TABLE IF NOT EXISTS spsa.runs (
   pentanomial   bigint[] NOT NULL DEFAULT '{0,0,0,0,0}',
   faults        bigint NOT NULL DEFAULT 0
 );
+-- Added after the first schema: a run can be paused (`spsa serve --admin-token-file`), and a
+-- worker serves the active run of highest priority first.
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS priority int NOT NULL DEFAULT 0;
+ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_state_check;
+ALTER TABLE spsa.runs ADD CONSTRAINT runs_state_check
+  CHECK (state IN ('active', 'paused', 'finished', 'stopped'));
 
 -- One row per iteration, written by the owner when the run is created. `step` is the driver's
 -- a_k/c_k·δ per variable: the report multiplies it by the measured signal, nothing more.
@@ -111,7 +117,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
 $$;
 
 -- Lease up to p_count iterations of the given runs: open ones first, then ones whose lease ran
--- out (taken back: their old token is replaced, so the old holder's report is refused).
+-- out (taken back: their old token is replaced, so the old holder's report is refused). Runs of
+-- higher priority first, then the oldest run, then the lowest iteration.
 CREATE OR REPLACE FUNCTION spsa.lease(p_worker text, p_runs bigint[], p_count int)
 RETURNS TABLE (run_id bigint, iteration bigint, token uuid, theta float8[], pairs int)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
@@ -123,10 +130,10 @@ BEGIN
   UPDATE spsa.workers SET last_seen = now() WHERE name = w;
   RETURN QUERY
   WITH pick AS (
-    SELECT wk.run_id, wk.iteration FROM spsa.work wk
-    WHERE wk.run_id = ANY (p_runs) AND wk.state <> 'done'
+    SELECT wk.run_id, wk.iteration FROM spsa.work wk JOIN spsa.runs r0 ON r0.id = wk.run_id
+    WHERE wk.run_id = ANY (p_runs) AND wk.state <> 'done' AND r0.state = 'active'
       AND (wk.state = 'open' OR wk.lease_expires < now())
-    ORDER BY wk.run_id, wk.iteration
+    ORDER BY r0.priority DESC, wk.run_id, wk.iteration
     LIMIT greatest(0, least(p_count, 256))
     FOR UPDATE OF wk SKIP LOCKED
   )
@@ -225,7 +232,8 @@ BEGIN
   -- (see Mirror::pull), so it never writes out a result a crash could take back.
   PERFORM set_config('synchronous_commit', 'off', true);
   SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
-  IF r.state <> 'active' THEN
+  -- A paused run still takes the results of leases handed out before the pause.
+  IF r.state NOT IN ('active', 'paused') THEN
     RAISE EXCEPTION 'run % is %', p_run, r.state USING ERRCODE = 'SP005';
   END IF;
   new_theta := ARRAY(

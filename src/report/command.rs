@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::export::{self, Format};
-use super::history::{self, History};
+use super::history::{self, History, RunPaths};
 use super::{ReportError, loss_curve, plot, status};
+use crate::tuner::checkpoint::Checkpoint;
 
 /// What `spsa report` was asked to do.
 #[derive(Clone, Debug)]
@@ -31,6 +32,66 @@ pub fn run(req: &ReportRequest) -> Result<()> {
         return Err(ReportError(format!("--window must be in (0, 1], not {}", req.window)).into());
     }
     let paths = history::locate(req.path.as_deref(), req.config.as_deref())?;
+    let loaded = load(paths)?;
+    let (paths, ck) = (&loaded.paths, &loaded.ck);
+    if let Some(file) = &req.plot {
+        let Some(h) = &loaded.log else {
+            return Err(ReportError(format!("{}: no θ log to plot", paths.log.display())).into());
+        };
+        plot::draw(file, ck, h, &paths.log, req.normalized)?;
+        eprintln!("wrote {}", file.display());
+    }
+    if let (Some(file), Some(rows)) = (&req.plot, &loaded.losses) {
+        let curve = loss_curve::plot_path(file);
+        let loss_log = loss_curve::loss_log_path(&paths.log);
+        let title = format!("{}: training and validation loss", loss_log.display());
+        loss_curve::draw(&curve, rows, &title)?;
+        eprintln!("wrote {}", curve.display());
+    }
+    let st = loaded.status(req.window);
+    match req.format {
+        Format::Table => {
+            print!("{}", status::render(&st, req.window));
+            if let Some(rows) = &loaded.losses {
+                print!("{}", loss_curve::summary(rows));
+            }
+        }
+        f => print!("{}", export::render(f, &ck.vars, &st.theta, req.decimals)),
+    }
+    Ok(())
+}
+
+/// A run read back from its files: checkpoint (or the config's stand-in), θ log, loss log.
+/// `spsa report` and the local runs of `spsa serve` both read runs through [`load`].
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub paths: RunPaths,
+    pub ck: Checkpoint,
+    pub log: Option<History>,
+    /// The loss log of a tune from positions, when there is one.
+    pub losses: Option<Vec<loss_curve::LossRow>>,
+}
+
+impl Loaded {
+    /// Where the run stands, with the noise measured in its own signals (a tune from positions
+    /// in its losses, a tune by games in its pentanomial counts).
+    pub fn status(&self, window: f64) -> status::Status {
+        let signals: Vec<f64> = self
+            .losses
+            .iter()
+            .flatten()
+            .filter_map(|r| r.signal)
+            .collect();
+        match status::SignalScale::losses(&signals) {
+            Some(scale) => status::analyse_scaled(&self.ck, self.log.as_ref(), window, scale),
+            None => status::analyse(&self.ck, self.log.as_ref(), window),
+        }
+    }
+}
+
+/// Read a run's files: the checkpoint (a classic run's config stands in for it), the θ log
+/// when it exists (checked against the checkpoint's variables), and the loss log beside it.
+pub fn load(paths: RunPaths) -> Result<Loaded> {
     // A classic run has a config and a log without header, but no checkpoint: the config's
     // variables name the log's columns and, with its schedule, stand in for the checkpoint.
     let classic = paths
@@ -68,40 +129,17 @@ pub fn run(req: &ReportRequest) -> Result<()> {
             .into());
         }
     }
-    if let Some(file) = &req.plot {
-        let Some(h) = &log else {
-            return Err(ReportError(format!("{}: no θ log to plot", paths.log.display())).into());
-        };
-        plot::draw(file, &ck, h, &paths.log, req.normalized)?;
-        eprintln!("wrote {}", file.display());
-    }
-    // A tune from positions keeps a loss log beside the θ log: its learning curve and summary.
+    // A tune from positions keeps a loss log beside the θ log.
     let loss_log = loss_curve::loss_log_path(&paths.log);
     let losses = if loss_log.exists() {
         Some(loss_curve::read(&loss_log)?)
     } else {
         None
     };
-    if let (Some(file), Some(rows)) = (&req.plot, &losses) {
-        let curve = loss_curve::plot_path(file);
-        let title = format!("{}: training and validation loss", loss_log.display());
-        loss_curve::draw(&curve, rows, &title)?;
-        eprintln!("wrote {}", curve.display());
-    }
-    // A tune from positions measures its noise in its own signals, not in game results.
-    let signals: Vec<f64> = losses.iter().flatten().filter_map(|r| r.signal).collect();
-    let st = match status::SignalScale::losses(&signals) {
-        Some(scale) => status::analyse_scaled(&ck, log.as_ref(), req.window, scale),
-        None => status::analyse(&ck, log.as_ref(), req.window),
-    };
-    match req.format {
-        Format::Table => {
-            print!("{}", status::render(&st, req.window));
-            if let Some(rows) = &losses {
-                print!("{}", loss_curve::summary(rows));
-            }
-        }
-        f => print!("{}", export::render(f, &ck.vars, &st.theta, req.decimals)),
-    }
-    Ok(())
+    Ok(Loaded {
+        paths,
+        ck,
+        log,
+        losses,
+    })
 }

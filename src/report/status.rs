@@ -212,16 +212,7 @@ pub fn analyse_scaled(
     scale: SignalScale,
 ) -> Status {
     let state = &ck.state;
-    let mut applied = state.applied;
-    let mut theta = state.theta.clone();
-    // A live run's log can be ahead of its last checkpoint: show the newest values.
-    if let Some(h) = log.filter(|h| h.names.len() == theta.len())
-        && let Some(&last) = h.iterations.last()
-        && last > applied
-    {
-        applied = last;
-        theta = h.values.iter().map(|col| col[col.len() - 1]).collect();
-    }
+    let (applied, theta) = current(ck, log);
     let spsa = Spsa::new(&ck.vars, state.schedule());
     let k = applied.max(1);
     let window = log
@@ -304,6 +295,22 @@ pub fn analyse_scaled(
         theta,
         signals: scale.source,
     }
+}
+
+/// The updates applied and θ after them: the checkpoint's, or the log's last row when a live
+/// run's log is ahead of its last checkpoint.
+pub fn current(ck: &Checkpoint, log: Option<&History>) -> (u64, Vec<f64>) {
+    let state = &ck.state;
+    if let Some(h) = log.filter(|h| h.names.len() == state.theta.len())
+        && let Some(&last) = h.iterations.last()
+        && last > state.applied
+    {
+        return (
+            last,
+            h.values.iter().map(|col| col[col.len() - 1]).collect(),
+        );
+    }
+    (state.applied, state.theta.clone())
 }
 
 /// E[match²] of a pair from the pentanomial counts (match = bucket − 2); 1 before any pair.

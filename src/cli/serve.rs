@@ -1,0 +1,92 @@
+//! `spsa serve [LOG|CHECKPOINT|CONFIG...] [--db URL] [--listen ADDR] [--admin-token-file FILE]`:
+//! a live web page and JSON API over local and shared runs (see `crate::web`).
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::error::UserError;
+use crate::web::{self, Served, db::SharedRuns, local::LocalRun};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Local runs: a θ log, a checkpoint or a config each (read while the run writes them).
+    #[arg(value_name = "LOG|CONFIG")]
+    runs: Vec<PathBuf>,
+    /// Serve the shared runs of this database (its password is never shown).
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
+    /// The address to listen on (port 0: any free port; the URL printed says which).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// Allow pause, resume, stop and priority of shared runs to whoever gives this file's token.
+    #[arg(long, value_name = "FILE")]
+    admin_token_file: Option<PathBuf>,
+}
+
+pub async fn command(args: ServeArgs) -> Result<()> {
+    if args.runs.is_empty() && args.db.is_none() {
+        return Err(UserError(
+            "name the runs to serve (θ logs, checkpoints or configs), or pass --db URL".into(),
+        )
+        .into());
+    }
+    let addr: SocketAddr = args.listen.parse().map_err(|_| {
+        UserError(format!(
+            "--listen {}: not an address and port like 127.0.0.1:8080",
+            args.listen
+        ))
+    })?;
+    let admin_token = match &args.admin_token_file {
+        None => None,
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                UserError(format!(
+                    "--admin-token-file {}: cannot read: {e}",
+                    file.display()
+                ))
+            })?;
+            let token = text.trim().to_string();
+            if token.len() < 8 {
+                return Err(UserError(format!(
+                    "--admin-token-file {}: the token must have at least 8 characters",
+                    file.display()
+                ))
+                .into());
+            }
+            Some(token)
+        }
+    };
+    let mut local = Vec::new();
+    for (i, path) in args.runs.iter().enumerate() {
+        local.push(LocalRun::open(format!("local-{}", i + 1), path)?);
+    }
+    let shared = match &args.db {
+        Some(url) => Some(SharedRuns::open(url).await?),
+        None => None,
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| UserError(format!("--listen {addr}: cannot listen: {e}")))?;
+    let bound = listener.local_addr()?;
+    // The first line on stdout: the URL to open (tests and scripts read it).
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", web::url_of(bound))?;
+    out.flush()?;
+    drop(out);
+    if admin_token.is_some() {
+        eprintln!("admin actions enabled (token from the file given)");
+    }
+    web::serve(
+        listener,
+        Served {
+            local,
+            shared,
+            admin_token,
+        },
+    )
+    .await
+}

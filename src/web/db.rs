@@ -1,0 +1,244 @@
+//! Shared runs, read from the database (as the role that owns the schema, the one that runs
+//! `spsa run --db`), and the admin actions on them.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use tokio::sync::Mutex;
+use tokio_postgres::Client;
+
+use super::model::{self, LossPoint, RunDetail, RunSummary, Series, WorkerView};
+use crate::db::{Db, RunDefinition};
+
+/// The database of the shared runs, one connection shared by the requests.
+pub struct SharedRuns {
+    db: Mutex<Db>,
+    url: String,
+}
+
+/// What an admin may do to a shared run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Pause,
+    Resume,
+    Stop,
+    Priority(i32),
+}
+
+const SUMMARY_SQL: &str = "SELECT r.id, r.name, r.state, r.applied, r.iterations, r.faults, r.priority,
+       (r.definition->>'simulate')::boolean,
+       (SELECT coalesce(sum(w.pairs), 0)::bigint FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
+         WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds'),
+       extract(epoch FROM now() - r.updated)::float8,
+       r.wins + r.draws + r.losses
+  FROM spsa.runs r";
+
+fn summary(r: &tokio_postgres::Row) -> RunSummary {
+    let (id, name, state): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+    let (applied, total, faults, priority): (i64, i64, i64, i32) =
+        (r.get(3), r.get(4), r.get(5), r.get(6));
+    let simulate: Option<bool> = r.get(7);
+    let recent: i64 = r.get(8);
+    let games: i64 = r.get(10);
+    let rate = 2.0 * recent as f64 / 60.0;
+    let per_iteration = if applied > 0 {
+        games as f64 / applied as f64
+    } else {
+        2.0
+    };
+    RunSummary {
+        id: format!("db-{id}"),
+        name,
+        objective: if simulate == Some(true) {
+            "simulated games"
+        } else {
+            "games"
+        }
+        .into(),
+        seconds_left: (state == "active" && rate > 0.0)
+            .then(|| (total - applied).max(0) as f64 * per_iteration / rate),
+        state,
+        applied: applied.max(0) as u64,
+        total: total.max(0) as u64,
+        rate: Some(rate),
+        rate_unit: "games/s".into(),
+        faults: faults.max(0) as u64,
+        last_activity_seconds: Some(r.get::<_, f64>(9).max(0.0)),
+        priority: Some(priority),
+    }
+}
+
+impl SharedRuns {
+    /// Parse the URL and check that the database answers with the shared-run schema.
+    pub async fn open(url: &str) -> Result<SharedRuns> {
+        let mut db = Db::new(url)?;
+        db.patience = std::time::Duration::from_secs(10);
+        let shown = db.url().to_string();
+        db.run("read the shared runs", async |c: &Client| {
+            c.query_one("SELECT count(*) FROM spsa.runs", &[]).await
+        })
+        .await?;
+        Ok(SharedRuns {
+            db: Mutex::new(db),
+            url: shown,
+        })
+    }
+
+    /// The URL without its password.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The connection (opened again if it was lost). Requests query it directly: a failed
+    /// request is answered with an error, and the next one reconnects.
+    async fn client(&self) -> Result<Arc<Client>> {
+        Ok(self.db.lock().await.client().await?)
+    }
+
+    pub async fn list(&self) -> Result<Vec<RunSummary>> {
+        let c = self.client().await?;
+        let rows = c
+            .query(&format!("{SUMMARY_SQL} ORDER BY r.id"), &[])
+            .await?;
+        Ok(rows.iter().map(summary).collect())
+    }
+
+    /// One run's page data; `None` when there is no such run.
+    pub async fn detail(&self, id: i64) -> Result<Option<RunDetail>> {
+        let c = self.client().await?;
+        let Some(row) = c
+            .query_opt(&format!("{SUMMARY_SQL} WHERE r.id = $1"), &[&id])
+            .await?
+        else {
+            return Ok(None);
+        };
+        let summary = summary(&row);
+        let (def, start, theta, pentanomial, wdl) = {
+            let r = c
+                    .query_one(
+                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses FROM spsa.runs WHERE id = $1",
+                        &[&id],
+                    )
+                    .await?;
+            let def: serde_json::Value = r.get(0);
+            let (start, theta, pent): (Vec<f64>, Vec<f64>, Vec<i64>) =
+                (r.get(1), r.get(2), r.get(3));
+            let wdl: [i64; 3] = [r.get(4), r.get(5), r.get(6)];
+            (def, start, theta, pent, wdl)
+        };
+        let def: RunDefinition = serde_json::from_value(def)?;
+        let vars = def.variables();
+        let spsa = crate::spsa::Spsa::new(&vars, def.schedule());
+        let applied = summary.applied;
+        // The results kept for the chart: every one up to MAX_POINTS, else evenly spread.
+        let keep: Vec<i64> = model::downsample(applied as usize, model::MAX_POINTS)
+            .into_iter()
+            .map(|i| i as i64 + 1)
+            .collect();
+        let (points, rates, workers) = {
+            let points = c
+                    .query(
+                        "SELECT seq, theta FROM spsa.results WHERE run_id = $1 AND seq = ANY ($2) ORDER BY seq",
+                        &[&id, &keep],
+                    )
+                    .await?;
+            let rates = c
+                    .query(
+                        "SELECT (floor(extract(epoch FROM x.reported) / 60) * 60)::float8 AS t, sum(w.pairs)::float8
+                           FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
+                          WHERE x.run_id = $1 AND x.reported > now() - interval '4 hours'
+                          GROUP BY 1 ORDER BY 1",
+                        &[&id],
+                    )
+                    .await?;
+            let workers = c
+                    .query(
+                        "SELECT x.worker, count(*), coalesce(sum(coalesce(array_length(x.faults, 1), 0)), 0)::bigint,
+                                extract(epoch FROM now() - max(x.reported))::float8,
+                                extract(epoch FROM now() - max(k.last_seen))::float8, coalesce(max(k.note), '')
+                           FROM spsa.results x LEFT JOIN spsa.workers k ON k.name = x.worker
+                          WHERE x.run_id = $1 GROUP BY x.worker ORDER BY max(x.reported) DESC LIMIT 200",
+                        &[&id],
+                    )
+                    .await?;
+            (points, rates, workers)
+        };
+        let mut series = Series {
+            rows: applied,
+            values: vec![Vec::with_capacity(points.len()); vars.len()],
+            ..Series::default()
+        };
+        for p in &points {
+            let (seq, th): (i64, Vec<f64>) = (p.get(0), p.get(1));
+            series.iterations.push(seq as u64);
+            for (col, v) in series.values.iter_mut().zip(th) {
+                col.push(v);
+            }
+        }
+        (series.band_points, series.band) = model::band(&spsa, vars.len(), &series.iterations);
+        let mut pent = [0u64; 5];
+        for (p, v) in pent.iter_mut().zip(pentanomial) {
+            *p = v.max(0) as u64;
+        }
+        let (uci, csv) = model::exports(&vars, &theta);
+        Ok(Some(RunDetail {
+            source: self.url.clone(),
+            vars: model::var_views(&vars, &spsa, &start, &theta, applied),
+            series,
+            loss: Vec::<LossPoint>::new(),
+            pentanomial: pent,
+            wdl: wdl.map(|x| x.max(0) as u64),
+            rate_history: rates
+                .iter()
+                .map(|r| (r.get::<_, f64>(0), 2.0 * r.get::<_, f64>(1) / 60.0))
+                .collect(),
+            workers: workers
+                .iter()
+                .map(|w| WorkerView {
+                    name: w.get(0),
+                    results: w.get::<_, i64>(1).max(0) as u64,
+                    faults: w.get::<_, i64>(2).max(0) as u64,
+                    last_report_seconds: w.get::<_, f64>(3).max(0.0),
+                    last_seen_seconds: w.get::<_, Option<f64>>(4),
+                    note: w.get(5),
+                })
+                .collect(),
+            uci,
+            csv,
+            summary,
+        }))
+    }
+
+    /// Apply an admin action; `false` when the run does not exist or is in no state to take it.
+    pub async fn act(&self, id: i64, action: Action) -> Result<bool> {
+        let c = self.client().await?;
+        let n = match action {
+            Action::Pause => {
+                c.execute(
+                    "UPDATE spsa.runs SET state = 'paused', updated = now() WHERE id = $1 AND state = 'active'",
+                    &[&id],
+                )
+                .await?
+            }
+            Action::Resume => {
+                c.execute(
+                    "UPDATE spsa.runs SET state = 'active', updated = now() WHERE id = $1 AND state = 'paused'",
+                    &[&id],
+                )
+                .await?
+            }
+            Action::Stop => {
+                c.execute(
+                    "UPDATE spsa.runs SET state = 'stopped', updated = now() WHERE id = $1 AND state IN ('active', 'paused')",
+                    &[&id],
+                )
+                .await?
+            }
+            Action::Priority(p) => {
+                c.execute("UPDATE spsa.runs SET priority = $2 WHERE id = $1", &[&id, &p])
+                    .await?
+            }
+        };
+        Ok(n == 1)
+    }
+}

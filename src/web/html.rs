@@ -1,0 +1,548 @@
+//! The HTML of the pages, charts drawn as SVG here on the server. Every text that a user or a
+//! worker wrote (variable names, run names, worker names and notes, paths) goes through [`esc`].
+
+use std::fmt::Write as _;
+
+use super::model::{self, LossPoint, RunDetail, RunSummary, Series, VarView};
+use crate::report::progress::format_duration;
+
+/// Text made safe for HTML element content and double-quoted attribute values.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}\
+table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}\
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:8px}\
+.cell{border:1px solid #ddd;padding:4px}.cell h4{margin:0;font-size:12px;overflow-wrap:anywhere}\
+.cell p{margin:0;font-size:11px;color:#555}svg{width:100%;height:auto;display:block}\
+textarea{width:100%;font:12px monospace}.chart{max-width:700px}\
+polyline{fill:none;vector-effect:non-scaling-stroke}\
+.theta{stroke:#1f5fbf;stroke-width:1.5}.start{stroke:#999;stroke-dasharray:4 3}\
+.bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
+.train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}\
+.rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
+
+/// The script that keeps a page live: every 2 s it asks for the page's part again, sending the
+/// version it shows; the server answers 204 when nothing changed. It holds one timer and the
+/// version string, whatever the page is left open for.
+const LIVE: &str = "(function(){var m=document.getElementById('live');var busy=false;\
+function sel(){var t=m.querySelectorAll('textarea');for(var i=0;i<t.length;i++){t[i].onfocus=function(){this.select();};}}\
+sel();setInterval(function(){if(busy)return;busy=true;var v=m.firstElementChild?m.firstElementChild.getAttribute('data-version'):'';\
+fetch(m.getAttribute('data-src')+'?v='+encodeURIComponent(v),{cache:'no-store'}).then(function(r){\
+if(r.status===200){return r.text().then(function(t){m.innerHTML=t;sel();});}}).catch(function(){})\
+.then(function(){busy=false;});},2000);})();";
+
+/// A whole page around its live part.
+pub fn page(title: &str, src: &str, live: &str, extra: &str, nonce: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+         <meta name=\"viewport\" content=\"width=device-width\"><style>{STYLE}</style></head><body>\
+         <p><a href=\"/\">runs</a></p><div id=\"live\" data-src=\"{}\">{live}</div>{extra}\
+         <script nonce=\"{nonce}\">{LIVE}</script></body></html>",
+        esc(title),
+        esc(src)
+    )
+}
+
+fn num(x: f64) -> String {
+    crate::report::status::significant(x, 5)
+}
+
+fn opt_duration(s: Option<f64>) -> String {
+    s.map(format_duration).unwrap_or_else(|| "-".into())
+}
+
+fn rate(s: &RunSummary) -> String {
+    match s.rate {
+        Some(r) => format!("{r:.2} {}", esc(&s.rate_unit)),
+        None => "-".into(),
+    }
+}
+
+fn progress(s: &RunSummary) -> String {
+    let pct = if s.total > 0 {
+        100.0 * s.applied as f64 / s.total as f64
+    } else {
+        0.0
+    };
+    format!("{}/{} ({pct:.1}%)", s.applied, s.total)
+}
+
+/// The runs list (the live part of `/`).
+pub fn runs_list(runs: &[RunSummary], version: &str, source: &str) -> String {
+    let mut out = format!(
+        "<div data-version=\"{version}\"><h1>spsa runs</h1><p>{}</p>\
+         <table id=\"runs\"><tr><th>run</th><th>objective</th><th>state</th><th>progress</th>\
+         <th>rate</th><th>time left</th><th>faults</th><th>last activity</th><th>priority</th></tr>",
+        esc(source)
+    );
+    for s in runs {
+        let _ = write!(
+            out,
+            "<tr data-run=\"{id}\"><td><a href=\"/runs/{id}\">{name}</a></td><td>{obj}</td>\
+             <td class=\"state\">{state}</td><td class=\"n progress\">{prog}</td><td class=\"n\">{rate}</td>\
+             <td class=\"n\">{left}</td><td class=\"n\">{faults}</td><td class=\"n\">{last}</td><td class=\"n\">{prio}</td></tr>",
+            id = esc(&s.id),
+            name = esc(&s.name),
+            obj = esc(&s.objective),
+            state = esc(&s.state),
+            prog = progress(s),
+            rate = rate(s),
+            left = opt_duration(s.seconds_left),
+            faults = s.faults,
+            last = s
+                .last_activity_seconds
+                .map(|t| format!("{} ago", format_duration(t)))
+                .unwrap_or_else(|| "-".into()),
+            prio = s
+                .priority
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into()),
+        );
+    }
+    if runs.is_empty() {
+        out.push_str("<tr><td colspan=\"9\">no runs</td></tr>");
+    }
+    out.push_str("</table></div>");
+    out
+}
+
+/// Scale data to the chart's box (0..W × 0..H, y up).
+struct Frame {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+const W: f64 = 1000.0;
+const H: f64 = 400.0;
+
+impl Frame {
+    fn new(xs: impl Iterator<Item = f64>, ys: impl Iterator<Item = f64>) -> Frame {
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for x in xs {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
+        for y in ys.filter(|y| y.is_finite()) {
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        if x0 > x1 {
+            (x0, x1) = (0.0, 1.0);
+        }
+        if y0 > y1 {
+            (y0, y1) = (0.0, 1.0);
+        }
+        if x1 - x0 <= 0.0 {
+            x1 = x0 + 1.0;
+        }
+        let pad = ((y1 - y0) * 0.05).max(1e-9 * y0.abs().max(1.0));
+        Frame {
+            x0,
+            x1,
+            y0: y0 - pad,
+            y1: y1 + pad,
+        }
+    }
+
+    fn x(&self, x: f64) -> i64 {
+        ((x - self.x0) / (self.x1 - self.x0) * W).round() as i64
+    }
+
+    fn y(&self, y: f64) -> i64 {
+        (H - (y - self.y0) / (self.y1 - self.y0) * H).round() as i64
+    }
+
+    fn within(&self, y: f64) -> bool {
+        y >= self.y0 && y <= self.y1
+    }
+}
+
+fn polyline(out: &mut String, class: &str, points: impl Iterator<Item = (i64, i64)>) {
+    let _ = write!(out, "<polyline class=\"{class}\" points=\"");
+    let mut first = true;
+    for (x, y) in points {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        let _ = write!(out, "{x},{y}");
+    }
+    out.push_str("\"/>");
+}
+
+fn hline(out: &mut String, class: &str, y: i64) {
+    let _ = write!(
+        out,
+        "<line class=\"{class}\" x1=\"0\" x2=\"{W}\" y1=\"{y}\" y2=\"{y}\" vector-effect=\"non-scaling-stroke\"/>"
+    );
+}
+
+/// One variable's small chart: θ over iterations, its start (dashed), its bounds (red, when in
+/// view) and the c_k band around θ.
+fn var_chart(out: &mut String, series: &Series, i: usize, v: &VarView) {
+    let xs = || series.iterations.iter().map(|&k| k as f64);
+    let values = &series.values[i];
+    let band = &series.band[i];
+    let band_y = series
+        .band_points
+        .iter()
+        .zip(band)
+        .flat_map(|(&p, &c)| [values[p] - c, values[p] + c]);
+    let f = Frame::new(xs(), values.iter().copied().chain(band_y).chain([v.start]));
+    let _ = write!(
+        out,
+        "<svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" class=\"var-chart\" data-var=\"{}\">",
+        i
+    );
+    if !series.band_points.is_empty() {
+        out.push_str("<polygon class=\"band\" points=\"");
+        let upper = series.band_points.iter().zip(band);
+        for (&p, &c) in upper {
+            let _ = write!(
+                out,
+                "{},{} ",
+                f.x(series.iterations[p] as f64),
+                f.y(values[p] + c)
+            );
+        }
+        for (&p, &c) in series.band_points.iter().zip(band).rev() {
+            let _ = write!(
+                out,
+                "{},{} ",
+                f.x(series.iterations[p] as f64),
+                f.y(values[p] - c)
+            );
+        }
+        out.push_str("\"/>");
+    }
+    hline(out, "start", f.y(v.start));
+    for b in [v.min, v.max] {
+        if f.within(b) {
+            hline(out, "bound", f.y(b));
+        }
+    }
+    polyline(
+        out,
+        "theta",
+        series
+            .iterations
+            .iter()
+            .zip(values)
+            .map(|(&k, &y)| (f.x(k as f64), f.y(y))),
+    );
+    out.push_str("</svg>");
+}
+
+fn axis_note(out: &mut String, lo: f64, hi: f64, x0: u64, x1: u64) {
+    let _ = write!(
+        out,
+        "<p>y {} … {}, iterations {x0} … {x1}</p>",
+        num(lo),
+        num(hi)
+    );
+}
+
+/// The learning curve: training and validation loss.
+fn loss_chart(out: &mut String, loss: &[LossPoint]) {
+    let f = Frame::new(
+        loss.iter().map(|p| p.iteration as f64),
+        loss.iter().flat_map(|p| [p.train, p.validation]).flatten(),
+    );
+    let _ = write!(
+        out,
+        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"loss-chart\">"
+    );
+    for (class, pick) in [
+        (
+            "train",
+            (|p: &LossPoint| p.train) as fn(&LossPoint) -> Option<f64>,
+        ),
+        ("validation", |p: &LossPoint| p.validation),
+    ] {
+        polyline(
+            out,
+            class,
+            loss.iter()
+                .filter_map(|p| pick(p).map(|y| (f.x(p.iteration as f64), f.y(y)))),
+        );
+    }
+    out.push_str("</svg>");
+    axis_note(
+        out,
+        f.y0,
+        f.y1,
+        loss.first().map_or(0, |p| p.iteration),
+        loss.last().map_or(0, |p| p.iteration),
+    );
+    out.push_str("<p>blue: training loss, orange: validation loss</p></div>");
+}
+
+/// Games (or evaluations) per second over time.
+fn rate_chart(out: &mut String, history: &[(f64, f64)], unit: &str) {
+    let f = Frame::new(
+        history.iter().map(|p| p.0),
+        history.iter().map(|p| p.1).chain([0.0]),
+    );
+    let _ = write!(
+        out,
+        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"rate-chart\">"
+    );
+    polyline(out, "rate", history.iter().map(|p| (f.x(p.0), f.y(p.1))));
+    out.push_str("</svg>");
+    let span = history.last().map_or(0.0, |l| l.0) - history.first().map_or(0.0, |p| p.0);
+    let _ = write!(
+        out,
+        "<p>{} … {} {}, over the last {}</p></div>",
+        num(f.y0.max(0.0)),
+        num(f.y1),
+        esc(unit),
+        format_duration(span)
+    );
+}
+
+/// The run page's live part.
+pub fn run_page(d: &RunDetail, version: &str) -> String {
+    let s = &d.summary;
+    let mut out = String::with_capacity(64 * 1024 + d.vars.len() * 6 * 1024);
+    let _ = write!(
+        out,
+        "<div data-version=\"{version}\"><h1>{name}</h1><p>{source}</p>\
+         <table id=\"summary\"><tr><th>objective</th><td>{obj}</td><th>state</th><td id=\"state\">{state}</td></tr>\
+         <tr><th>progress</th><td id=\"progress\">{prog}</td><th>rate</th><td>{rate}</td></tr>\
+         <tr><th>time left</th><td>{left}</td><th>faults</th><td id=\"faults\">{faults}</td></tr>\
+         <tr><th>last activity</th><td>{last}</td><th>priority</th><td id=\"priority\">{prio}</td></tr></table>",
+        name = esc(&s.name),
+        source = esc(&d.source),
+        obj = esc(&s.objective),
+        state = esc(&s.state),
+        prog = progress(s),
+        rate = rate(s),
+        left = opt_duration(s.seconds_left),
+        faults = s.faults,
+        last = s
+            .last_activity_seconds
+            .map(|t| format!("{} ago", format_duration(t)))
+            .unwrap_or_else(|| "-".into()),
+        prio = s
+            .priority
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "-".into()),
+    );
+    // Current values.
+    out.push_str("<h2>Values</h2><table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th></tr>");
+    for (i, v) in d.vars.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<tr data-var=\"{i}\"><td class=\"name\">{}</td><td class=\"n current\">{}</td><td class=\"n engine\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&v.name),
+            num(v.current),
+            esc(&v.engine_value),
+            num(v.start),
+            num(v.min),
+            num(v.max),
+            num(v.c_k)
+        );
+    }
+    out.push_str("</table>");
+    // Trajectories, one small chart per variable.
+    let rows = d.series.rows;
+    let shown = d.series.iterations.len();
+    let _ = write!(
+        out,
+        "<h2>θ over iterations</h2><p id=\"points-note\">{rows} rows{}; blue θ, shaded θ ± c_k, dashed grey the start, red dashed a bound (when in view)</p><div class=\"grid\">",
+        if shown < rows as usize {
+            format!(
+                ", drawn with {shown} evenly spread (at most {})",
+                model::MAX_POINTS
+            )
+        } else {
+            String::new()
+        }
+    );
+    if !d.series.values.is_empty() {
+        for (i, v) in d.vars.iter().enumerate() {
+            let _ = write!(out, "<div class=\"cell\"><h4>{}</h4>", esc(&v.name));
+            var_chart(&mut out, &d.series, i, v);
+            let vals = &d.series.values[i];
+            let lo = vals.iter().copied().fold(f64::MAX, f64::min);
+            let hi = vals.iter().copied().fold(f64::MIN, f64::max);
+            let _ = write!(
+                out,
+                "<p>θ {} … {}, bounds [{}, {}]</p></div>",
+                num(lo),
+                num(hi),
+                num(v.min),
+                num(v.max)
+            );
+        }
+    }
+    out.push_str("</div>");
+    // Objective.
+    if !d.loss.is_empty() {
+        out.push_str("<h2>Loss</h2>");
+        loss_chart(&mut out, &d.loss);
+    } else {
+        let [w, dr, l] = d.wdl;
+        let elo = model::elo(d.wdl)
+            .map(|e| format!("{e:+.1}"))
+            .unwrap_or_else(|| "-".into());
+        let p = d.pentanomial;
+        let _ = write!(
+            out,
+            "<h2>Games</h2><p>θ+ against θ−: +{w} ={dr} −{l}, Elo {elo} (how far apart the perturbed pair plays, not the gain)</p>\
+             <table id=\"pentanomial\"><tr><th>pair points</th><th>0</th><th>½</th><th>1</th><th>1½</th><th>2</th></tr>\
+             <tr><td>pairs</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr></table>",
+            p[0], p[1], p[2], p[3], p[4]
+        );
+    }
+    out.push_str("<h2>Rate</h2>");
+    if d.rate_history.len() >= 2 {
+        rate_chart(&mut out, &d.rate_history, &s.rate_unit);
+    } else {
+        out.push_str("<p>not enough samples yet</p>");
+    }
+    if !d.workers.is_empty() || s.id.starts_with("db-") {
+        out.push_str("<h2>Workers</h2><table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>note</th></tr>");
+        for w in &d.workers {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{} ago</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                esc(&w.name),
+                w.results,
+                w.faults,
+                format_duration(w.last_report_seconds),
+                w.last_seen_seconds
+                    .map(|t| format!("{} ago", format_duration(t)))
+                    .unwrap_or_else(|| "-".into()),
+                esc(&w.note)
+            );
+        }
+        out.push_str("</table>");
+    }
+    let _ = write!(
+        out,
+        "<h2>Current values</h2><p>For the engine (UCI):</p><textarea id=\"uci\" readonly rows=\"{}\">{}</textarea>\
+         <p>As a variables file:</p><textarea id=\"csv\" readonly rows=\"{}\">{}</textarea></div>",
+        d.vars.len().clamp(2, 12),
+        esc(&d.uci),
+        d.vars.len().clamp(2, 12) + 2,
+        esc(&d.csv)
+    );
+    out
+}
+
+/// The admin buttons of a shared run (only when serve was given a token file).
+pub fn admin_panel(id: &str) -> String {
+    let id = esc(id);
+    format!(
+        "<form class=\"admin\" method=\"post\" action=\"/runs/{id}/admin\"><b>admin</b> \
+         token <input type=\"password\" name=\"token\" autocomplete=\"off\"> \
+         <button name=\"action\" value=\"pause\">pause</button> \
+         <button name=\"action\" value=\"resume\">resume</button> \
+         <button name=\"action\" value=\"stop\">stop</button> \
+         priority <input type=\"number\" name=\"priority\" value=\"0\" style=\"width:5em\"> \
+         <button name=\"action\" value=\"priority\">set priority</button></form>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detail(rows: usize) -> RunDetail {
+        let name = "<script>alert(1)</script>".to_string();
+        let iterations: Vec<u64> = (1..=rows as u64).collect();
+        RunDetail {
+            summary: RunSummary {
+                id: "local-1".into(),
+                name: "<b>run</b>".into(),
+                objective: "games".into(),
+                state: "running".into(),
+                applied: rows as u64,
+                total: 100,
+                rate: None,
+                rate_unit: "games/s".into(),
+                seconds_left: None,
+                faults: 0,
+                last_activity_seconds: Some(1.0),
+                priority: None,
+            },
+            source: "logs/<x>.log".into(),
+            vars: vec![VarView {
+                name: name.clone(),
+                start: 1.0,
+                min: 0.0,
+                max: 10.0,
+                c_k: 0.5,
+                current: 2.0,
+                engine_value: "2".into(),
+            }],
+            series: Series {
+                rows: rows as u64,
+                values: vec![iterations.iter().map(|&k| k as f64 * 0.1).collect()],
+                band_points: vec![0, rows - 1],
+                band: vec![vec![0.5, 0.4]],
+                iterations,
+            },
+            loss: Vec::new(),
+            pentanomial: [1, 2, 3, 2, 1],
+            wdl: [4, 10, 4],
+            rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
+            workers: Vec::new(),
+            uci: format!("setoption name {name} value 2\n"),
+            csv: format!("{name},2,0,10,1,0.002,0\n"),
+        }
+    }
+
+    #[test]
+    fn a_run_page_escapes_names_and_draws_a_point_per_row() {
+        let d = detail(25);
+        let live = run_page(&d, &d.version());
+        let html = page(
+            &d.summary.name,
+            "/fragment/runs/local-1",
+            &live,
+            "",
+            "n0nce",
+        );
+        // Only the page's own script; the names show as text.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!html.contains("<b>run</b>") && !html.contains("<x>"));
+        let points = live
+            .split("<polyline class=\"theta\" points=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        assert_eq!(points.split(' ').count(), 25);
+        assert!(
+            live.contains("25 rows;"),
+            "no downsample note under the limit"
+        );
+    }
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc("<script>alert(\"1\")</script> & 'x'"),
+            "&lt;script&gt;alert(&quot;1&quot;)&lt;/script&gt; &amp; &#39;x&#39;"
+        );
+    }
+}

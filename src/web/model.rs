@@ -1,0 +1,239 @@
+//! What the page and the JSON API show of a run, whichever store it comes from (its files or the
+//! database): one set of types, so the HTML and the API carry the same data.
+
+use serde::Serialize;
+
+use crate::report::export::{self, Format};
+use crate::spsa::Spsa;
+use crate::tuner::checkpoint::RunState;
+use crate::vars::Variable;
+
+/// The most points a trajectory is drawn with: a longer log is downsampled to this many rows,
+/// evenly spread, the first and the last row always among them.
+pub const MAX_POINTS: usize = 400;
+/// The most points of the c_k band around each trajectory.
+pub const BAND_POINTS: usize = 40;
+/// How many rate samples a local run keeps (one per reload of its files, at most one per poll).
+pub const RATE_SAMPLES: usize = 240;
+
+/// One line of the runs list.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunSummary {
+    /// `local-N` for a run read from files, `db-N` for a shared run.
+    pub id: String,
+    pub name: String,
+    /// `games`, `simulated games` or `positions`.
+    pub objective: String,
+    /// `active`, `paused`, `finished`, `stopped` (shared), or `running`/`finished` (local).
+    pub state: String,
+    pub applied: u64,
+    pub total: u64,
+    /// Games (or evaluations, for positions) per second, recently.
+    pub rate: Option<f64>,
+    /// `games/s` or `evaluations/s`.
+    pub rate_unit: String,
+    /// Seconds left at that rate.
+    pub seconds_left: Option<f64>,
+    pub faults: u64,
+    /// Seconds since the run last changed (its log written, a result reported).
+    pub last_activity_seconds: Option<f64>,
+    /// Shared runs only: a worker serves the highest-priority active run first.
+    pub priority: Option<i32>,
+}
+
+/// One variable as it stands.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct VarView {
+    pub name: String,
+    pub start: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The perturbation at the current iteration.
+    pub c_k: f64,
+    pub current: f64,
+    /// The current value as it would be sent to the engine (rounded within the bounds).
+    pub engine_value: String,
+}
+
+/// The θ trajectories, downsampled to at most [`MAX_POINTS`] rows.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Series {
+    /// Rows of the whole log (or results of the shared run).
+    pub rows: u64,
+    /// The iteration of each point kept.
+    pub iterations: Vec<u64>,
+    /// `values[var][point]`.
+    pub values: Vec<Vec<f64>>,
+    /// Indices into `iterations` where the c_k band is drawn, and `band[var][j]` its c_k there.
+    pub band_points: Vec<usize>,
+    pub band: Vec<Vec<f64>>,
+}
+
+/// One point of the learning curve of a tune from positions.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct LossPoint {
+    pub iteration: u64,
+    pub train: Option<f64>,
+    pub validation: Option<f64>,
+}
+
+/// A worker that served a shared run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WorkerView {
+    pub name: String,
+    pub results: u64,
+    pub faults: u64,
+    pub last_report_seconds: f64,
+    pub last_seen_seconds: Option<f64>,
+    pub note: String,
+}
+
+/// Everything a run page shows.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunDetail {
+    pub summary: RunSummary,
+    /// Where it is read from: the θ log's path, or the database URL without its password.
+    pub source: String,
+    pub vars: Vec<VarView>,
+    pub series: Series,
+    /// Training and validation loss (tunes from positions), downsampled like `series`.
+    pub loss: Vec<LossPoint>,
+    pub pentanomial: [u64; 5],
+    /// Wins, draws, losses of θ+ against θ−.
+    pub wdl: [u64; 3],
+    /// (unix seconds, rate) samples, oldest first.
+    pub rate_history: Vec<(f64, f64)>,
+    pub workers: Vec<WorkerView>,
+    /// `setoption name X value Y` lines of the current values.
+    pub uci: String,
+    /// The variables CSV with the current values as start.
+    pub csv: String,
+}
+
+impl RunDetail {
+    /// A short fingerprint of what the page shows: a poll gets the page again only when it changed.
+    pub fn version(&self) -> String {
+        fingerprint(&[&self.summary_key(), &self.workers.len(), &self.loss.len()])
+    }
+
+    fn summary_key(&self) -> String {
+        summary_key(&self.summary)
+    }
+}
+
+/// The fingerprint of a runs list.
+pub fn list_version(runs: &[RunSummary]) -> String {
+    let keys: Vec<String> = runs.iter().map(summary_key).collect();
+    fingerprint(&[&keys])
+}
+
+fn summary_key(s: &RunSummary) -> String {
+    format!(
+        "{}:{}:{}:{}:{:?}:{:?}",
+        s.id,
+        s.applied,
+        s.state,
+        s.faults,
+        s.priority,
+        s.rate.map(|r| (r * 100.0).round())
+    )
+}
+
+fn fingerprint(parts: &[&dyn std::fmt::Debug]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{parts:?}").hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// The rows kept of `n`: all of them up to `max`, else `max` evenly spread with the first and
+/// the last.
+pub fn downsample(n: usize, max: usize) -> Vec<usize> {
+    if n <= max {
+        return (0..n).collect();
+    }
+    let max = max.max(2);
+    (0..max).map(|j| j * (n - 1) / (max - 1)).collect()
+}
+
+/// The variables' views at θ after `applied` updates.
+pub fn var_views(
+    vars: &[Variable],
+    spsa: &Spsa,
+    start: &[f64],
+    theta: &[f64],
+    applied: u64,
+) -> Vec<VarView> {
+    vars.iter()
+        .enumerate()
+        .map(|(i, v)| VarView {
+            name: v.name.clone(),
+            start: start.get(i).copied().unwrap_or(v.start),
+            min: v.min,
+            max: v.max,
+            c_k: spsa.gains(i, applied.max(1)).c_k,
+            current: theta[i],
+            engine_value: export::engine_value(v, theta[i], 0),
+        })
+        .collect()
+}
+
+/// The paste-able forms of θ: setoption lines and the variables CSV.
+pub fn exports(vars: &[Variable], theta: &[f64]) -> (String, String) {
+    (
+        export::render(Format::Uci, vars, theta, 0),
+        export::render(Format::Csv, vars, theta, 0),
+    )
+}
+
+/// The c_k band of a series: at most [`BAND_POINTS`] of its points.
+pub fn band(spsa: &Spsa, vars: usize, iterations: &[u64]) -> (Vec<usize>, Vec<Vec<f64>>) {
+    let points = downsample(iterations.len(), BAND_POINTS);
+    let band = (0..vars)
+        .map(|i| {
+            points
+                .iter()
+                .map(|&p| spsa.gains(i, iterations[p].max(1)).c_k)
+                .collect()
+        })
+        .collect();
+    (points, band)
+}
+
+/// The schedule's [`Spsa`] of a run state.
+pub fn spsa_of(vars: &[Variable], state: &RunState) -> Spsa {
+    Spsa::new(vars, state.schedule())
+}
+
+/// Elo of a score fraction (None at 0 or 1).
+pub fn elo(wdl: [u64; 3]) -> Option<f64> {
+    let n = (wdl[0] + wdl[1] + wdl[2]) as f64;
+    if n == 0.0 {
+        return None;
+    }
+    let score = (wdl[0] as f64 + 0.5 * wdl[1] as f64) / n;
+    (score > 0.0 && score < 1.0).then(|| -400.0 * (1.0 / score - 1.0).log10())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downsample_keeps_the_ends_and_the_limit() {
+        assert_eq!(downsample(5, 400), vec![0, 1, 2, 3, 4]);
+        let rows = downsample(100_000, MAX_POINTS);
+        assert_eq!(rows.len(), MAX_POINTS);
+        assert_eq!((rows[0], rows[MAX_POINTS - 1]), (0, 99_999));
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        assert!(downsample(0, 400).is_empty());
+    }
+
+    #[test]
+    fn elo_of_even_and_lopsided_scores() {
+        assert_eq!(elo([1, 0, 1]), Some(0.0));
+        assert!((elo([3, 0, 1]).unwrap() - 190.85).abs() < 0.01);
+        assert_eq!(elo([2, 0, 0]), None);
+        assert_eq!(elo([0, 0, 0]), None);
+    }
+}
