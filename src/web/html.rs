@@ -401,7 +401,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     } else {
         let [w, dr, l] = d.wdl;
         let elo = model::elo(d.wdl)
-            .map(|e| format!("{e:+.1}"))
+            .map(crate::stats::format_elo)
             .unwrap_or_else(|| "-".into());
         let p = d.pentanomial;
         let _ = write!(
