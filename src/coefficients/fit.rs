@@ -17,7 +17,7 @@ use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use super::objective::Model;
-use crate::positions::Loss;
+use crate::positions::{K_SETTLED, Loss, LossKind, Outcome, fit_k};
 use crate::vars::Variable;
 
 /// Which exact-gradient method.
@@ -462,6 +462,123 @@ pub fn lbfgs(
         best_epoch: state.best_epoch,
         epochs: state.epoch,
         finish,
+    }
+}
+
+/// K as a fit holds it: fixed by the config, or (`k = "fit"`) refitted at the current weights
+/// while `refitting`.
+///
+/// Why refit: K fitted once at a bad start takes part of the start's error, and the weights then
+/// converge to the truth scaled by 1/K (15% high on a known-truth case). Alternating between the
+/// weights (a round of [`K_ROUND`] epochs, or until L-BFGS-B converges) and K (the 1-D fit at
+/// those weights) descends the joint loss, so both land where the loss is lowest in K and θ
+/// together. Refitting stops once K moves less than [`K_SETTLED`] in a round; from then on the
+/// fit is the plain one, and a validation set's early stopping sees one K.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldK {
+    pub k: f64,
+    pub refitting: bool,
+}
+
+/// Epochs between refits of K.
+pub const K_ROUND: usize = 10;
+
+/// What a fit with [`fit_holding_k`] reports, in order, to its caller.
+pub enum Progress<'a> {
+    /// A finished epoch; Adam's state after it (`None` for L-BFGS-B).
+    Epoch(&'a Epoch, Option<&'a AdamState>),
+    /// K was refitted at the weights of `epoch`: `before` → `held.k`, with the mean training
+    /// loss there.
+    Refit {
+        epoch: usize,
+        before: f64,
+        loss: f64,
+        adam: Option<&'a AdamState>,
+    },
+}
+
+/// Every training position's (result, score) at θ: what a refit of K needs.
+pub type ScoresAt<'a> = dyn Fn(&[f64]) -> anyhow::Result<Vec<(Outcome, f64)>> + 'a;
+
+/// Runs `method` from `state` (Adam's state; for L-BFGS-B only its θ and epoch are used) with
+/// K held as `held` says, refitting it between rounds (see [`HeldK`]). `report` sees every epoch
+/// and every refit, with K as held at that moment, and may stop the fit. The training and
+/// validation losses of an epoch are under the K of its round.
+#[allow(clippy::too_many_arguments)]
+pub fn fit_holding_k(
+    method: GradientMethod,
+    train: &dyn Model,
+    validation: Option<&dyn Model>,
+    kind: LossKind,
+    vars: &[Variable],
+    settings: &FitSettings,
+    state: &mut AdamState,
+    held: &mut HeldK,
+    scores_at: &ScoresAt,
+    mut report: impl FnMut(Progress, &HeldK) -> Control,
+) -> anyhow::Result<Fitted> {
+    loop {
+        let problem = Problem {
+            train,
+            validation,
+            loss: Loss::new(kind, held.k),
+            vars,
+        };
+        let round_end = if held.refitting {
+            (state.epoch / K_ROUND + 1) * K_ROUND
+        } else {
+            usize::MAX
+        };
+        let mut round_over = false;
+        let h = *held;
+        let mut on_epoch = |e: &Epoch, a: Option<&AdamState>| {
+            let control = report(Progress::Epoch(e, a), &h);
+            if control == Control::Continue && e.epoch >= round_end && e.epoch < settings.epochs {
+                round_over = true;
+                return Control::Stop;
+            }
+            control
+        };
+        let fitted = match method {
+            GradientMethod::Adam => adam(problem, settings, state, |e, a| on_epoch(e, Some(a))),
+            GradientMethod::Lbfgs => {
+                let (from, first) = (state.theta.clone(), state.epoch);
+                lbfgs(problem, settings, &from, first, |e| {
+                    state.theta = e.theta.clone();
+                    state.epoch = e.epoch;
+                    on_epoch(e, None)
+                })
+            }
+        };
+        // L-BFGS-B converged for this K before its epochs ran out: refit too.
+        let converged = method == GradientMethod::Lbfgs
+            && fitted.finish == Finish::Done
+            && fitted.epochs < settings.epochs;
+        if !held.refitting || !(round_over || converged) {
+            return Ok(fitted);
+        }
+        let before = held.k;
+        let fit = fit_k(kind, &scores_at(&state.theta)?);
+        held.k = fit.k;
+        held.refitting = ((fit.k - before) / before).abs() >= K_SETTLED;
+        // Losses under the old K are not comparable with the new: early stopping starts over.
+        state.best_loss = f64::INFINITY;
+        state.best_epoch = state.epoch;
+        let progress = Progress::Refit {
+            epoch: state.epoch,
+            before,
+            loss: fit.loss,
+            adam: (method == GradientMethod::Adam).then_some(&*state),
+        };
+        if report(progress, held) == Control::Stop {
+            return Ok(Fitted {
+                finish: Finish::Interrupted,
+                ..fitted
+            });
+        }
+        if converged && !held.refitting {
+            return Ok(fitted);
+        }
     }
 }
 

@@ -16,7 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use super::Coefficients;
 use super::estimated::{Estimate, UciModel};
-use super::fit::{self, AdamState, Control, Epoch, Finish, FitSettings, Fitted, Problem};
+use super::fit::{
+    self, AdamState, Control, Finish, FitSettings, Fitted, GradientMethod, HeldK, K_ROUND,
+    Progress, ScoresAt,
+};
 use super::objective::{Model, Objective};
 use crate::arena::EngineSetup;
 use crate::config::positions::{KSetting, Method, PositionsConfig, Validation};
@@ -66,6 +69,8 @@ pub struct GradientState {
     pub method: String,
     pub seed: String,
     pub k: f64,
+    /// Whether K is still refitted as the weights move (`k = "fit"` until it settles).
+    pub k_refitting: bool,
     pub start: Vec<f64>,
     pub theta: Vec<f64>,
     /// Epochs done (= rows in the θ log, but the final row).
@@ -101,6 +106,8 @@ fn method_name(m: Method) -> &'static str {
 struct GradientPart {
     method: String,
     k: f64,
+    #[serde(default)]
+    k_refitting: bool,
     epoch: usize,
     loss_log_bytes: u64,
     adam: AdamState,
@@ -137,6 +144,7 @@ fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) ->
     let part = GradientPart {
         method: state.method.clone(),
         k: state.k,
+        k_refitting: state.k_refitting,
         epoch: state.epoch,
         loss_log_bytes: state.loss_log_bytes,
         adam: state.adam.clone(),
@@ -174,6 +182,7 @@ pub fn read_checkpoint(path: &Path) -> Result<GradientState> {
         method: part.method,
         seed: s.seed,
         k: part.k,
+        k_refitting: part.k_refitting,
         start: s.start,
         theta: s.theta,
         epoch: part.epoch,
@@ -341,9 +350,6 @@ pub fn run_uci(
 /// The longest a run goes without a checkpoint (see `drive`).
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Every training position's (result, score) at θ, for the K fit.
-type ScoresAt<'a> = dyn Fn(&[f64]) -> Result<Vec<(Outcome, f64)>> + 'a;
-
 /// The run's loop, whatever the model: K, files, epochs, checkpoints, final values.
 fn drive(
     run: &GradientRun,
@@ -385,7 +391,7 @@ fn drive(
             KSetting::Fit => {
                 let kfit = fit_k(p.loss, &fit_scores(&start)?);
                 eprintln!(
-                    "K = {:.4} (fitted at the start values: training loss {:.6})",
+                    "K = {:.4} (fitted at the start values: training loss {:.6}; refitted every {K_ROUND} epochs as the weights move, until it settles)",
                     kfit.k, kfit.loss
                 );
                 kfit.k
@@ -404,6 +410,7 @@ fn drive(
             method: method_name(method).into(),
             seed: run.seed.to_string(),
             k,
+            k_refitting: p.k == KSetting::Fit,
             start: start.clone(),
             theta: start.clone(),
             epoch: 0,
@@ -414,7 +421,6 @@ fn drive(
         };
         (state, log, loss_log)
     };
-    let loss = Loss::new(p.loss, state.k);
     let settings = FitSettings {
         epochs: p.gradient.epochs,
         learning_rate: p.gradient.learning_rate,
@@ -422,33 +428,58 @@ fn drive(
         patience: p.gradient.patience,
         seed: run.seed,
     };
-    let problem = Problem {
-        train: train_obj,
-        validation: valid_obj,
-        loss,
-        vars: run.vars,
-    };
-
     let mut io_error: Option<anyhow::Error> = None;
     // Epochs take milliseconds and a checkpoint's fsyncs longer: checkpoint at most every
     // CHECKPOINT_EVERY, and when stopping. The rows of the epochs after the last checkpoint are
     // cut off by a resume, which replays those epochs.
     let mut last_checkpoint: Option<Instant> = None;
-    let mut on_epoch = |e: &Epoch, adam: Option<&AdamState>, state: &mut GradientState| {
+    let mut on_progress = |progress: Progress, held: &HeldK, state: &mut GradientState| {
         let stopping = stop();
         let result = (|| -> Result<()> {
-            log.append(e.epoch as u64, &e.theta)?;
-            state.log_bytes = log.flush()?;
-            // Full-set losses, as the local search writes them: one "part" of count 1.
-            let line = part_line(e.epoch as u64, e.train, e.train, 1, e.validation);
-            loss_log.write_all(line.as_bytes())?;
-            state.loss_log_bytes += line.len() as u64;
-            state.epoch = e.epoch;
-            state.theta = e.theta.clone();
-            if let Some(a) = adam {
-                state.adam = a.clone();
-            }
-            if stopping || last_checkpoint.is_none_or(|t| t.elapsed() >= CHECKPOINT_EVERY) {
+            let checkpoint_now = match progress {
+                Progress::Epoch(e, adam) => {
+                    log.append(e.epoch as u64, &e.theta)?;
+                    state.log_bytes = log.flush()?;
+                    // Full-set losses, as the local search writes them: one "part" of count 1.
+                    let line = part_line(e.epoch as u64, e.train, e.train, 1, e.validation);
+                    loss_log.write_all(line.as_bytes())?;
+                    state.loss_log_bytes += line.len() as u64;
+                    state.epoch = e.epoch;
+                    state.theta = e.theta.clone();
+                    if let Some(a) = adam {
+                        state.adam = a.clone();
+                    }
+                    eprintln!(
+                        "epoch {:>4}: training loss {:.6}{}",
+                        e.epoch,
+                        e.train,
+                        e.validation
+                            .map(|v| format!(", validation loss {v:.6}"))
+                            .unwrap_or_default()
+                    );
+                    last_checkpoint.is_none_or(|t| t.elapsed() >= CHECKPOINT_EVERY)
+                }
+                Progress::Refit {
+                    epoch,
+                    before,
+                    loss,
+                    adam,
+                } => {
+                    eprintln!(
+                        "K = {:.4} (refitted at the weights of epoch {epoch}, was {before:.4}: training loss {loss:.6}{})",
+                        held.k,
+                        if held.refitting { "" } else { "; settled" }
+                    );
+                    state.k = held.k;
+                    state.k_refitting = held.refitting;
+                    if let Some(a) = adam {
+                        state.adam = a.clone();
+                    }
+                    // Always: a resume must not repeat the epochs of the old K with the new.
+                    true
+                }
+            };
+            if stopping || checkpoint_now {
                 loss_log.sync_data()?;
                 write_atomically(
                     &run.files.checkpoint,
@@ -458,14 +489,6 @@ fn drive(
             }
             Ok(())
         })();
-        eprintln!(
-            "epoch {:>4}: training loss {:.6}{}",
-            e.epoch,
-            e.train,
-            e.validation
-                .map(|v| format!(", validation loss {v:.6}"))
-                .unwrap_or_default()
-        );
         match result {
             Ok(()) if !stopping => Control::Continue,
             Ok(()) => Control::Stop,
@@ -476,33 +499,40 @@ fn drive(
         }
     };
 
-    let fitted = match method {
-        Method::Lbfgs => {
-            let from = state.theta.clone();
-            let first = state.epoch;
-            let mut st = state.clone();
-            let f = fit::lbfgs(problem, &settings, &from, first, |e| {
-                on_epoch(e, None, &mut st)
-            });
-            state = st;
-            f
-        }
-        _ => {
-            let mut adam = state.adam.clone();
-            let mut st = state.clone();
-            let f = fit::adam(problem, &settings, &mut adam, |e, a| {
-                on_epoch(e, Some(a), &mut st)
-            });
-            state = st;
-            f
-        }
+    let fit_method = match method {
+        Method::Lbfgs => GradientMethod::Lbfgs,
+        _ => GradientMethod::Adam,
     };
+    let mut optimizer = match fit_method {
+        GradientMethod::Adam => state.adam.clone(),
+        GradientMethod::Lbfgs => AdamState {
+            epoch: state.epoch,
+            ..AdamState::new(&state.theta)
+        },
+    };
+    let mut held = HeldK {
+        k: state.k,
+        refitting: state.k_refitting,
+    };
+    let fitted = fit::fit_holding_k(
+        fit_method,
+        train_obj,
+        valid_obj,
+        p.loss,
+        run.vars,
+        &settings,
+        &mut optimizer,
+        &mut held,
+        fit_scores,
+        |progress, held| on_progress(progress, held, &mut state),
+    )?;
     if let Some(e) = io_error {
         return Err(e);
     }
 
     // The θ log's last row holds the final values (the best epoch's, when validation picked it).
     if fitted.finish != Finish::Interrupted {
+        let loss = Loss::new(p.loss, state.k);
         let last = (
             train_obj.loss(&loss, &fitted.theta),
             valid_obj.map(|v| v.loss(&loss, &fitted.theta)),
@@ -538,7 +568,7 @@ pub fn final_report(vars: &[Variable], outcome: &GradientOutcome) -> String {
         Finish::Interrupted => "interrupted",
     };
     format!(
-        "{} epochs in {:.1} s ({why}); the values of epoch {} ({})\n\n{}\n{}\n{}",
+        "{} epochs in {:.1} s ({why}); the values of epoch {} ({}); K = {:.4}\n\n{}\n{}\n{}",
         outcome.fitted.epochs,
         outcome.seconds,
         if outcome.validated {
@@ -551,6 +581,7 @@ pub fn final_report(vars: &[Variable], outcome: &GradientOutcome) -> String {
         } else {
             "the last"
         },
+        outcome.k,
         final_table(vars, &outcome.start, &outcome.theta, 0),
         render(Format::Csv, vars, &outcome.theta, 0),
         render(Format::Uci, vars, &outcome.theta, 0),

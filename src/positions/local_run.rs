@@ -8,10 +8,11 @@ use anyhow::{Context, Result};
 
 use super::eval::EvalSettings;
 use super::local::{LocalEvent, LocalProblem, local_search};
-use super::source::PositionSource;
+use super::loss::{K_SETTLED, Loss};
+use super::source::{PositionSource, fit_k_through};
 use crate::arena::engine_setup;
 use crate::config::Config;
-use crate::config::positions::PositionsConfig;
+use crate::config::positions::{KSetting, PositionsConfig};
 use crate::report::loss_curve::{loss_log_path, part_line};
 use crate::shutdown::Shutdown;
 use crate::source::Record;
@@ -104,13 +105,14 @@ pub async fn run(
         deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
     };
     let setup = engine_setup("engine1", &games.engine1);
-    // K is fixed at the run's start values (the same on a resume: the evaluation is deterministic).
+    // K (`k = "fit"`) is fitted at the values the search starts from: the start, or on a resume
+    // the checkpoint's θ, as refitting would have left it there.
     let source = PositionSource::open(
         p,
         &setup,
         settings,
         names.clone(),
-        &start,
+        &state.theta,
         plan.seed,
         config.concurrency,
     )
@@ -121,64 +123,105 @@ pub async fn run(
         min: vars.iter().map(|v| v.min).collect(),
         max: vars.iter().map(|v| v.max).collect(),
     };
-    let from = state.theta.clone();
+    // With `k = "fit"`, K and the weights take turns: the search runs until no step helps at
+    // this K, K is refitted at the values found, and the search goes on from there until a refit
+    // moves K by less than K_SETTLED (a K fitted once at a bad start would scale the weights).
+    let mut loss = source.loss;
+    let mut refitting = p.k == KSetting::Fit;
     let mut failure = None;
-    let result = local_search(
-        &source.evaluator,
-        &source.train,
-        source.validation.as_ref(),
-        &source.loss,
-        &problem,
-        &from,
-        MAX_PASSES,
-        || !shutdown.is_requested(),
-        |event| {
-            let r = (|| -> Result<()> {
-                match event {
-                    LocalEvent::Accepted { theta, train_loss } => {
-                        state.applied += 1;
-                        state.theta = theta.to_vec();
-                        log.append(state.applied, theta)?;
-                        eprintln!("change {}: training loss {train_loss:.6}", state.applied);
-                        save(&mut state, &mut log, &mut outputs)?;
+    let result = loop {
+        let from = state.theta.clone();
+        let result = local_search(
+            &source.evaluator,
+            &source.train,
+            source.validation.as_ref(),
+            &loss,
+            &problem,
+            &from,
+            MAX_PASSES,
+            || !shutdown.is_requested(),
+            |event| {
+                let r = (|| -> Result<()> {
+                    match event {
+                        LocalEvent::Accepted { theta, train_loss } => {
+                            state.applied += 1;
+                            state.theta = theta.to_vec();
+                            log.append(state.applied, theta)?;
+                            eprintln!("change {}: training loss {train_loss:.6}", state.applied);
+                            save(&mut state, &mut log, &mut outputs)?;
+                        }
+                        LocalEvent::PassEnd {
+                            pass,
+                            train_loss,
+                            validation_loss,
+                            changed,
+                            ..
+                        } => {
+                            let n = source.train.len() as f64;
+                            outputs.append(&Record {
+                                path: loss_log.clone(),
+                                text: part_line(
+                                    state.applied,
+                                    train_loss * n,
+                                    train_loss * n,
+                                    source.train.len() as u64,
+                                    validation_loss,
+                                ),
+                            })?;
+                            eprintln!(
+                                "pass {pass}: training loss {train_loss:.6}{}{}",
+                                validation_loss
+                                    .map(|v| format!(", validation loss {v:.6}"))
+                                    .unwrap_or_default(),
+                                if changed { "" } else { " (no change: done)" }
+                            );
+                            save(&mut state, &mut log, &mut outputs)?;
+                        }
                     }
-                    LocalEvent::PassEnd {
-                        pass,
-                        train_loss,
-                        validation_loss,
-                        changed,
-                        ..
-                    } => {
-                        let n = source.train.len() as f64;
-                        outputs.append(&Record {
-                            path: loss_log.clone(),
-                            text: part_line(
-                                state.applied,
-                                train_loss * n,
-                                train_loss * n,
-                                source.train.len() as u64,
-                                validation_loss,
-                            ),
-                        })?;
-                        eprintln!(
-                            "pass {pass}: training loss {train_loss:.6}{}{}",
-                            validation_loss
-                                .map(|v| format!(", validation loss {v:.6}"))
-                                .unwrap_or_default(),
-                            if changed { "" } else { " (no change: done)" }
-                        );
-                        save(&mut state, &mut log, &mut outputs)?;
-                    }
+                    Ok(())
+                })();
+                if let Err(e) = &r {
+                    failure = Some(format!("{e:#}"));
                 }
-                Ok(())
-            })();
-            if let Err(e) = &r {
-                failure = Some(format!("{e:#}"));
+                r
+            },
+        )
+        .await;
+        match result {
+            Ok(r) if refitting && !r.interrupted => {
+                let refit = fit_k_through(
+                    &source.evaluator,
+                    &source.train,
+                    &source.names,
+                    p.loss,
+                    &r.theta,
+                )
+                .await;
+                let (fit, scored) = match refit {
+                    Ok(found) => found,
+                    Err(e) => break Err(e), // the engines are still to be stopped
+                };
+                refitting = ((fit.k - loss.k) / loss.k).abs() >= K_SETTLED;
+                eprintln!(
+                    "K = {:.4} (refitted on {scored} training positions at the values found, was {:.4}: {} loss {:.6}{})",
+                    fit.k,
+                    loss.k,
+                    p.loss.name(),
+                    fit.loss,
+                    if refitting {
+                        "; searching again"
+                    } else {
+                        "; settled"
+                    }
+                );
+                if !refitting {
+                    break Ok(r);
+                }
+                loss = Loss::new(p.loss, fit.k);
             }
-            r
-        },
-    )
-    .await;
+            other => break other,
+        }
+    };
     source.evaluator.quit_all().await;
     let result = result.with_context(|| failure.unwrap_or_default())?;
     if !result.interrupted {

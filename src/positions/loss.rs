@@ -195,6 +195,10 @@ pub fn exp_vectorisable(x: f64) -> f64 {
     p * f64::from_bits(((n_int + 1023) << 52) as u64)
 }
 
+/// A refitted K (`k = "fit"`, refitted as the weights move) has settled once a refit moves it by
+/// less than this fraction; refitting then stops.
+pub const K_SETTLED: f64 = 1e-3;
+
 /// The K found by [`fit_k`] and the mean loss there.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KFit {

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
 use super::labelled::LabelledPositions;
-use super::loss::{Loss, fit_k};
+use super::loss::{KFit, Loss, LossKind, fit_k};
 use crate::arena::{EngineSetup, engine_setup};
 use crate::config::positions::{KSetting, PositionsConfig, Validation};
 use crate::report::loss_curve::{loss_log_path, part_line};
@@ -72,6 +72,27 @@ pub fn load_sets(
     })
 }
 
+/// K fitted at the values `theta` of `names`: every training position scored through the
+/// engines (the positions an engine failed on left out), then the 1-D fit of [`fit_k`]. Also
+/// says on how many positions.
+pub async fn fit_k_through(
+    evaluator: &Evaluator,
+    train: &LabelledPositions,
+    names: &[String],
+    kind: LossKind,
+    theta: &[f64],
+) -> Result<(KFit, usize)> {
+    let values: Vec<(String, f64)> = names.iter().cloned().zip(theta.iter().copied()).collect();
+    let scores = evaluator.score_all(train, &values).await?;
+    let scored: Vec<_> = scores
+        .scores
+        .iter()
+        .enumerate()
+        .filter_map(|(i, q)| q.map(|q| (train.outcome(i), q)))
+        .collect();
+    Ok((fit_k(kind, &scored), scored.len()))
+}
+
 /// Labelled positions scored through engines, for SPSA.
 pub struct PositionSource {
     pub train: LabelledPositions,
@@ -105,19 +126,10 @@ impl PositionSource {
         let loss = match p.k {
             KSetting::Fixed(k) => Loss::new(p.loss, k),
             KSetting::Fit => {
-                let values: Vec<(String, f64)> =
-                    names.iter().cloned().zip(start.iter().copied()).collect();
-                let scores = evaluator.score_all(&train, &values).await?;
-                let scored: Vec<_> = scores
-                    .scores
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, q)| q.map(|q| (train.outcome(i), q)))
-                    .collect();
-                let fit = fit_k(p.loss, &scored);
+                let (fit, scored) =
+                    fit_k_through(&evaluator, &train, &names, p.loss, start).await?;
                 eprintln!(
-                    "K fitted on {} training positions at the start values: K = {:.4} ({} loss {:.6})",
-                    scored.len(),
+                    "K fitted on {scored} training positions at the start values: K = {:.4} ({} loss {:.6})",
                     fit.k,
                     p.loss.name(),
                     fit.loss

@@ -15,18 +15,31 @@ const K: f64 = 1.0;
 /// N positions, each variable's coefficient −1, 0 or +1 (nonzero with probability 0.3), in
 /// units of 1/4 cp (scale 4, so coefficients are ±4); results 1 or 0 drawn with P(1) = σ(K·q*).
 fn synthetic(n: usize, seed: u64) -> Coefficients {
+    synthetic_holding(n, seed, false)
+}
+
+/// [`synthetic`], with the first weight (the pawn, 100) held fixed when `pawn_fixed`: in each
+/// position's constant rather than a variable, so K and the free weights are identifiable
+/// together (without a fixed term, only K·w is).
+fn synthetic_holding(n: usize, seed: u64, pawn_fixed: bool) -> Coefficients {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    let names = (0..TRUTH.len()).map(|i| format!("W{i}")).collect();
+    let first = usize::from(pawn_fixed);
+    let names = (first..TRUTH.len()).map(|i| format!("W{i}")).collect();
     let mut c = Coefficients::new(names, 4.0);
     let mut entries = Vec::new();
     for _ in 0..n {
         entries.clear();
         let mut q = 0.0;
+        let mut constant = 0.0;
         for (i, w) in TRUTH.iter().enumerate() {
             if rng.random::<f64>() < 0.3 {
                 let x = if rng.random::<bool>() { 1.0 } else { -1.0 };
                 q += x * w;
-                entries.push((i as u16, 4.0 * x as f32));
+                if i < first {
+                    constant = 4.0 * x * w;
+                } else {
+                    entries.push(((i - first) as u16, 4.0 * x as f32));
+                }
             }
         }
         let white = rng.random::<f64>() < sigmoid(K * q);
@@ -35,7 +48,7 @@ fn synthetic(n: usize, seed: u64) -> Coefficients {
         } else {
             Outcome::BlackWins
         };
-        c.push(result, 0.0, &entries);
+        c.push(result, constant as f32, &entries);
     }
     c
 }
@@ -123,6 +136,13 @@ fn standard_errors(c: &Coefficients) -> Vec<f64> {
             }
         }
     }
+    sandwich(h, &b, n)
+}
+
+/// √diag(H⁻¹·B·H⁻¹ / n): the M-estimator's standard errors from its mean Hessian H and the
+/// covariance B of its per-position gradients.
+fn sandwich(h: Vec<Vec<f64>>, b: &[Vec<f64>], n: f64) -> Vec<f64> {
+    let d = b.len();
     // Columns of H⁻¹, then H⁻¹·B·H⁻¹.
     let hinv: Vec<Vec<f64>> = (0..d)
         .map(|k| {
@@ -388,5 +408,125 @@ fn lbfgs_b_leaves_a_bound_it_starts_on_as_well_as_adam() {
     );
     for i in [0, 4, 5] {
         assert!(l.theta[i] > 0.0, "W{i} left its bound: {:?}", l.theta);
+    }
+}
+
+/// Standard errors of the free weights and of K when both are fitted (the sandwich of
+/// [`standard_errors`] over the parameters (w₁…w₅, K)): with s = K·q and p = σ(s),
+/// ∂p/∂wᵢ = σ'(s)·K·xᵢ and ∂p/∂K = σ'(s)·q.
+fn joint_standard_errors(c: &Coefficients) -> (Vec<f64>, f64) {
+    let free = &TRUTH[1..];
+    let d = free.len() + 1;
+    let mut h = vec![vec![0.0; d]; d];
+    let mut b = vec![vec![0.0; d]; d];
+    let n = c.len() as f64;
+    for p in 0..c.len() {
+        let q = c.score(p, free);
+        let pr = sigmoid(K * q);
+        let ds = std::f64::consts::LN_10 / 400.0 * pr * (1.0 - pr);
+        let mut g = vec![0.0; d];
+        let (idx, coef) = c.row(p);
+        for (&i, &ci) in idx.iter().zip(coef) {
+            g[i as usize] = ds * K * f64::from(ci) / c.scale;
+        }
+        g[d - 1] = ds * q;
+        for i in 0..d {
+            for j in 0..d {
+                h[i][j] += 2.0 * g[i] * g[j] / n;
+                b[i][j] += 4.0 * pr * (1.0 - pr) * g[i] * g[j] / n;
+            }
+        }
+    }
+    let se = sandwich(h, &b, n);
+    (se[..d - 1].to_vec(), se[d - 1])
+}
+
+#[test]
+fn k_fitted_at_a_bad_start_is_refitted_until_the_weights_land_on_the_truth_scale() {
+    let data = synthetic_holding(20_000, 7, true);
+    let (se, se_k) = joint_standard_errors(&data);
+    let vars: Vec<Variable> = vars(&[1.0, 1.5, 1.5, 1.5, 1.5, 1.5])[1..].to_vec();
+    let obj = Objective::new(&data, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let scores_at = |t: &[f64]| Ok(obj.scored(t));
+    let k_at_start = fit_k(LossKind::Texel, &obj.scored(&start)).k;
+    // The bad start's weights are all too high, so the K fitted there is too low.
+    assert!(k_at_start < 0.9, "K at the bad start: {k_at_start}");
+    let settings = FitSettings {
+        epochs: 400,
+        patience: 0,
+        ..FitSettings::default()
+    };
+    let within = |theta: &[f64]| -> Vec<f64> {
+        theta
+            .iter()
+            .zip(&TRUTH[1..])
+            .zip(&se)
+            .map(|((t, w), s)| (t - w).abs() / s)
+            .collect()
+    };
+    for method in [GradientMethod::Adam, GradientMethod::Lbfgs] {
+        let fit = |refitting: bool| {
+            let mut state = AdamState::new(&start);
+            let mut held = HeldK {
+                k: k_at_start,
+                refitting,
+            };
+            let mut refits = Vec::new();
+            let fitted = fit_holding_k(
+                method,
+                &obj,
+                None,
+                LossKind::Texel,
+                &vars,
+                &settings,
+                &mut state,
+                &mut held,
+                &scores_at,
+                |progress, held| {
+                    if let Progress::Refit { epoch, .. } = progress {
+                        refits.push((epoch, held.k));
+                    }
+                    Control::Continue
+                },
+            )
+            .unwrap();
+            eprintln!(
+                "{method:?}, refitting {refitting}: θ = {:.1?}, K = {:.4} (SE {se_k:.4}), refits {refits:.4?}; |θ − truth| / SE = {:.1?}",
+                fitted.theta,
+                held.k,
+                within(&fitted.theta)
+            );
+            (fitted, held, refits)
+        };
+        // K fitted once: the weights converge to the truth scaled by about 1/K, the large ones
+        // far outside their standard errors (the defect refitting cures).
+        let (once, held_once, refits_once) = fit(false);
+        assert!(refits_once.is_empty());
+        assert_eq!(held_once.k, k_at_start);
+        assert!(
+            within(&once.theta).iter().filter(|&&z| z > 5.0).count() >= 3,
+            "{method:?} with K fitted once should land off the truth: {:?}",
+            once.theta
+        );
+        // Refitted: K settles near the truth's 1 and every weight within 5 SE of the truth.
+        let (refit, held, refits) = fit(true);
+        assert!(!held.refitting, "{method:?}: K settled");
+        assert!(refits.len() >= 2, "{method:?}: refits {refits:?}");
+        assert!(
+            (held.k - K).abs() <= 5.0 * se_k,
+            "{method:?}: K = {} (truth {K}, SE {se_k})",
+            held.k
+        );
+        for (i, z) in within(&refit.theta).iter().enumerate() {
+            assert!(
+                *z <= 5.0 + 0.5 / se[i],
+                "{method:?}: W{} = {:.1}, truth {}, {z:.1} SE off; θ = {:.1?}",
+                i + 1,
+                refit.theta[i],
+                TRUTH[i + 1],
+                refit.theta
+            );
+        }
     }
 }
