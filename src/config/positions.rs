@@ -423,4 +423,26 @@ mod tests {
             assert!(e.contains(want), "{want:?} not in {e:?}");
         }
     }
+
+    #[test]
+    fn spsa_schedule_keys_are_needed_only_by_spsa() {
+        let head = "variables = \"v.var\"\n[engine1]\ncommand = \"/usr/games/stockfish\"\n";
+        for method in ["local", "gradient", "lbfgs"] {
+            let data = if method == "local" {
+                "train = \"t.epd\""
+            } else {
+                "coefficients = \"t.coef\""
+            };
+            let c = parse(&format!(
+                "objective = \"positions\"\n{head}[positions]\n{data}\nmethod = \"{method}\"\n"
+            ));
+            assert!(c.is_ok(), "{method}: {:?}", c.err());
+        }
+        // SPSA over positions, and games, still need them.
+        let spsa = error(&format!(
+            "objective = \"positions\"\n{head}[positions]\ntrain = \"t.epd\"\n"
+        ));
+        assert!(spsa.contains("missing key `iterations`"), "{spsa}");
+        assert!(error(head).contains("missing key `iterations`"));
+    }
 }

@@ -177,10 +177,23 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         }
     };
     required("variables", file.variables.is_some())?;
-    required("iterations", file.iterations.is_some())?;
-    required("A", file.a.is_some())?;
-    required("gamma", file.gamma.is_some())?;
-    required("alpha", file.alpha.is_some())?;
+    let positions = super::positions::build(
+        file.objective.as_deref(),
+        file.positions.as_ref(),
+        file.simulate,
+        path,
+    )?;
+    // SPSA's schedule keys mean something only to SPSA: the local search and the gradient
+    // methods (which count passes and epochs) do without them.
+    if positions
+        .as_ref()
+        .is_none_or(|p| p.method == super::positions::Method::Spsa)
+    {
+        required("iterations", file.iterations.is_some())?;
+        required("A", file.a.is_some())?;
+        required("gamma", file.gamma.is_some())?;
+        required("alpha", file.alpha.is_some())?;
+    }
     let schedule = Schedule {
         iterations: checked(
             path,
@@ -219,12 +232,6 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         .as_deref()
         .map(|l| resolve(path, l))
         .unwrap_or_else(|| default_log(path));
-    let positions = super::positions::build(
-        file.objective.as_deref(),
-        file.positions.as_ref(),
-        file.simulate,
-        path,
-    )?;
     let games = match (&file.engine1, file.simulate) {
         (None, true) => None,
         (None, false) => {
