@@ -39,7 +39,7 @@ pub trait Model: Sync {
     ) -> f64;
 }
 
-impl Model for Objective<'_> {
+impl Model for Objective {
     fn len(&self) -> usize {
         Objective::len(self)
     }
@@ -59,25 +59,31 @@ impl Model for Objective<'_> {
 
 /// A coefficient set seen through a variables file: the loss and gradient as functions of θ
 /// (the variables file's order).
-pub struct Objective<'a> {
-    data: &'a Coefficients,
-    /// The same coefficients in the hot loop's layout.
+///
+/// It keeps its own copy of the data, in the hot loop's layout only, so the caller can drop the
+/// [`Coefficients`] it was built from: while tuning, the data are in memory once.
+pub struct Objective {
+    /// The coefficients in the hot loop's layout.
     blocked: Blocked,
+    results: Vec<Outcome>,
+    /// The part of each score no variable moves (None when every one is 0).
+    constants: Option<Vec<f32>>,
+    scale: f64,
     /// θ index of each coefficient-file variable.
     column: Vec<usize>,
     dimension: usize,
     threads: usize,
 }
 
-impl<'a> Objective<'a> {
+impl Objective {
     /// Matches the file's variables to `vars` by name (case-insensitive, as UCI options are).
     /// Every file variable must be tuned or held fixed by the variables file; variables the
     /// file does not name have a zero gradient (the evaluation does not use them).
     pub fn new(
-        data: &'a Coefficients,
+        data: &Coefficients,
         vars: &[Variable],
         threads: usize,
-    ) -> Result<Objective<'a>, MappingError> {
+    ) -> Result<Objective, MappingError> {
         let column = data
             .variables
             .iter()
@@ -88,8 +94,10 @@ impl<'a> Objective<'a> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Objective {
-            data,
             blocked: Blocked::new(data),
+            results: data.results.clone(),
+            constants: data.constants.clone(),
+            scale: data.scale,
             column,
             dimension: vars.len(),
             threads: threads.max(1),
@@ -97,11 +105,11 @@ impl<'a> Objective<'a> {
     }
 
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.results.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.results.is_empty()
     }
 
     pub fn threads(&self) -> usize {
@@ -113,11 +121,11 @@ impl<'a> Objective<'a> {
     }
 
     /// Bytes an epoch reads: the blocked coefficients, the results and the constants (what the
-    /// memory-bandwidth bound is measured against).
+    /// memory-bandwidth bound is measured against), which is all the data the objective holds.
     pub fn bytes_read(&self) -> usize {
         self.blocked.heap_bytes()
-            + self.data.results.len()
-            + self.data.constants.as_ref().map_or(0, |c| c.len() * 4)
+            + self.results.len()
+            + self.constants.as_ref().map_or(0, |c| c.len() * 4)
     }
 
     /// The weights in the file's order, from θ.
@@ -128,14 +136,52 @@ impl<'a> Objective<'a> {
     /// Every position's (result, score in cp), for the K fit.
     pub fn scored(&self, theta: &[f64]) -> Vec<(Outcome, f64)> {
         let w = self.weights(theta);
-        (0..self.data.len())
-            .map(|p| (self.data.results[p], self.data.score(p, &w)))
-            .collect()
+        let n = self.len();
+        let mut out = Vec::with_capacity(n);
+        let mut q = [0.0f64; BLOCK];
+        let mut scratch = Scratch::default();
+        for b in 0..n.div_ceil(BLOCK) {
+            let range = b * BLOCK..((b + 1) * BLOCK).min(n);
+            let scores = self.block_scores(b, range.clone(), &w, &mut q, &mut scratch);
+            out.extend(
+                self.results[range]
+                    .iter()
+                    .copied()
+                    .zip(scores.iter().copied()),
+            );
+        }
+        out
+    }
+
+    /// The scores in cp of the positions `range` (within block `b`), in `q`'s block-local
+    /// slots; returns those slots.
+    #[inline(always)]
+    fn block_scores<'q>(
+        &self,
+        b: usize,
+        range: Range<usize>,
+        w: &[f64],
+        q: &'q mut [f64; BLOCK],
+        scratch: &mut Scratch,
+    ) -> &'q mut [f64] {
+        let local = range.start - b * BLOCK..range.end - b * BLOCK;
+        match &self.constants {
+            Some(c) => q[local.clone()]
+                .iter_mut()
+                .zip(&c[range])
+                .for_each(|(q, &c)| *q = f64::from(c)),
+            None => q[local.clone()].fill(0.0),
+        }
+        self.blocked.add_scores(b, local.clone(), w, q, scratch);
+        let inv_scale = 1.0 / self.scale;
+        let scores = &mut q[local];
+        scores.iter_mut().for_each(|q| *q *= inv_scale);
+        scores
     }
 
     /// Mean loss over all positions.
     pub fn loss(&self, loss: &Loss, theta: &[f64]) -> f64 {
-        let n = self.data.len();
+        let n = self.len();
         let w = self.weights(theta);
         let sum: f64 = self
             .map_chunks(0..n, |range| self.partial(loss, &w, range, None))
@@ -170,7 +216,7 @@ impl<'a> Objective<'a> {
             }
         }
         let inv_n = if n == 0 { 0.0 } else { 1.0 / n as f64 };
-        let factor = inv_n / self.data.scale;
+        let factor = inv_n / self.scale;
         for (j, &c) in self.column.iter().enumerate() {
             grad[c] += g_file[j] * factor;
         }
@@ -245,8 +291,6 @@ impl<'a> Objective<'a> {
         range: Range<usize>,
         mut g: Option<&mut [f64]>,
     ) -> f64 {
-        let inv_scale = 1.0 / self.data.scale;
-        let constants = self.data.constants.as_deref();
         let mut q = [0.0f64; BLOCK];
         let mut scratch = Scratch::default();
         let mut sum = 0.0;
@@ -254,20 +298,9 @@ impl<'a> Objective<'a> {
         while start < range.end {
             let b = start / BLOCK;
             let end = ((b + 1) * BLOCK).min(range.end);
+            let scores = self.block_scores(b, start..end, w, &mut q, &mut scratch);
+            sum += loss.block_with_derivative(&self.results[start..end], scores);
             let local = start - b * BLOCK..end - b * BLOCK;
-            let scores = &mut q[local.clone()];
-            match constants {
-                Some(c) => scores
-                    .iter_mut()
-                    .zip(&c[start..end])
-                    .for_each(|(q, &c)| *q = f64::from(c)),
-                None => scores.fill(0.0),
-            }
-            self.blocked
-                .add_scores(b, local.clone(), w, &mut q, &mut scratch);
-            let scores = &mut q[local.clone()];
-            scores.iter_mut().for_each(|q| *q *= inv_scale);
-            sum += loss.block_with_derivative(&self.data.results[start..end], scores);
             if let Some(g) = g.as_deref_mut() {
                 self.blocked.add_gradient(b, local, &mut q, g);
             }
@@ -467,6 +500,18 @@ mod tests {
             kinds.0 > 0 && kinds.1 > 0,
             "dense and sparse columns: {kinds:?}"
         );
+        // The scores the K fit takes, from the blocks (the rows are dropped while tuning), are
+        // the rows' scores.
+        let scored = one.scored(&theta);
+        assert_eq!(scored.len(), data.len());
+        for (p, &(result, q)) in scored.iter().enumerate() {
+            let want = data.score(p, &theta);
+            assert_eq!(result, data.results[p]);
+            assert!(
+                (q - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "{p}: {q} vs {want}"
+            );
+        }
         for kind in [LossKind::Texel, LossKind::Tanh] {
             let loss = Loss::new(kind, 1.3);
             for range in [0..data.len(), 77..9_999, 4_000..4_200, 300..301, 5..5] {

@@ -256,6 +256,8 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
         load_began.elapsed().as_secs_f64(),
         run.threads
     );
+    // The objectives hold the data in their own layout: the rows are not needed while tuning.
+    drop((train, validation));
     drive(
         run,
         &train_obj,

@@ -54,8 +54,8 @@ fn synthetic_holding(n: usize, seed: u64, pawn_fixed: bool) -> Coefficients {
 }
 
 fn problem<'a>(
-    train: &'a Objective<'a>,
-    validation: Option<&'a Objective<'a>>,
+    train: &'a Objective,
+    validation: Option<&'a Objective>,
     vars: &'a [Variable],
 ) -> Problem<'a> {
     Problem {
