@@ -5,8 +5,15 @@
 //! Scheduling is by part, not by trial: a free slot takes the next part of the oldest unfinished
 //! trial, and asks the feed for a new trial only when no part is waiting. So a pair's two games
 //! run on two slots at once, and the last pair of a match does not leave a slot idle.
+//!
+//! A source that measures a trial the moment it is asked ([`Source::at_once`], the simulator)
+//! is driven by a plain loop instead: no futures, no map of active trials, no allocation of the
+//! pool's own per trial, and the runtime is visited (for signals and shutdown) every
+//! [`YIELD_EVERY`] trials. The order is the async loop's, so a seed gives the same run either
+//! way: with every part ready at once, that loop finishes trials in the order it started them,
+//! each started while the slots' other trials were measured but not yet applied.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -15,7 +22,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::Notify;
 
 use crate::shutdown::Shutdown;
-use crate::source::{Measurement, Source, Trial};
+use crate::source::{AtOnce, Measurement, Source, Trial};
 
 /// Where trials come from and where their measurements go.
 pub trait Feed {
@@ -54,6 +61,11 @@ struct Active {
     remaining: usize,
 }
 
+/// Trials finished between two visits to the runtime when nothing waits: parts that are ready
+/// at once would otherwise never let a single-threaded runtime poll its drivers (signals,
+/// timers), and Ctrl-C could not stop the pool.
+pub const YIELD_EVERY: u64 = 256;
+
 /// Measure the feed's trials on `slots` slots until the feed runs dry, shutdown is requested,
 /// or a part or the feed fails.
 pub async fn run(
@@ -62,6 +74,11 @@ pub async fn run(
     feed: &mut dyn Feed,
     shutdown: &Shutdown,
 ) -> Result<Ending> {
+    if let Some(at_once) = source.at_once()
+        && feed.wakeup().is_none()
+    {
+        return run_at_once(at_once, slots, feed, shutdown).await;
+    }
     let mut active: BTreeMap<u64, Active> = BTreeMap::new();
     let mut next_id = 0u64;
     let mut free: Vec<usize> = (0..slots.max(1)).rev().collect();
@@ -146,9 +163,58 @@ pub async fn run(
             }
         }
         completed += 1;
-        // Parts that are ready at once (simulation) would never let a single-threaded runtime
-        // poll its drivers (signals, timers).
-        if completed.is_multiple_of(256) {
+        if completed.is_multiple_of(YIELD_EVERY) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// [`run`] for a source whose trials are measured the moment they start: `slots` trials in
+/// flight, finished first in, first out, as the async loop finishes parts that are all ready at
+/// once. Shutdown is looked at every [`YIELD_EVERY`] trials, after a visit to the runtime.
+async fn run_at_once(
+    source: &dyn AtOnce,
+    slots: usize,
+    feed: &mut dyn Feed,
+    shutdown: &Shutdown,
+) -> Result<Ending> {
+    let slots = slots.max(1);
+    let mut window: VecDeque<(Trial, Result<Measurement>)> = VecDeque::with_capacity(slots);
+    let mut completed = 0u64;
+    let give_back = |feed: &mut dyn Feed, window: &VecDeque<(Trial, Result<Measurement>)>| {
+        for (trial, _) in window {
+            feed.unfinished(trial);
+        }
+    };
+    loop {
+        while window.len() < slots {
+            let Some(trial) = feed.next_trial() else {
+                break;
+            };
+            let measured = source.measure(&trial);
+            window.push_back((trial, measured));
+        }
+        if window.is_empty() {
+            return Ok(Ending::Finished);
+        }
+        if completed.is_multiple_of(YIELD_EVERY) && shutdown.is_requested() {
+            give_back(feed, &window);
+            return Ok(Ending::Interrupted);
+        }
+        let (trial, measured) = window.pop_front().expect("not empty");
+        let outcome = match measured {
+            Ok(m) => feed.finished(trial, m),
+            Err(e) => {
+                feed.unfinished(&trial);
+                Err(e)
+            }
+        };
+        if let Err(e) = outcome {
+            give_back(feed, &window);
+            return Err(e);
+        }
+        completed += 1;
+        if completed.is_multiple_of(YIELD_EVERY) {
             tokio::task::yield_now().await;
         }
     }

@@ -1,7 +1,9 @@
 //! The θ log: one CSV row per applied update, `iteration,<θ of each variable>`, after a header
 //! naming the columns. Append-only. It is flushed whenever 50 ms have passed since the last
 //! flush, so a real run (whose pairs take far longer) flushes every row, and a crash of a fast
-//! simulation loses at most 50 ms of rows, which a resume recomputes anyway.
+//! simulation loses at most 50 ms of rows, which a resume recomputes anyway. A caller that
+//! writes millions of rows a second appends with [`ThetaLog::append_row`] and looks at the
+//! clock itself now and then ([`ThetaLog::flush_if_due`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -91,13 +93,23 @@ impl ThetaLog {
 
     /// Append one row; flushes if the last flush was long enough ago.
     pub fn append(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
+        self.append_row(iteration, theta)?;
+        self.flush_if_due(Instant::now())
+    }
+
+    /// Append one row to the buffer, without looking at the clock.
+    pub fn append_row(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
         push_value(&mut self.row, iteration as f64, 0);
         for &t in theta {
             self.row.push(b',');
             push_value(&mut self.row, t, LOG_DECIMALS);
         }
-        self.write_row()?;
-        if self.last_flush.elapsed() >= FLUSH_EVERY {
+        self.write_row()
+    }
+
+    /// Flush if 50 ms have passed between the last flush and `now`.
+    pub fn flush_if_due(&mut self, now: Instant) -> Result<()> {
+        if now.saturating_duration_since(self.last_flush) >= FLUSH_EVERY {
             self.flush()?;
         }
         Ok(())
