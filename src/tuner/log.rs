@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::vars::push_value;
+use crate::vars::{put_byte, put_value};
 
 /// Decimal places written for θ: enough for plots and reports, not 15 digits of noise.
 pub const LOG_DECIMALS: usize = 4;
@@ -24,6 +24,7 @@ pub struct ThetaLog {
     file: BufWriter<File>,
     /// Bytes written so far, flushed or not.
     bytes: u64,
+    /// Scratch for one row: its length is room, not content.
     row: Vec<u8>,
     last_flush: Instant,
 }
@@ -41,19 +42,20 @@ impl ThetaLog {
             .open(path)
             .with_context(|| format!("{}: cannot create log", path.display()))?;
         let mut log = ThetaLog::wrap(path, file, 0);
-        log.row.extend_from_slice(b"iteration");
+        let mut header = b"iteration".to_vec();
         for name in names {
-            log.row.push(b',');
+            header.push(b',');
             if name.contains('"') {
-                log.row.push(b'"');
-                log.row
-                    .extend_from_slice(name.replace('"', "\"\"").as_bytes());
-                log.row.push(b'"');
+                header.push(b'"');
+                header.extend_from_slice(name.replace('"', "\"\"").as_bytes());
+                header.push(b'"');
             } else {
-                log.row.extend_from_slice(name.as_bytes());
+                header.extend_from_slice(name.as_bytes());
             }
         }
-        log.write_row()?;
+        header.push(b'\n');
+        log.row = header;
+        log.write_row(log.row.len())?;
         log.flush()?;
         Ok(log)
     }
@@ -99,12 +101,14 @@ impl ThetaLog {
 
     /// Append one row to the buffer, without looking at the clock.
     pub fn append_row(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
-        push_value(&mut self.row, iteration as f64, 0);
+        let row = &mut self.row;
+        let mut at = put_value(row, 0, iteration as f64, 0);
         for &t in theta {
-            self.row.push(b',');
-            push_value(&mut self.row, t, LOG_DECIMALS);
+            at = put_byte(row, at, b',');
+            at = put_value(row, at, t, LOG_DECIMALS);
         }
-        self.write_row()
+        at = put_byte(row, at, b'\n');
+        self.write_row(at)
     }
 
     /// Flush if 50 ms have passed between the last flush and `now`.
@@ -115,13 +119,12 @@ impl ThetaLog {
         Ok(())
     }
 
-    fn write_row(&mut self) -> Result<()> {
-        self.row.push(b'\n');
+    /// Write the row's first `len` bytes (a whole line).
+    fn write_row(&mut self, len: usize) -> Result<()> {
         self.file
-            .write_all(&self.row)
+            .write_all(&self.row[..len])
             .with_context(|| format!("{}: cannot write log", self.path.display()))?;
-        self.bytes += self.row.len() as u64;
-        self.row.clear();
+        self.bytes += len as u64;
         Ok(())
     }
 
