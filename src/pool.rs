@@ -413,6 +413,147 @@ mod tests {
         );
     }
 
+    /// A source ready at once: its measurement of trial k is a win when k·seed is odd. Through
+    /// `at_once` unless `hidden`, when the pool sees only its (ready) futures.
+    struct Ready {
+        hidden: bool,
+        fail_at: Option<u64>,
+    }
+
+    impl Ready {
+        fn result(&self, trial: &Trial) -> Result<Measurement> {
+            if Some(trial.iteration) == self.fail_at {
+                anyhow::bail!("model broken");
+            }
+            let win = (trial.iteration * trial.seed) % 2 == 1;
+            Ok(Measurement {
+                games: vec![GameScore::from_value(if win { 1 } else { -1 })],
+                ..Default::default()
+            })
+        }
+    }
+
+    impl Source for Ready {
+        fn parts(&self, _: &Trial) -> usize {
+            1
+        }
+        fn run_part<'a>(
+            &'a self,
+            _: usize,
+            trial: &'a Trial,
+            _: usize,
+        ) -> BoxFuture<'a, Result<Measurement>> {
+            Box::pin(std::future::ready(self.result(trial)))
+        }
+        fn at_once(&self) -> Option<&dyn AtOnce> {
+            (!self.hidden).then_some(self as &dyn AtOnce)
+        }
+    }
+
+    impl AtOnce for Ready {
+        fn measure(&self, trial: &Trial) -> Result<Measurement> {
+            self.result(trial)
+        }
+    }
+
+    /// A feed whose trials depend on what finished before they were handed out (as θ does).
+    #[derive(Default)]
+    struct Delayed {
+        next: u64,
+        total: u64,
+        done: Vec<(u64, u64, f64)>,
+        given_back: Vec<u64>,
+    }
+
+    impl Feed for Delayed {
+        fn next_trial(&mut self) -> Option<Trial> {
+            (self.next < self.total).then(|| {
+                self.next += 1;
+                let mut t = trial(self.next);
+                t.seed = 3 + self.done.len() as u64;
+                t
+            })
+        }
+        fn finished(&mut self, t: Trial, m: Measurement) -> Result<()> {
+            self.done.push((t.iteration, t.seed, m.signal()));
+            Ok(())
+        }
+        fn unfinished(&mut self, t: &Trial) {
+            self.given_back.push(t.iteration);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_measured_at_once_runs_as_the_async_loop_would() {
+        for slots in [1, 2, 3, 4, 7] {
+            let mut runs = Vec::new();
+            for hidden in [false, true] {
+                let source = Ready {
+                    hidden,
+                    fail_at: None,
+                };
+                let mut feed = Delayed {
+                    total: 1000,
+                    ..Default::default()
+                };
+                let end = run(&source, slots, &mut feed, &Shutdown::new()).await;
+                assert_eq!(end.unwrap(), Ending::Finished);
+                assert_eq!(feed.done.len(), 1000);
+                runs.push(feed.done);
+            }
+            assert_eq!(runs[0], runs[1], "{slots} slots");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_measured_at_once_stops_on_shutdown_and_on_errors() {
+        let source = Ready {
+            hidden: false,
+            fail_at: None,
+        };
+        let mut feed = Delayed {
+            total: 100,
+            ..Default::default()
+        };
+        let shutdown = Shutdown::new();
+        shutdown.request();
+        let end = run(&source, 3, &mut feed, &shutdown).await.unwrap();
+        assert_eq!(end, Ending::Interrupted);
+        assert!(feed.done.is_empty());
+        assert_eq!(feed.given_back, vec![1, 2, 3]);
+
+        // Asked to stop from another thread mid-run: seen within YIELD_EVERY trials.
+        let mut feed = Delayed {
+            total: u64::MAX,
+            ..Default::default()
+        };
+        let shutdown = Shutdown::new();
+        let stopper = shutdown.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            stopper.request();
+        });
+        let end = run(&source, 2, &mut feed, &shutdown).await.unwrap();
+        assert_eq!(end, Ending::Interrupted);
+        assert!((feed.done.len() as u64).is_multiple_of(YIELD_EVERY));
+        assert_eq!(feed.given_back.len(), 2);
+
+        let source = Ready {
+            hidden: false,
+            fail_at: Some(5),
+        };
+        let mut feed = Delayed {
+            total: 100,
+            ..Default::default()
+        };
+        let err = run(&source, 3, &mut feed, &Shutdown::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "model broken");
+        assert_eq!(feed.done.len(), 4);
+        assert_eq!(feed.given_back, vec![5, 6, 7]);
+    }
+
     /// A feed whose work arrives later (as leases do): shared with whoever adds it.
     struct Later {
         queue: Arc<Mutex<(Vec<u64>, bool)>>,
