@@ -5,8 +5,15 @@
 //! Scheduling is by part, not by trial: a free slot takes the next part of the oldest unfinished
 //! trial, and asks the feed for a new trial only when no part is waiting. So a pair's two games
 //! run on two slots at once, and the last pair of a match does not leave a slot idle.
+//!
+//! A source that measures a trial the moment it is asked ([`Source::at_once`], the simulator)
+//! is driven by a plain loop instead: no futures, no map of active trials, no allocation of the
+//! pool's own per trial, and the runtime is visited (for signals and shutdown) every
+//! [`YIELD_EVERY`] trials. The order is the async loop's, so a seed gives the same run either
+//! way: with every part ready at once, that loop finishes trials in the order it started them,
+//! each started while the slots' other trials were measured but not yet applied.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -15,7 +22,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::Notify;
 
 use crate::shutdown::Shutdown;
-use crate::source::{Measurement, Source, Trial};
+use crate::source::{AtOnce, Measurement, Source, Trial};
 
 /// Where trials come from and where their measurements go.
 pub trait Feed {
@@ -54,6 +61,11 @@ struct Active {
     remaining: usize,
 }
 
+/// Trials finished between two visits to the runtime when nothing waits: parts that are ready
+/// at once would otherwise never let a single-threaded runtime poll its drivers (signals,
+/// timers), and Ctrl-C could not stop the pool.
+pub const YIELD_EVERY: u64 = 256;
+
 /// Measure the feed's trials on `slots` slots until the feed runs dry, shutdown is requested,
 /// or a part or the feed fails.
 pub async fn run(
@@ -62,6 +74,11 @@ pub async fn run(
     feed: &mut dyn Feed,
     shutdown: &Shutdown,
 ) -> Result<Ending> {
+    if let Some(at_once) = source.at_once()
+        && feed.wakeup().is_none()
+    {
+        return run_at_once(at_once, slots, feed, shutdown).await;
+    }
     let mut active: BTreeMap<u64, Active> = BTreeMap::new();
     let mut next_id = 0u64;
     let mut free: Vec<usize> = (0..slots.max(1)).rev().collect();
@@ -146,9 +163,58 @@ pub async fn run(
             }
         }
         completed += 1;
-        // Parts that are ready at once (simulation) would never let a single-threaded runtime
-        // poll its drivers (signals, timers).
-        if completed.is_multiple_of(256) {
+        if completed.is_multiple_of(YIELD_EVERY) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// [`run`] for a source whose trials are measured the moment they start: `slots` trials in
+/// flight, finished first in, first out, as the async loop finishes parts that are all ready at
+/// once. Shutdown is looked at every [`YIELD_EVERY`] trials, after a visit to the runtime.
+async fn run_at_once(
+    source: &dyn AtOnce,
+    slots: usize,
+    feed: &mut dyn Feed,
+    shutdown: &Shutdown,
+) -> Result<Ending> {
+    let slots = slots.max(1);
+    let mut window: VecDeque<(Trial, Result<Measurement>)> = VecDeque::with_capacity(slots);
+    let mut completed = 0u64;
+    let give_back = |feed: &mut dyn Feed, window: &VecDeque<(Trial, Result<Measurement>)>| {
+        for (trial, _) in window {
+            feed.unfinished(trial);
+        }
+    };
+    loop {
+        while window.len() < slots {
+            let Some(trial) = feed.next_trial() else {
+                break;
+            };
+            let measured = source.measure(&trial);
+            window.push_back((trial, measured));
+        }
+        if window.is_empty() {
+            return Ok(Ending::Finished);
+        }
+        if completed.is_multiple_of(YIELD_EVERY) && shutdown.is_requested() {
+            give_back(feed, &window);
+            return Ok(Ending::Interrupted);
+        }
+        let (trial, measured) = window.pop_front().expect("not empty");
+        let outcome = match measured {
+            Ok(m) => feed.finished(trial, m),
+            Err(e) => {
+                feed.unfinished(&trial);
+                Err(e)
+            }
+        };
+        if let Err(e) = outcome {
+            give_back(feed, &window);
+            return Err(e);
+        }
+        completed += 1;
+        if completed.is_multiple_of(YIELD_EVERY) {
             tokio::task::yield_now().await;
         }
     }
@@ -345,6 +411,147 @@ mod tests {
             4,
             "the trial that stopped it was handed over"
         );
+    }
+
+    /// A source ready at once: its measurement of trial k is a win when k·seed is odd. Through
+    /// `at_once` unless `hidden`, when the pool sees only its (ready) futures.
+    struct Ready {
+        hidden: bool,
+        fail_at: Option<u64>,
+    }
+
+    impl Ready {
+        fn result(&self, trial: &Trial) -> Result<Measurement> {
+            if Some(trial.iteration) == self.fail_at {
+                anyhow::bail!("model broken");
+            }
+            let win = (trial.iteration * trial.seed) % 2 == 1;
+            Ok(Measurement {
+                games: vec![GameScore::from_value(if win { 1 } else { -1 })],
+                ..Default::default()
+            })
+        }
+    }
+
+    impl Source for Ready {
+        fn parts(&self, _: &Trial) -> usize {
+            1
+        }
+        fn run_part<'a>(
+            &'a self,
+            _: usize,
+            trial: &'a Trial,
+            _: usize,
+        ) -> BoxFuture<'a, Result<Measurement>> {
+            Box::pin(std::future::ready(self.result(trial)))
+        }
+        fn at_once(&self) -> Option<&dyn AtOnce> {
+            (!self.hidden).then_some(self as &dyn AtOnce)
+        }
+    }
+
+    impl AtOnce for Ready {
+        fn measure(&self, trial: &Trial) -> Result<Measurement> {
+            self.result(trial)
+        }
+    }
+
+    /// A feed whose trials depend on what finished before they were handed out (as θ does).
+    #[derive(Default)]
+    struct Delayed {
+        next: u64,
+        total: u64,
+        done: Vec<(u64, u64, f64)>,
+        given_back: Vec<u64>,
+    }
+
+    impl Feed for Delayed {
+        fn next_trial(&mut self) -> Option<Trial> {
+            (self.next < self.total).then(|| {
+                self.next += 1;
+                let mut t = trial(self.next);
+                t.seed = 3 + self.done.len() as u64;
+                t
+            })
+        }
+        fn finished(&mut self, t: Trial, m: Measurement) -> Result<()> {
+            self.done.push((t.iteration, t.seed, m.signal()));
+            Ok(())
+        }
+        fn unfinished(&mut self, t: &Trial) {
+            self.given_back.push(t.iteration);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_measured_at_once_runs_as_the_async_loop_would() {
+        for slots in [1, 2, 3, 4, 7] {
+            let mut runs = Vec::new();
+            for hidden in [false, true] {
+                let source = Ready {
+                    hidden,
+                    fail_at: None,
+                };
+                let mut feed = Delayed {
+                    total: 1000,
+                    ..Default::default()
+                };
+                let end = run(&source, slots, &mut feed, &Shutdown::new()).await;
+                assert_eq!(end.unwrap(), Ending::Finished);
+                assert_eq!(feed.done.len(), 1000);
+                runs.push(feed.done);
+            }
+            assert_eq!(runs[0], runs[1], "{slots} slots");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_measured_at_once_stops_on_shutdown_and_on_errors() {
+        let source = Ready {
+            hidden: false,
+            fail_at: None,
+        };
+        let mut feed = Delayed {
+            total: 100,
+            ..Default::default()
+        };
+        let shutdown = Shutdown::new();
+        shutdown.request();
+        let end = run(&source, 3, &mut feed, &shutdown).await.unwrap();
+        assert_eq!(end, Ending::Interrupted);
+        assert!(feed.done.is_empty());
+        assert_eq!(feed.given_back, vec![1, 2, 3]);
+
+        // Asked to stop from another thread mid-run: seen within YIELD_EVERY trials.
+        let mut feed = Delayed {
+            total: u64::MAX,
+            ..Default::default()
+        };
+        let shutdown = Shutdown::new();
+        let stopper = shutdown.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            stopper.request();
+        });
+        let end = run(&source, 2, &mut feed, &shutdown).await.unwrap();
+        assert_eq!(end, Ending::Interrupted);
+        assert!((feed.done.len() as u64).is_multiple_of(YIELD_EVERY));
+        assert_eq!(feed.given_back.len(), 2);
+
+        let source = Ready {
+            hidden: false,
+            fail_at: Some(5),
+        };
+        let mut feed = Delayed {
+            total: 100,
+            ..Default::default()
+        };
+        let err = run(&source, 3, &mut feed, &Shutdown::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "model broken");
+        assert_eq!(feed.done.len(), 4);
+        assert_eq!(feed.given_back, vec![5, 6, 7]);
     }
 
     /// A feed whose work arrives later (as leases do): shared with whoever adds it.

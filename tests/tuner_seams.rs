@@ -253,3 +253,57 @@ fn the_pair_that_trips_the_fault_stop_is_applied_counted_and_written() {
     assert!(ck.contains("crash = 10"), "{ck}");
     assert_eq!(game_lines(&pgn).len(), 10, "what was written was counted");
 }
+
+/// The simulator with its `at_once` hidden: the pool drives it through its futures.
+struct Awaited(spsa::source::simulate::Simulator);
+
+impl Source for Awaited {
+    fn parts(&self, trial: &Trial) -> usize {
+        self.0.parts(trial)
+    }
+    fn run_part<'a>(
+        &'a self,
+        slot: usize,
+        trial: &'a Trial,
+        part: usize,
+    ) -> BoxFuture<'a, anyhow::Result<Measurement>> {
+        self.0.run_part(slot, trial, part)
+    }
+}
+
+#[test]
+fn a_simulation_is_the_same_run_with_or_without_the_pools_futures() {
+    let vars = vars();
+    let sim = spsa::source::simulate::Simulator::new(&vars, 0.2);
+    let awaited = Awaited(sim.clone());
+    assert!(sim.at_once().is_some() && awaited.at_once().is_none());
+    for concurrency in [1, 4] {
+        let mut runs = Vec::new();
+        for source in [&sim as &dyn Source, &awaited] {
+            let dir = tempfile::tempdir().unwrap();
+            let files = RunFiles {
+                log: dir.path().join("t.log"),
+                checkpoint: dir.path().join("t.ck"),
+                checkpoint_interval: Duration::from_secs(60),
+                outputs: Vec::new(),
+            };
+            let plan = RunPlan {
+                schedule: Schedule {
+                    iterations: 3000,
+                    a: 300.0,
+                    alpha: 0.602,
+                    gamma: 0.101,
+                },
+                ..plan(concurrency)
+            };
+            let mut tuner = Tuner::prepare(vars.clone(), plan, files, StartMode::New).unwrap();
+            runtime()
+                .block_on(tuner.run(source, &Shutdown::new(), &mut Quiet))
+                .unwrap();
+            let theta = tuner.state().theta.clone();
+            runs.push((theta, std::fs::read(dir.path().join("t.log")).unwrap()));
+        }
+        assert_eq!(runs[0].0, runs[1].0, "Concurrency {concurrency}: θ");
+        assert!(runs[0].1 == runs[1].1, "Concurrency {concurrency}: θ log");
+    }
+}

@@ -153,6 +153,14 @@ pub trait Source: Send + Sync {
         part: usize,
     ) -> BoxFuture<'a, Result<Measurement>>;
 
+    /// A source that measures a whole trial at once, synchronously and without waiting on
+    /// anything (the simulator), says so here: the pool then drives it without futures, slots
+    /// or timers, in the order its async loop would (see [`crate::pool`]). Such a source
+    /// measures each trial in one part.
+    fn at_once(&self) -> Option<&dyn AtOnce> {
+        None
+    }
+
     /// Files this source writes records to: a fresh start keeps them as backups, a resume
     /// truncates them to the checkpoint's lengths.
     fn outputs(&self) -> Vec<PathBuf> {
@@ -163,6 +171,13 @@ pub trait Source: Send + Sync {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
+}
+
+/// A source whose measurement of a trial is ready the moment it is asked for.
+pub trait AtOnce {
+    /// Measure all of `trial`: the same measurement its one part gives through
+    /// [`Source::run_part`].
+    fn measure(&self, trial: &Trial) -> Result<Measurement>;
 }
 
 /// What a run needs besides the config to open its source.

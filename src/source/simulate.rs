@@ -10,7 +10,7 @@ use rand::{RngExt, SeedableRng};
 
 use futures::future::BoxFuture;
 
-use super::{GameScore, Measurement, Source, Trial};
+use super::{AtOnce, GameScore, Measurement, Source, Trial};
 use crate::vars::Variable;
 
 /// The simulated opponent pair.
@@ -96,6 +96,16 @@ impl Source for Simulator {
     ) -> BoxFuture<'a, anyhow::Result<Measurement>> {
         let m = self.measure(trial);
         Box::pin(std::future::ready(Ok(m)))
+    }
+
+    fn at_once(&self) -> Option<&dyn AtOnce> {
+        Some(self)
+    }
+}
+
+impl AtOnce for Simulator {
+    fn measure(&self, trial: &Trial) -> anyhow::Result<Measurement> {
+        Ok(Simulator::measure(self, trial))
     }
 }
 

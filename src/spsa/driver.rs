@@ -14,18 +14,18 @@
 //! what a checkpoint stores: θ and exactly which iterations were applied, so a resume after
 //! kill -9 plays exactly the missing ones.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use std::convert::Infallible;
 
 use rand::{Rng, TryRng};
 use serde::{Deserialize, Serialize};
 
-use super::Spsa;
 use super::rounding::{RoundingMode, round_pair};
+use super::{Factors, Perturbation, Spsa, signs};
 
 /// One iteration as handed to a source: everything the core decided.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trial {
     /// The 1-based SPSA iteration k.
     pub iteration: u64,
@@ -111,7 +111,9 @@ pub struct Driver {
     next_fresh: u64,
     /// Not applied and not in flight: handed out again first, smallest first.
     pending: BTreeSet<u64>,
-    in_flight: HashSet<u64>,
+    /// Handed out and not yet applied, with the schedule's factors computed when it was (so an
+    /// update costs no powers). As many as trials in flight, a handful: a list beats a map.
+    in_flight: Vec<(u64, Factors)>,
     applied: u64,
 }
 
@@ -127,7 +129,7 @@ impl Driver {
             theta: state.theta,
             next_fresh: state.next_fresh.max(1),
             pending: state.missing.into_iter().collect(),
-            in_flight: HashSet::new(),
+            in_flight: Vec::new(),
             applied,
         }
     }
@@ -164,7 +166,7 @@ impl Driver {
             .pending
             .iter()
             .copied()
-            .chain(self.in_flight.iter().copied())
+            .chain(self.in_flight.iter().map(|&(k, _)| k))
             .collect();
         missing.sort_unstable();
         DriverState {
@@ -177,32 +179,51 @@ impl Driver {
     /// The next iteration to play: a missing one first (smallest k), then a new one. `None` when
     /// every iteration is applied or in flight.
     pub fn next_trial(&mut self) -> Option<Trial> {
+        let mut trial = Trial::default();
+        self.next_trial_into(&mut trial).then_some(trial)
+    }
+
+    /// [`Driver::next_trial`] into `trial`, reusing its vectors (a finished trial handed back);
+    /// false, with `trial` untouched, when there is nothing to hand out.
+    pub fn next_trial_into(&mut self, trial: &mut Trial) -> bool {
         let k = match self.pending.pop_first() {
             Some(k) => k,
             None if self.next_fresh <= self.total() => {
                 self.next_fresh += 1;
                 self.next_fresh - 1
             }
-            None => return None,
+            None => return false,
         };
-        self.in_flight.insert(k);
-        Some(self.trial(k))
+        let f = self.spsa.factors(k);
+        self.in_flight.push((k, f));
+        self.trial_into(k, f, trial);
+        true
     }
 
     /// The trial for iteration k at the current θ (without handing it out).
     pub fn trial(&self, k: u64) -> Trial {
+        let mut trial = Trial::default();
+        self.trial_into(k, self.spsa.factors(k), &mut trial);
+        trial
+    }
+
+    fn trial_into(&self, k: u64, f: Factors, trial: &mut Trial) {
         let mut rng = self.rng_for(k);
-        let p = self.spsa.perturb(&self.theta, k, &mut rng);
-        let c_k: Vec<f64> = (0..self.spsa.len())
-            .map(|i| self.spsa.gains(i, k).c_k)
-            .collect();
+        let mut p = Perturbation {
+            iteration: k,
+            delta: std::mem::take(&mut trial.delta),
+            plus: std::mem::take(&mut trial.plus),
+            minus: std::mem::take(&mut trial.minus),
+        };
+        self.spsa
+            .perturb_into(&self.theta, f, &mut rng, &mut p, &mut trial.c_k);
         let (mut plus, mut minus) = (p.plus, p.minus);
         if let Rounding::Integer(mode) = self.rounding {
             for i in 0..plus.len() {
                 let (rp, rm) = round_pair(
                     plus[i],
                     minus[i],
-                    c_k[i],
+                    trial.c_k[i],
                     self.spsa.bounds(i),
                     mode,
                     unit_interval(rng.next_u64()),
@@ -211,16 +232,13 @@ impl Driver {
                 minus[i] = rm as f64;
             }
         }
-        Trial {
-            iteration: k,
-            delta: p.delta,
-            c_k,
-            plus,
-            minus,
-            opening: (k - 1) * u64::from(self.pairs),
-            pairs: self.pairs,
-            seed: rng.next_u64(),
-        }
+        trial.iteration = k;
+        trial.delta = p.delta;
+        trial.plus = plus;
+        trial.minus = minus;
+        trial.opening = (k - 1) * u64::from(self.pairs);
+        trial.pairs = self.pairs;
+        trial.seed = rng.next_u64();
     }
 
     /// Apply iteration k's measured signal (the pair score sum for games, −(L+−L−)/2 for a
@@ -234,24 +252,36 @@ impl Driver {
         if !signal.is_finite() {
             return Err(ApplyError::NotFinite(signal));
         }
-        if !self.in_flight.remove(&k) && !self.pending.remove(&k) {
-            return Err(if k < self.next_fresh {
-                ApplyError::AlreadyApplied(k)
-            } else {
-                ApplyError::NotHandedOut(k)
-            });
-        }
-        let delta = self.spsa.draw_delta(&mut self.rng_for(k));
-        self.spsa.apply(&mut self.theta, k, &delta, signal);
+        let f = match self.take_in_flight(k) {
+            Some(f) => f,
+            None if self.pending.remove(&k) => self.spsa.factors(k),
+            None => {
+                return Err(if k < self.next_fresh {
+                    ApplyError::AlreadyApplied(k)
+                } else {
+                    ApplyError::NotHandedOut(k)
+                });
+            }
+        };
+        // δ drawn again from the iteration's stream, as the trial drew it.
+        let mut rng = self.rng_for(k);
+        let delta = signs(&mut rng, self.spsa.len());
+        self.spsa.apply_at(&mut self.theta, f, delta, signal);
         self.applied += 1;
         Ok(())
     }
 
     /// Give iteration k back (its result will never come): it is handed out again first.
     pub fn abandon(&mut self, k: u64) {
-        if self.in_flight.remove(&k) {
+        if self.take_in_flight(k).is_some() {
             self.pending.insert(k);
         }
+    }
+
+    /// Remove iteration k from the trials in flight; its factors if it was there.
+    fn take_in_flight(&mut self, k: u64) -> Option<Factors> {
+        let at = self.in_flight.iter().position(|&(i, _)| i == k)?;
+        Some(self.in_flight.swap_remove(at).1)
     }
 
     /// The random stream of iteration k: δ first, then rounding draws, then the trial's seed.

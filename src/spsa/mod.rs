@@ -102,21 +102,27 @@ impl Spsa {
         self.c.is_empty()
     }
 
-    /// The factors k^−γ and (A+k)^−α shared by all variables at iteration k.
-    fn factors(&self, k: u64) -> (f64, f64) {
+    /// The factors k^−γ and (A+k)^−α shared by all variables at iteration k: the only powers
+    /// an iteration needs. The driver computes them once per trial and keeps them until the
+    /// trial's update is applied.
+    pub fn factors(&self, k: u64) -> Factors {
         let k = k as f64;
-        (
-            k.powf(-self.schedule.gamma),
-            (self.schedule.a + k).powf(-self.schedule.alpha),
-        )
+        Factors {
+            c: k.powf(-self.schedule.gamma),
+            a: (self.schedule.a + k).powf(-self.schedule.alpha),
+        }
     }
 
     /// The gains of variable `index` at iteration k.
     pub fn gains(&self, index: usize, k: u64) -> Gains {
-        let (cf, af) = self.factors(k);
+        self.gains_at(index, self.factors(k))
+    }
+
+    /// The gains of variable `index` at the iteration whose factors are `f`.
+    pub fn gains_at(&self, index: usize, f: Factors) -> Gains {
         Gains {
-            c_k: self.c[index] * cf,
-            a_k: self.a[index] * af,
+            c_k: self.c[index] * f.c,
+            a_k: self.a[index] * f.a,
         }
     }
 
@@ -132,48 +138,93 @@ impl Spsa {
 
     /// Draw δ: ±1 per variable, 64 variables per random word.
     pub fn draw_delta<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
-        let n = self.len();
-        let mut delta = Vec::with_capacity(n);
-        let mut bits = 0u64;
-        for i in 0..n {
-            if i % 64 == 0 {
-                bits = rng.next_u64();
-            }
-            delta.push(if bits & 1 == 1 { 1.0 } else { -1.0 });
-            bits >>= 1;
-        }
-        delta
+        signs(rng, self.len()).collect()
     }
 
     /// Draw δ for iteration k and the clipped points θ ± c_k·δ.
     pub fn perturb<R: Rng + ?Sized>(&self, theta: &[f64], k: u64, rng: &mut R) -> Perturbation {
-        let n = self.len();
-        let (cf, _) = self.factors(k);
-        let delta = self.draw_delta(rng);
-        let mut plus = Vec::with_capacity(n);
-        let mut minus = Vec::with_capacity(n);
-        for i in 0..n {
-            let step = self.c[i] * cf * delta[i];
-            plus.push(self.clip(i, theta[i] + step));
-            minus.push(self.clip(i, theta[i] - step));
-        }
-        Perturbation {
+        let mut p = Perturbation {
             iteration: k,
-            delta,
-            plus,
-            minus,
+            delta: Vec::new(),
+            plus: Vec::new(),
+            minus: Vec::new(),
+        };
+        let mut c_k = Vec::new();
+        self.perturb_into(theta, self.factors(k), rng, &mut p, &mut c_k);
+        p
+    }
+
+    /// [`Spsa::perturb`] at the factors `f` of iteration `p.iteration`, into `p`'s vectors
+    /// (reused, not reallocated), with each variable's c_k into `c_k`.
+    pub fn perturb_into<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        f: Factors,
+        rng: &mut R,
+        p: &mut Perturbation,
+        c_k: &mut Vec<f64>,
+    ) {
+        p.delta.clear();
+        p.delta.extend(signs(rng, self.len()));
+        c_k.clear();
+        c_k.extend(self.c.iter().map(|c| c * f.c));
+        let n = self.len();
+        p.plus.resize(n, 0.0);
+        p.minus.resize(n, 0.0);
+        // Every slice cut to n: the loop runs without bounds checks.
+        let (theta, c_k, delta) = (&theta[..n], &c_k[..n], &p.delta[..n]);
+        let (min, max) = (&self.min[..n], &self.max[..n]);
+        let (plus, minus) = (&mut p.plus[..n], &mut p.minus[..n]);
+        for i in 0..n {
+            let step = c_k[i] * delta[i];
+            plus[i] = (theta[i] + step).clamp(min[i], max[i]);
+            minus[i] = (theta[i] - step).clamp(min[i], max[i]);
         }
     }
 
     /// Apply θ += R_k·c_k·match/δ for iteration k with sign vector δ, then clip θ.
     pub fn apply(&self, theta: &mut [f64], k: u64, delta: &[f64], match_result: f64) {
-        let (cf, af) = self.factors(k);
-        for (i, t) in theta.iter_mut().enumerate() {
+        self.apply_at(theta, self.factors(k), delta.iter().copied(), match_result);
+    }
+
+    /// [`Spsa::apply`] at the factors `f` of the iteration, with its signs as they come (from
+    /// [`signs`] of the iteration's stream, without collecting them).
+    pub fn apply_at(
+        &self,
+        theta: &mut [f64],
+        f: Factors,
+        delta: impl IntoIterator<Item = f64>,
+        match_result: f64,
+    ) {
+        for (i, (t, d)) in theta.iter_mut().zip(delta).enumerate() {
             // R_k·c_k = a_k/c_k, and 1/δ = δ for δ = ±1.
-            let step = (self.a[i] * af) / (self.c[i] * cf) * match_result * delta[i];
+            let step = (self.a[i] * f.a) / (self.c[i] * f.c) * match_result * d;
             *t = self.clip(i, *t + step);
         }
     }
+}
+
+/// The per-iteration factors of the schedule: c_k = c_i·`c`, a_k = a_i·`a`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Factors {
+    /// k^−γ.
+    pub c: f64,
+    /// (A+k)^−α.
+    pub a: f64,
+}
+
+/// The signs δ of `n` variables as drawn from `rng`: ±1 each, 64 per random word, lowest bit
+/// first (what [`Spsa::draw_delta`] collects).
+pub fn signs<R: Rng + ?Sized>(rng: &mut R, n: usize) -> impl Iterator<Item = f64> + '_ {
+    let mut bits = 0u64;
+    (0..n).map(move |i| {
+        if i % 64 == 0 {
+            bits = rng.next_u64();
+        }
+        let d = if bits & 1 == 1 { 1.0 } else { -1.0 };
+        bits >>= 1;
+        d
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The θ log: one CSV row per applied update, `iteration,<θ of each variable>`, after a header
 //! naming the columns. Append-only. It is flushed whenever 50 ms have passed since the last
 //! flush, so a real run (whose pairs take far longer) flushes every row, and a crash of a fast
-//! simulation loses at most 50 ms of rows, which a resume recomputes anyway.
+//! simulation loses at most 50 ms of rows, which a resume recomputes anyway. A caller that
+//! writes millions of rows a second appends with [`ThetaLog::append_row`] and looks at the
+//! clock itself now and then ([`ThetaLog::flush_if_due`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -10,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::vars::push_value;
+use crate::vars::{put_byte, put_value};
 
 /// Decimal places written for θ: enough for plots and reports, not 15 digits of noise.
 pub const LOG_DECIMALS: usize = 4;
@@ -22,6 +24,7 @@ pub struct ThetaLog {
     file: BufWriter<File>,
     /// Bytes written so far, flushed or not.
     bytes: u64,
+    /// Scratch for one row: its length is room, not content.
     row: Vec<u8>,
     last_flush: Instant,
 }
@@ -39,19 +42,20 @@ impl ThetaLog {
             .open(path)
             .with_context(|| format!("{}: cannot create log", path.display()))?;
         let mut log = ThetaLog::wrap(path, file, 0);
-        log.row.extend_from_slice(b"iteration");
+        let mut header = b"iteration".to_vec();
         for name in names {
-            log.row.push(b',');
+            header.push(b',');
             if name.contains('"') {
-                log.row.push(b'"');
-                log.row
-                    .extend_from_slice(name.replace('"', "\"\"").as_bytes());
-                log.row.push(b'"');
+                header.push(b'"');
+                header.extend_from_slice(name.replace('"', "\"\"").as_bytes());
+                header.push(b'"');
             } else {
-                log.row.extend_from_slice(name.as_bytes());
+                header.extend_from_slice(name.as_bytes());
             }
         }
-        log.write_row()?;
+        header.push(b'\n');
+        log.row = header;
+        log.write_row(log.row.len())?;
         log.flush()?;
         Ok(log)
     }
@@ -91,25 +95,36 @@ impl ThetaLog {
 
     /// Append one row; flushes if the last flush was long enough ago.
     pub fn append(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
-        push_value(&mut self.row, iteration as f64, 0);
+        self.append_row(iteration, theta)?;
+        self.flush_if_due(Instant::now())
+    }
+
+    /// Append one row to the buffer, without looking at the clock.
+    pub fn append_row(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
+        let row = &mut self.row;
+        let mut at = put_value(row, 0, iteration as f64, 0);
         for &t in theta {
-            self.row.push(b',');
-            push_value(&mut self.row, t, LOG_DECIMALS);
+            at = put_byte(row, at, b',');
+            at = put_value(row, at, t, LOG_DECIMALS);
         }
-        self.write_row()?;
-        if self.last_flush.elapsed() >= FLUSH_EVERY {
+        at = put_byte(row, at, b'\n');
+        self.write_row(at)
+    }
+
+    /// Flush if 50 ms have passed between the last flush and `now`.
+    pub fn flush_if_due(&mut self, now: Instant) -> Result<()> {
+        if now.saturating_duration_since(self.last_flush) >= FLUSH_EVERY {
             self.flush()?;
         }
         Ok(())
     }
 
-    fn write_row(&mut self) -> Result<()> {
-        self.row.push(b'\n');
+    /// Write the row's first `len` bytes (a whole line).
+    fn write_row(&mut self, len: usize) -> Result<()> {
         self.file
-            .write_all(&self.row)
+            .write_all(&self.row[..len])
             .with_context(|| format!("{}: cannot write log", self.path.display()))?;
-        self.bytes += self.row.len() as u64;
-        self.row.clear();
+        self.bytes += len as u64;
         Ok(())
     }
 

@@ -252,10 +252,21 @@ impl Tuner {
         observer: &mut dyn Observer,
     ) -> Result<Ending> {
         let concurrency = self.plan.concurrency;
+        // Trials of a source that waits (games, positions) take far longer than a clock read;
+        // one measured at once (simulation) takes less than one, so the clock is read every
+        // CLOCK_STRIDE of its updates.
+        let clock_stride = if source.at_once().is_some() {
+            CLOCK_STRIDE
+        } else {
+            1
+        };
         let mut feed = TunerFeed {
             tuner: self,
             observer,
             last_save: Instant::now(),
+            clock_stride,
+            since_clock: 0,
+            spare: None,
         };
         let result = pool::run(source, concurrency, &mut feed, shutdown).await;
         if self.driver.is_finished() {
@@ -289,7 +300,8 @@ impl Tuner {
             self.outputs.append(r)?;
         }
         self.state.applied = self.driver.applied();
-        self.log.append(self.state.applied, self.driver.theta())?;
+        self.log
+            .append_row(self.state.applied, self.driver.theta())?;
         self.faulty_streak = if m.all_faulty() {
             self.faulty_streak + 1
         } else {
@@ -306,16 +318,30 @@ impl Tuner {
     }
 }
 
+/// Updates between two clock reads (θ log flush, checkpoint) when trials are measured at once.
+const CLOCK_STRIDE: u32 = 64;
+
 /// The tuner as the pool's feed.
 struct TunerFeed<'a> {
     tuner: &'a mut Tuner,
     observer: &'a mut dyn Observer,
     last_save: Instant,
+    /// Updates between clock reads: 1, or [`CLOCK_STRIDE`] for a source measured at once.
+    clock_stride: u32,
+    since_clock: u32,
+    /// The last applied trial, whose vectors the next trial reuses.
+    spare: Option<Trial>,
 }
 
 impl Feed for TunerFeed<'_> {
     fn next_trial(&mut self) -> Option<Trial> {
-        self.tuner.driver.next_trial()
+        let mut trial = self.spare.take().unwrap_or_default();
+        if self.tuner.driver.next_trial_into(&mut trial) {
+            Some(trial)
+        } else {
+            self.spare = Some(trial);
+            None
+        }
     }
 
     fn finished(&mut self, trial: Trial, m: Measurement) -> Result<()> {
@@ -329,9 +355,17 @@ impl Feed for TunerFeed<'_> {
             measurement: &m,
             counts: &t.state.counts,
         });
-        if self.last_save.elapsed() >= t.files.checkpoint_interval {
-            t.save()?;
-            self.last_save = Instant::now();
+        self.spare = Some(trial);
+        self.since_clock += 1;
+        if self.since_clock >= self.clock_stride {
+            self.since_clock = 0;
+            let now = Instant::now();
+            if now.saturating_duration_since(self.last_save) >= t.files.checkpoint_interval {
+                t.save()?;
+                self.last_save = Instant::now();
+            } else {
+                t.log.flush_if_due(now)?;
+            }
         }
         Ok(())
     }
