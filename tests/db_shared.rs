@@ -9,28 +9,11 @@ use std::time::{Duration, Instant};
 
 mod pg_common;
 mod run_common;
-use pg_common::{Cluster, TestDb};
+use pg_common::{Cluster, TestDb, sim_config};
 use run_common::{log_iterations, spsa_in, text};
 
 const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
-
-/// A simulated run's config and variables in `dir`.
-fn sim_config(dir: &Path, name: &str, iterations: u64, seed: u64, concurrency: usize) {
-    std::fs::write(
-        dir.join(format!("{name}.var")),
-        "x,100,-1000,1000,100,0.002,1\ny,-50,-1000,1000,100,0.002,4\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "simulate = true\nvariables = \"{name}.var\"\nlog = \"{name}.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = {concurrency}\nseed = {seed}\n",
-            iterations / 10
-        ),
-    )
-    .unwrap();
-}
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     Command::new(SPSA)

@@ -11,7 +11,8 @@ use crate::shutdown::Shutdown;
 
 #[derive(Args)]
 pub struct WorkerArgs {
-    /// The database, e.g. postgres://worker:PASSWORD@host/spsa (add ?sslmode=require for TLS).
+    /// The database, e.g. postgres://worker:PASSWORD@host/spsa; add
+    /// ?sslmode=verify-full&sslrootcert=CA.crt to check the server (see docs/shared-runs.md).
     #[arg(long, value_name = "URL")]
     db: String,
     /// Games played at once.

@@ -36,6 +36,7 @@ pub mod owner;
 pub mod records;
 pub mod run;
 pub mod status;
+pub mod tls;
 pub mod worker;
 
 use serde::{Deserialize, Serialize};
