@@ -888,3 +888,119 @@ fn a_worker_serves_the_highest_priority_run_first_and_nothing_of_a_paused_run() 
         owner.wait().unwrap();
     }
 }
+
+#[test]
+fn prune_deletes_the_records_of_finished_runs_only() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("prune");
+    let runs_of = |sql: &str| count(&db, sql);
+    // Run `done` plays to its end; run `live` is left active half-way (its process killed).
+    let done_dir = tempfile::tempdir().unwrap();
+    sim_config(done_dir.path(), "a", 20, 3, 1);
+    let out = spsa_in(done_dir.path(), &["run", "a.toml", "--db", &db.url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let done = run_id(&db);
+    let live_dir = tempfile::tempdir().unwrap();
+    let live_n = 1500;
+    sim_config(live_dir.path(), "b", live_n, 4, 2);
+    let mut owner = spawn(live_dir.path(), &["run", "b.toml", "--db", &db.url]);
+    let live = wait_for(
+        &db,
+        &format!("SELECT max(id) FROM spsa.runs WHERE id > {done} AND applied > 30"),
+        |s| !s.is_empty(),
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let state = |run: &str| db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {run}"));
+    assert_eq!(
+        (state(&done), state(&live)),
+        ("finished".into(), "active".into())
+    );
+    let results = |run: &str| {
+        runs_of(&format!(
+            "SELECT count(*) FROM spsa.results WHERE run_id = {run}"
+        ))
+    };
+    let work = |run: &str| {
+        runs_of(&format!(
+            "SELECT count(*) FROM spsa.work WHERE run_id = {run}"
+        ))
+    };
+    let summary = |run: &str| {
+        db.psql(&format!(
+            "SELECT state, applied, theta, wins + draws + losses, pentanomial FROM spsa.runs WHERE id = {run}"
+        ))
+    };
+    let done_summary = summary(&done);
+    let live_applied = runs_of(&format!("SELECT applied FROM spsa.runs WHERE id = {live}"));
+    let prune = |args: &[&str]| {
+        let mut all = vec!["prune", "--db", &db.url];
+        all.extend(args);
+        let out = spsa_in(done_dir.path(), &all);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+
+    // Finished seconds ago: not older than a day.
+    let shown = prune(&["--older-than", "1"]);
+    assert!(
+        shown.starts_with("0 runs finished or stopped more than 1 days ago"),
+        "{shown}"
+    );
+    assert_eq!((results(&done), work(&done)), (20, 20));
+    // A dry run says what would go and deletes nothing.
+    let shown = prune(&["--older-than", "0", "--dry-run"]);
+    assert!(
+        shown.contains(&format!("run {done} finished "))
+            && shown.contains("would delete 20 results")
+            && shown.contains("and 20 work rows")
+            && shown.contains("nothing deleted")
+            && !shown.contains(&format!("run {live} ")),
+        "{shown}"
+    );
+    assert_eq!((results(&done), work(&done)), (20, 20));
+    // A worker's role may not prune.
+    let worker_url = db.worker_role("prune_w", "pwp");
+    let refused = spsa_in(
+        done_dir.path(),
+        &["prune", "--db", &worker_url, "--older-than", "0"],
+    );
+    assert!(!refused.status.success());
+    assert!(!text(&refused.stderr).contains("pwp"));
+    assert_eq!((results(&done), work(&done)), (20, 20));
+
+    let shown = prune(&["--older-than", "0"]);
+    assert!(
+        shown.contains(&format!("run {done} finished "))
+            && shown.contains("deleted 20 results")
+            && shown
+                .contains("1 runs finished or stopped more than 0 days ago: deleted 20 results"),
+        "{shown}"
+    );
+    assert!(!shown.contains(&format!("run {live} ")), "{shown}");
+    // The finished run's records are gone, its summary and final θ are not.
+    assert_eq!((results(&done), work(&done)), (0, 0));
+    assert_eq!(summary(&done), done_summary);
+    // The active run is untouched: a result row for every applied iteration, every work row.
+    assert_eq!(results(&live), live_applied);
+    assert_eq!(work(&live), live_n);
+    assert_eq!(state(&live), "active");
+    // Nothing is left to prune; the run still lists; it cannot be resumed.
+    assert!(prune(&["--older-than", "0"]).starts_with("0 runs"));
+    let status = spsa_in(done_dir.path(), &["status", "--db", &worker_url]);
+    let listed = text(&status.stdout);
+    assert!(
+        listed.contains(&format!("run {done} finished ")) && listed.contains("20/20 iterations"),
+        "{listed}"
+    );
+    let resume = spsa_in(
+        done_dir.path(),
+        &["run", "a.toml", "--db", &db.url, "--resume"],
+    );
+    assert_eq!(resume.status.code(), Some(2), "{}", text(&resume.stderr));
+    assert!(
+        text(&resume.stderr).contains("was pruned on"),
+        "{}",
+        text(&resume.stderr)
+    );
+}

@@ -33,6 +33,7 @@
 
 pub mod conn;
 pub mod owner;
+pub mod prune;
 pub mod records;
 pub mod run;
 pub mod status;

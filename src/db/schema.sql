@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS spsa.runs (
 -- Added after the first schema: a run can be paused (`spsa serve --admin-token-file`), and a
 -- worker serves the active run of highest priority first.
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS priority int NOT NULL DEFAULT 0;
+-- When `spsa prune` deleted the run's results and work rows (its row, θ and counts stay).
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS pruned timestamptz;
 ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_state_check;
 ALTER TABLE spsa.runs ADD CONSTRAINT runs_state_check
   CHECK (state IN ('active', 'paused', 'finished', 'stopped'));

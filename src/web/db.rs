@@ -113,10 +113,11 @@ impl SharedRuns {
             return Ok(None);
         };
         let summary = summary(&row);
-        let (def, start, theta, pentanomial, wdl) = {
+        let (def, start, theta, pentanomial, wdl, pruned) = {
             let r = c
                     .query_one(
-                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses FROM spsa.runs WHERE id = $1",
+                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses,
+                                to_char(pruned, 'YYYY-MM-DD HH24:MI TZ') FROM spsa.runs WHERE id = $1",
                         &[&id],
                     )
                     .await?;
@@ -124,7 +125,8 @@ impl SharedRuns {
             let (start, theta, pent): (Vec<f64>, Vec<f64>, Vec<i64>) =
                 (r.get(1), r.get(2), r.get(3));
             let wdl: [i64; 3] = [r.get(4), r.get(5), r.get(6)];
-            (def, start, theta, pent, wdl)
+            let pruned: Option<String> = r.get(7);
+            (def, start, theta, pent, wdl, pruned)
         };
         let def: RunDefinition = serde_json::from_value(def)?;
         let vars = def.variables();
@@ -166,6 +168,7 @@ impl SharedRuns {
         let mut series = Series {
             rows: applied,
             values: vec![Vec::with_capacity(points.len()); vars.len()],
+            pruned,
             ..Series::default()
         };
         for p in &points {

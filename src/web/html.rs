@@ -367,7 +367,12 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     let _ = write!(
         out,
         "<h2>θ over iterations</h2><p id=\"points-note\">{rows} rows{}; blue θ, shaded θ ± c_k, dashed grey the start, red dashed a bound (when in view)</p><div class=\"grid\">",
-        if shown < rows as usize {
+        if let Some(when) = &d.series.pruned {
+            format!(
+                "; their records were pruned on {} (spsa prune): no history is left to draw, the current values below are the final θ",
+                esc(when)
+            )
+        } else if shown < rows as usize {
             format!(
                 ", drawn with {shown} evenly spread (at most {})",
                 model::MAX_POINTS
@@ -500,6 +505,7 @@ mod tests {
                 band_points: vec![0, rows - 1],
                 band: vec![vec![0.5, 0.4]],
                 iterations,
+                pruned: None,
             },
             loss: Vec::new(),
             pentanomial: [1, 2, 3, 2, 1],
@@ -536,6 +542,25 @@ mod tests {
             live.contains("25 rows;"),
             "no downsample note under the limit"
         );
+    }
+
+    #[test]
+    fn a_pruned_run_says_why_it_has_no_history() {
+        let mut d = detail(1);
+        d.summary.applied = 400;
+        d.series = Series {
+            rows: 400,
+            values: vec![Vec::new()],
+            band: vec![Vec::new()],
+            pruned: Some("2026-01-02 03:04 UTC".into()),
+            ..Series::default()
+        };
+        let page = run_page(&d, "v");
+        assert!(
+            page.contains("400 rows; their records were pruned on 2026-01-02 03:04 UTC"),
+            "{page}"
+        );
+        assert!(!page.contains("drawn with 0"), "{page}");
     }
 
     #[test]

@@ -67,6 +67,8 @@ pub struct Series {
     /// Indices into `iterations` where the c_k band is drawn, and `band[var][j]` its c_k there.
     pub band_points: Vec<usize>,
     pub band: Vec<Vec<f64>>,
+    /// When `spsa prune` deleted a shared run's results (then no point is left to draw).
+    pub pruned: Option<String>,
 }
 
 /// One point of the learning curve of a tune from positions.
