@@ -149,6 +149,11 @@ fn three_workers_finish_a_simulated_run() {
 
 /// An engine run of `iterations` iterations of `pairs` game pairs each.
 fn games_config(dir: &Path, iterations: u64, pairs: u64) {
+    games_config_limited(dir, iterations, pairs, "depth = 2\nmax_plies = 200");
+}
+
+/// The same with other `[games]` limits.
+fn games_config_limited(dir: &Path, iterations: u64, pairs: u64, limits: &str) {
     std::fs::write(
         dir.join("g.var"),
         "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
@@ -157,7 +162,7 @@ fn games_config(dir: &Path, iterations: u64, pairs: u64) {
     std::fs::write(
         dir.join("g.toml"),
         format!(
-            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 2\nmax_plies = 200\npgn = \"g.pgn\"\n"
+            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\n{limits}\npgn = \"g.pgn\"\n"
         ),
     )
     .unwrap();
@@ -1003,4 +1008,92 @@ fn prune_deletes_the_records_of_finished_runs_only() {
         "{}",
         text(&resume.stderr)
     );
+}
+
+#[test]
+fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("clock_scale");
+    let clock = "base_time_ms = 500\ninc_time_ms = 10\nmax_plies = 60";
+    // The role can be made once the schema exists (after the first run is created).
+    let worker_url = std::cell::OnceCell::new();
+    // A run of one pair created with `run_flags`, played by one worker with `worker_flags`:
+    // what the worker said, the owner's PGN, and the run's id.
+    let play = |run_flags: &[&str], worker_flags: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        games_config_limited(dir.path(), 1, 1, clock);
+        let before = psql_as(&db.url, "SELECT coalesce(max(id), 0) FROM spsa.runs")
+            .unwrap_or_else(|_| "0".into());
+        let mut args = vec!["run", "g.toml", "--db", &db.url, "--no-play"];
+        args.extend(run_flags);
+        let owner = spawn(dir.path(), &args);
+        let run = wait_for(
+            &db,
+            &format!("SELECT max(id) FROM spsa.runs WHERE id > {before}"),
+            |s| !s.is_empty(),
+        );
+        let url = worker_url.get_or_init(|| db.worker_role("clock_w", "pwc"));
+        let mut args = vec!["worker", "--db", url.as_str(), "--until-idle"];
+        args.extend(worker_flags);
+        let worker = spsa_in(dir.path(), &args);
+        let said = text(&worker.stderr);
+        assert!(worker.status.success(), "{said}");
+        assert!(finish(owner).status.success());
+        let pgn = std::fs::read_to_string(dir.path().join("g.pgn")).unwrap();
+        (said, pgn, run)
+    };
+    // The creator says the clock is meant for 200,000 nodes/s; this worker's machine does
+    // 100,000 (forced), so it plays twice the clock.
+    let (said, pgn, run) = play(
+        &["--reference-nps", "200000"],
+        &["--name", "slow", "--nps", "100000"],
+    );
+    assert!(said.contains("clock 0.5+0.01 × 2.00 = 1+0.02"), "{said}");
+    assert_eq!(pgn.matches("[TimeControl \"1+0.02\"]").count(), 2, "{pgn}");
+    assert_eq!(
+        pgn.matches("[TimeControlScale \"2.00\"]").count(),
+        2,
+        "{pgn}"
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT worker, nps, scale FROM spsa.worker_clocks WHERE run_id = {run}"
+        )),
+        "clock_w/slow|100000|2"
+    );
+
+    // No reference given: the first worker's benchmark of the engine becomes it (scale 1).
+    let (said, pgn, run) = play(&[], &["--name", "first"]);
+    assert!(said.contains("× 1.00 = 0.5+0.01"), "{said}");
+    let stored = db.psql(&format!(
+        "SELECT r.reference_nps = c.nps AND c.nps > 1000, c.scale FROM spsa.runs r JOIN spsa.worker_clocks c ON c.run_id = r.id WHERE r.id = {run}"
+    ));
+    assert_eq!(stored, "t|1", "the first worker's speed is the reference");
+    assert_eq!(
+        pgn.matches("[TimeControlScale \"1.00\"]").count(),
+        2,
+        "{pgn}"
+    );
+    assert_eq!(
+        pgn.matches("[TimeControl \"0.5+0.01\"]").count(),
+        2,
+        "{pgn}"
+    );
+
+    // A reference speed for a run without a clock is refused before anything is created.
+    let depth = tempfile::tempdir().unwrap();
+    games_config(depth.path(), 1, 1);
+    let refused = spsa_in(
+        depth.path(),
+        &[
+            "run",
+            "g.toml",
+            "--db",
+            &db.url,
+            "--reference-nps",
+            "100000",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("no clock to scale"));
 }

@@ -113,11 +113,11 @@ impl SharedRuns {
             return Ok(None);
         };
         let summary = summary(&row);
-        let (def, start, theta, pentanomial, wdl, pruned) = {
+        let (def, start, theta, pentanomial, wdl, pruned, reference_nps) = {
             let r = c
                     .query_one(
                         "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses,
-                                to_char(pruned, 'YYYY-MM-DD HH24:MI TZ') FROM spsa.runs WHERE id = $1",
+                                to_char(pruned, 'YYYY-MM-DD HH24:MI TZ'), reference_nps FROM spsa.runs WHERE id = $1",
                         &[&id],
                     )
                     .await?;
@@ -126,7 +126,15 @@ impl SharedRuns {
                 (r.get(1), r.get(2), r.get(3));
             let wdl: [i64; 3] = [r.get(4), r.get(5), r.get(6)];
             let pruned: Option<String> = r.get(7);
-            (def, start, theta, pent, wdl, pruned)
+            (
+                def,
+                start,
+                theta,
+                pent,
+                wdl,
+                pruned,
+                r.get::<_, Option<f64>>(8),
+            )
         };
         let def: RunDefinition = serde_json::from_value(def)?;
         let vars = def.variables();
@@ -157,8 +165,10 @@ impl SharedRuns {
                     .query(
                         "SELECT x.worker, count(*), coalesce(sum(coalesce(array_length(x.faults, 1), 0)), 0)::bigint,
                                 extract(epoch FROM now() - max(x.reported))::float8,
-                                extract(epoch FROM now() - max(k.last_seen))::float8, coalesce(max(k.note), '')
+                                extract(epoch FROM now() - max(k.last_seen))::float8, coalesce(max(k.note), ''),
+                                max(wc.nps), max(wc.scale)
                            FROM spsa.results x LEFT JOIN spsa.workers k ON k.name = x.worker
+                                LEFT JOIN spsa.worker_clocks wc ON wc.run_id = x.run_id AND wc.worker = x.worker
                           WHERE x.run_id = $1 GROUP BY x.worker ORDER BY max(x.reported) DESC LIMIT 200",
                         &[&id],
                     )
@@ -204,8 +214,11 @@ impl SharedRuns {
                     last_report_seconds: w.get::<_, f64>(3).max(0.0),
                     last_seen_seconds: w.get::<_, Option<f64>>(4),
                     note: w.get(5),
+                    nps: w.get(6),
+                    clock_scale: w.get(7),
                 })
                 .collect(),
+            reference_nps,
             uci,
             csv,
             summary,

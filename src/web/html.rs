@@ -424,11 +424,23 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         out.push_str("<p>not enough samples yet</p>");
     }
     if !d.workers.is_empty() || s.id.starts_with("db-") {
-        out.push_str("<h2>Workers</h2><table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>note</th></tr>");
-        for w in &d.workers {
+        out.push_str("<h2>Workers</h2>");
+        if let Some(nps) = d.reference_nps {
             let _ = write!(
                 out,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{} ago</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                "<p id=\"clock-note\">Each worker's clock is scaled by the run's reference speed, {} nodes/s, over its engine's speed on that machine (within ×0.25 to ×4); each game's PGN states it (TimeControlScale).</p>",
+                nps.round()
+            );
+        }
+        out.push_str("<table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>clock</th><th>note</th></tr>");
+        for w in &d.workers {
+            let clock = match (w.clock_scale, w.nps) {
+                (Some(scale), Some(nps)) => format!("×{scale:.2} ({} nodes/s)", nps.round()),
+                _ => "-".into(),
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{} ago</td><td class=\"n\">{}</td><td class=\"n\">{clock}</td><td>{}</td></tr>",
                 esc(&w.name),
                 w.results,
                 w.faults,
@@ -512,6 +524,7 @@ mod tests {
             wdl: [4, 10, 4],
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
             workers: Vec::new(),
+            reference_nps: None,
             uci: format!("setoption name {name} value 2\n"),
             csv: format!("{name},2,0,10,1,0.002,0\n"),
         }
@@ -561,6 +574,29 @@ mod tests {
             "{page}"
         );
         assert!(!page.contains("drawn with 0"), "{page}");
+    }
+
+    #[test]
+    fn a_clock_run_shows_each_workers_scale() {
+        let mut d = detail(3);
+        d.summary.id = "db-1".into();
+        d.reference_nps = Some(200_000.0);
+        d.workers = vec![model::WorkerView {
+            name: "w/slow".into(),
+            results: 3,
+            faults: 0,
+            last_report_seconds: 1.0,
+            last_seen_seconds: Some(1.0),
+            note: String::new(),
+            nps: Some(100_000.0),
+            clock_scale: Some(2.0),
+        }];
+        let page = run_page(&d, "v");
+        assert!(page.contains("reference speed, 200000 nodes/s"), "{page}");
+        assert!(
+            page.contains("<td class=\"n\">×2.00 (100000 nodes/s)</td>"),
+            "{page}"
+        );
     }
 
     #[test]
