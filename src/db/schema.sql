@@ -100,6 +100,29 @@ CREATE TABLE IF NOT EXISTS spsa.workers (
   note       text NOT NULL DEFAULT ''
 );
 
+-- A run's results by when they came (the rates on `spsa status` and the run page).
+CREATE INDEX IF NOT EXISTS results_recent ON spsa.results (run_id, reported);
+
+-- Per run and worker: results applied, their faults, the last one's time (the run page's
+-- workers table, without reading every result). Filled from the results when first created.
+DO $$
+BEGIN
+  IF to_regclass('spsa.worker_runs') IS NULL THEN
+    CREATE TABLE spsa.worker_runs (
+      run_id      bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+      worker      text NOT NULL,
+      results     bigint NOT NULL,
+      faults      bigint NOT NULL,
+      last_report timestamptz NOT NULL,
+      PRIMARY KEY (run_id, worker)
+    );
+    INSERT INTO spsa.worker_runs
+    SELECT run_id, worker, count(*), sum(coalesce(array_length(faults, 1), 0)), max(reported)
+      FROM spsa.results GROUP BY run_id, worker;
+  END IF;
+END
+$$;
+
 -- What each worker measured of a clock run's engine, and the scale it plays the clock at.
 CREATE TABLE IF NOT EXISTS spsa.worker_clocks (
   run_id    bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
@@ -267,6 +290,11 @@ BEGIN
                             pentanomial, faults, records, theta)
   VALUES (p_run, p_iteration, n, p_token, w, p_signal, p_wins, p_draws, p_losses,
           p_pentanomial, coalesce(p_faults, '{}'), coalesce(p_records, ''), new_theta);
+  INSERT INTO spsa.worker_runs (run_id, worker, results, faults, last_report)
+  VALUES (p_run, w, 1, coalesce(array_length(p_faults, 1), 0), now())
+  ON CONFLICT (run_id, worker) DO UPDATE
+    SET results = spsa.worker_runs.results + 1, faults = spsa.worker_runs.faults + excluded.faults,
+        last_report = excluded.last_report;
   UPDATE spsa.workers
      SET pairs = pairs + wk.pairs, games = games + 2 * wk.pairs,
          faults = faults + coalesce(array_length(p_faults, 1), 0), last_seen = now()

@@ -27,8 +27,8 @@ pub enum Action {
 
 const SUMMARY_SQL: &str = "SELECT r.id, r.name, r.state, r.applied, r.iterations, r.faults, r.priority,
        (r.definition->>'simulate')::boolean,
-       (SELECT coalesce(sum(w.pairs), 0)::bigint FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
-         WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds'),
+       (SELECT count(*) FROM spsa.results x WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds')
+         * coalesce((r.definition->>'pairs')::bigint, 1),
        extract(epoch FROM now() - r.updated)::float8,
        r.wins + r.draws + r.losses
   FROM spsa.runs r";
@@ -137,6 +137,8 @@ impl SharedRuns {
             )
         };
         let def: RunDefinition = serde_json::from_value(def)?;
+        // Every iteration of a run plays the same pairs: 2B games per result.
+        let games_per_result = 2.0 * f64::from(def.pairs.max(1));
         let vars = def.variables();
         let spsa = crate::spsa::Spsa::new(&vars, def.schedule());
         let applied = summary.applied;
@@ -154,8 +156,8 @@ impl SharedRuns {
                     .await?;
             let rates = c
                     .query(
-                        "SELECT (floor(extract(epoch FROM x.reported) / 60) * 60)::float8 AS t, sum(w.pairs)::float8
-                           FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
+                        "SELECT (floor(extract(epoch FROM x.reported) / 60) * 60)::float8 AS t, count(*)::float8
+                           FROM spsa.results x
                           WHERE x.run_id = $1 AND x.reported > now() - interval '4 hours'
                           GROUP BY 1 ORDER BY 1",
                         &[&id],
@@ -163,13 +165,12 @@ impl SharedRuns {
                     .await?;
             let workers = c
                     .query(
-                        "SELECT x.worker, count(*), coalesce(sum(coalesce(array_length(x.faults, 1), 0)), 0)::bigint,
-                                extract(epoch FROM now() - max(x.reported))::float8,
-                                extract(epoch FROM now() - max(k.last_seen))::float8, coalesce(max(k.note), ''),
-                                max(wc.nps), max(wc.scale)
-                           FROM spsa.results x LEFT JOIN spsa.workers k ON k.name = x.worker
+                        "SELECT x.worker, x.results, x.faults, extract(epoch FROM now() - x.last_report)::float8,
+                                extract(epoch FROM now() - k.last_seen)::float8, coalesce(k.note, ''),
+                                wc.nps, wc.scale
+                           FROM spsa.worker_runs x LEFT JOIN spsa.workers k ON k.name = x.worker
                                 LEFT JOIN spsa.worker_clocks wc ON wc.run_id = x.run_id AND wc.worker = x.worker
-                          WHERE x.run_id = $1 GROUP BY x.worker ORDER BY max(x.reported) DESC LIMIT 200",
+                          WHERE x.run_id = $1 ORDER BY x.last_report DESC LIMIT 200",
                         &[&id],
                     )
                     .await?;
@@ -203,7 +204,12 @@ impl SharedRuns {
             wdl: wdl.map(|x| x.max(0) as u64),
             rate_history: rates
                 .iter()
-                .map(|r| (r.get::<_, f64>(0), 2.0 * r.get::<_, f64>(1) / 60.0))
+                .map(|r| {
+                    (
+                        r.get::<_, f64>(0),
+                        games_per_result * r.get::<_, f64>(1) / 60.0,
+                    )
+                })
                 .collect(),
             workers: workers
                 .iter()
