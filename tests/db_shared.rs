@@ -9,28 +9,11 @@ use std::time::{Duration, Instant};
 
 mod pg_common;
 mod run_common;
-use pg_common::{Cluster, TestDb};
+use pg_common::{Cluster, TestDb, sim_config};
 use run_common::{log_iterations, spsa_in, text};
 
 const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
-
-/// A simulated run's config and variables in `dir`.
-fn sim_config(dir: &Path, name: &str, iterations: u64, seed: u64, concurrency: usize) {
-    std::fs::write(
-        dir.join(format!("{name}.var")),
-        "x,100,-1000,1000,100,0.002,1\ny,-50,-1000,1000,100,0.002,4\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "simulate = true\nvariables = \"{name}.var\"\nlog = \"{name}.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = {concurrency}\nseed = {seed}\n",
-            iterations / 10
-        ),
-    )
-    .unwrap();
-}
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     Command::new(SPSA)
@@ -166,6 +149,11 @@ fn three_workers_finish_a_simulated_run() {
 
 /// An engine run of `iterations` iterations of `pairs` game pairs each.
 fn games_config(dir: &Path, iterations: u64, pairs: u64) {
+    games_config_limited(dir, iterations, pairs, "depth = 2\nmax_plies = 200");
+}
+
+/// The same with other `[games]` limits.
+fn games_config_limited(dir: &Path, iterations: u64, pairs: u64, limits: &str) {
     std::fs::write(
         dir.join("g.var"),
         "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
@@ -174,7 +162,7 @@ fn games_config(dir: &Path, iterations: u64, pairs: u64) {
     std::fs::write(
         dir.join("g.toml"),
         format!(
-            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\ndepth = 2\nmax_plies = 200\npgn = \"g.pgn\"\n"
+            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\n{limits}\npgn = \"g.pgn\"\n"
         ),
     )
     .unwrap();
@@ -904,4 +892,208 @@ fn a_worker_serves_the_highest_priority_run_first_and_nothing_of_a_paused_run() 
         owner.kill().unwrap();
         owner.wait().unwrap();
     }
+}
+
+#[test]
+fn prune_deletes_the_records_of_finished_runs_only() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("prune");
+    let runs_of = |sql: &str| count(&db, sql);
+    // Run `done` plays to its end; run `live` is left active half-way (its process killed).
+    let done_dir = tempfile::tempdir().unwrap();
+    sim_config(done_dir.path(), "a", 20, 3, 1);
+    let out = spsa_in(done_dir.path(), &["run", "a.toml", "--db", &db.url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let done = run_id(&db);
+    let live_dir = tempfile::tempdir().unwrap();
+    let live_n = 1500;
+    sim_config(live_dir.path(), "b", live_n, 4, 2);
+    let mut owner = spawn(live_dir.path(), &["run", "b.toml", "--db", &db.url]);
+    let live = wait_for(
+        &db,
+        &format!("SELECT max(id) FROM spsa.runs WHERE id > {done} AND applied > 30"),
+        |s| !s.is_empty(),
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let state = |run: &str| db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {run}"));
+    assert_eq!(
+        (state(&done), state(&live)),
+        ("finished".into(), "active".into())
+    );
+    let results = |run: &str| {
+        runs_of(&format!(
+            "SELECT count(*) FROM spsa.results WHERE run_id = {run}"
+        ))
+    };
+    let work = |run: &str| {
+        runs_of(&format!(
+            "SELECT count(*) FROM spsa.work WHERE run_id = {run}"
+        ))
+    };
+    let summary = |run: &str| {
+        db.psql(&format!(
+            "SELECT state, applied, theta, wins + draws + losses, pentanomial FROM spsa.runs WHERE id = {run}"
+        ))
+    };
+    let done_summary = summary(&done);
+    let live_applied = runs_of(&format!("SELECT applied FROM spsa.runs WHERE id = {live}"));
+    let prune = |args: &[&str]| {
+        let mut all = vec!["prune", "--db", &db.url];
+        all.extend(args);
+        let out = spsa_in(done_dir.path(), &all);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+
+    // Finished seconds ago: not older than a day.
+    let shown = prune(&["--older-than", "1"]);
+    assert!(
+        shown.starts_with("0 runs finished or stopped more than 1 days ago"),
+        "{shown}"
+    );
+    assert_eq!((results(&done), work(&done)), (20, 20));
+    // A dry run says what would go and deletes nothing.
+    let shown = prune(&["--older-than", "0", "--dry-run"]);
+    assert!(
+        shown.contains(&format!("run {done} finished "))
+            && shown.contains("would delete 20 results")
+            && shown.contains("and 20 work rows")
+            && shown.contains("nothing deleted")
+            && !shown.contains(&format!("run {live} ")),
+        "{shown}"
+    );
+    assert_eq!((results(&done), work(&done)), (20, 20));
+    // A worker's role may not prune.
+    let worker_url = db.worker_role("prune_w", "pwp");
+    let refused = spsa_in(
+        done_dir.path(),
+        &["prune", "--db", &worker_url, "--older-than", "0"],
+    );
+    assert!(!refused.status.success());
+    assert!(!text(&refused.stderr).contains("pwp"));
+    assert_eq!((results(&done), work(&done)), (20, 20));
+
+    let shown = prune(&["--older-than", "0"]);
+    assert!(
+        shown.contains(&format!("run {done} finished "))
+            && shown.contains("deleted 20 results")
+            && shown
+                .contains("1 runs finished or stopped more than 0 days ago: deleted 20 results"),
+        "{shown}"
+    );
+    assert!(!shown.contains(&format!("run {live} ")), "{shown}");
+    // The finished run's records are gone, its summary and final θ are not.
+    assert_eq!((results(&done), work(&done)), (0, 0));
+    assert_eq!(summary(&done), done_summary);
+    // The active run is untouched: a result row for every applied iteration, every work row.
+    assert_eq!(results(&live), live_applied);
+    assert_eq!(work(&live), live_n);
+    assert_eq!(state(&live), "active");
+    // Nothing is left to prune; the run still lists; it cannot be resumed.
+    assert!(prune(&["--older-than", "0"]).starts_with("0 runs"));
+    let status = spsa_in(done_dir.path(), &["status", "--db", &worker_url]);
+    let listed = text(&status.stdout);
+    assert!(
+        listed.contains(&format!("run {done} finished ")) && listed.contains("20/20 iterations"),
+        "{listed}"
+    );
+    let resume = spsa_in(
+        done_dir.path(),
+        &["run", "a.toml", "--db", &db.url, "--resume"],
+    );
+    assert_eq!(resume.status.code(), Some(2), "{}", text(&resume.stderr));
+    assert!(
+        text(&resume.stderr).contains("was pruned on"),
+        "{}",
+        text(&resume.stderr)
+    );
+}
+
+#[test]
+fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("clock_scale");
+    let clock = "base_time_ms = 500\ninc_time_ms = 10\nmax_plies = 60";
+    // The role can be made once the schema exists (after the first run is created).
+    let worker_url = std::cell::OnceCell::new();
+    // A run of one pair created with `run_flags`, played by one worker with `worker_flags`:
+    // what the worker said, the owner's PGN, and the run's id.
+    let play = |run_flags: &[&str], worker_flags: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        games_config_limited(dir.path(), 1, 1, clock);
+        let before = psql_as(&db.url, "SELECT coalesce(max(id), 0) FROM spsa.runs")
+            .unwrap_or_else(|_| "0".into());
+        let mut args = vec!["run", "g.toml", "--db", &db.url, "--no-play"];
+        args.extend(run_flags);
+        let owner = spawn(dir.path(), &args);
+        let run = wait_for(
+            &db,
+            &format!("SELECT max(id) FROM spsa.runs WHERE id > {before}"),
+            |s| !s.is_empty(),
+        );
+        let url = worker_url.get_or_init(|| db.worker_role("clock_w", "pwc"));
+        let mut args = vec!["worker", "--db", url.as_str(), "--until-idle"];
+        args.extend(worker_flags);
+        let worker = spsa_in(dir.path(), &args);
+        let said = text(&worker.stderr);
+        assert!(worker.status.success(), "{said}");
+        assert!(finish(owner).status.success());
+        let pgn = std::fs::read_to_string(dir.path().join("g.pgn")).unwrap();
+        (said, pgn, run)
+    };
+    // The creator says the clock is meant for 200,000 nodes/s; this worker's machine does
+    // 100,000 (forced), so it plays twice the clock.
+    let (said, pgn, run) = play(
+        &["--reference-nps", "200000"],
+        &["--name", "slow", "--nps", "100000"],
+    );
+    assert!(said.contains("clock 0.5+0.01 × 2.00 = 1+0.02"), "{said}");
+    assert_eq!(pgn.matches("[TimeControl \"1+0.02\"]").count(), 2, "{pgn}");
+    assert_eq!(
+        pgn.matches("[TimeControlScale \"2.00\"]").count(),
+        2,
+        "{pgn}"
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT worker, nps, scale FROM spsa.worker_clocks WHERE run_id = {run}"
+        )),
+        "clock_w/slow|100000|2"
+    );
+
+    // No reference given: the first worker's benchmark of the engine becomes it (scale 1).
+    let (said, pgn, run) = play(&[], &["--name", "first"]);
+    assert!(said.contains("× 1.00 = 0.5+0.01"), "{said}");
+    let stored = db.psql(&format!(
+        "SELECT r.reference_nps = c.nps AND c.nps > 1000, c.scale FROM spsa.runs r JOIN spsa.worker_clocks c ON c.run_id = r.id WHERE r.id = {run}"
+    ));
+    assert_eq!(stored, "t|1", "the first worker's speed is the reference");
+    assert_eq!(
+        pgn.matches("[TimeControlScale \"1.00\"]").count(),
+        2,
+        "{pgn}"
+    );
+    assert_eq!(
+        pgn.matches("[TimeControl \"0.5+0.01\"]").count(),
+        2,
+        "{pgn}"
+    );
+
+    // A reference speed for a run without a clock is refused before anything is created.
+    let depth = tempfile::tempdir().unwrap();
+    games_config(depth.path(), 1, 1);
+    let refused = spsa_in(
+        depth.path(),
+        &[
+            "run",
+            "g.toml",
+            "--db",
+            &db.url,
+            "--reference-nps",
+            "100000",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("no clock to scale"));
 }

@@ -143,6 +143,14 @@ fn missing_files(args: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The `--db` values of a command that are URLs (not a `URL` placeholder).
+fn database_urls(args: &[String]) -> Vec<&str> {
+    args.windows(2)
+        .filter(|pair| pair[0] == "--db" && pair[1] != "URL")
+        .map(|pair| pair[1].as_str())
+        .collect()
+}
+
 #[test]
 fn every_documented_command_parses_and_names_files_that_exist() {
     let mut checked = 0;
@@ -159,6 +167,11 @@ fn every_documented_command_parses_and_names_files_that_exist() {
             }
             for file in missing_files(&args) {
                 problems.push(format!("{name}:{line}: `{command}`: {file} does not exist"));
+            }
+            for url in database_urls(&args) {
+                if let Err(e) = spsa::db::conn::parse_url(url) {
+                    problems.push(format!("{name}:{line}: `{command}`: {e}"));
+                }
             }
         }
     }
@@ -204,4 +217,8 @@ fn the_extraction_sees_what_a_reader_sees() {
         ["conf/nope.toml"]
     );
     assert!(missing_files(&words("spsa run conf/minors.toml")).is_empty());
+    // A database URL the client would refuse is caught too.
+    let bad = words("spsa status --db postgres://h/db?sslmode=verify");
+    assert_eq!(database_urls(&bad), ["postgres://h/db?sslmode=verify"]);
+    assert!(spsa::db::conn::parse_url(database_urls(&bad)[0]).is_err());
 }

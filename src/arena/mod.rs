@@ -24,7 +24,7 @@ use crate::engine::{
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
 use crate::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
-pub use setup::{book_options, engine_setup, game_settings};
+pub use setup::{book_options, engine_setup, game_settings, time_control};
 
 /// One side's engine and the options it always plays with (Hash, Threads, OwnBook, …).
 #[derive(Clone, Debug)]

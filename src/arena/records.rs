@@ -25,23 +25,28 @@ pub fn game_log_line(g: &GameRecord, round: &str, slot: usize, note: &str) -> St
     )
 }
 
-/// The game as PGN, with the option values each side played as `WhiteOptions`/`BlackOptions`.
+/// The game as PGN, with the option values each side played as `WhiteOptions`/`BlackOptions`,
+/// then `tags`.
 pub fn pgn_text(
     g: &GameRecord,
     event: &str,
     round: &str,
     white_options: &[(String, OptionValue)],
     black_options: &[(String, OptionValue)],
+    tags: &[(String, String)],
 ) -> String {
     let options = PgnOptions {
         event: event.to_string(),
         site: "spsa".into(),
         date: pgn_date(),
         round: round.to_string(),
-        extra_tags: vec![
+        extra_tags: [
             ("WhiteOptions".into(), describe_options(white_options, "; ")),
             ("BlackOptions".into(), describe_options(black_options, "; ")),
-        ],
+        ]
+        .into_iter()
+        .chain(tags.iter().cloned())
+        .collect(),
         move_comments: true,
     };
     write_pgn(g, &options)

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::config::{EngineConfig, GamesConfig};
+use crate::config::{EngineConfig, GamesConfig, LimitsConfig};
 use crate::engine::{EngineSpec, OptionValue};
 use crate::game::{
     Adjudication, BookOptions, BookOrder, GameSettings, TablebaseError, Tablebases, TimeControl,
@@ -30,18 +30,7 @@ pub fn engine_setup(name: &str, e: &EngineConfig) -> EngineSetup {
 /// the settings' clones share them).
 pub fn game_settings(g: &GamesConfig) -> Result<GameSettings, TablebaseError> {
     let l = &g.limits;
-    let time_control = if let Some(base_ms) = l.base_time_ms {
-        TimeControl::Clock {
-            base_ms,
-            inc_ms: l.inc_time_ms.unwrap_or(0),
-        }
-    } else if let Some(ms) = l.movetime_ms {
-        TimeControl::MoveTime(ms)
-    } else if let Some(d) = l.depth {
-        TimeControl::Depth(d)
-    } else {
-        TimeControl::Nodes(l.nodes.unwrap_or(1))
-    };
+    let time_control = time_control(l);
     let a = &g.adjudication;
     let mut adjudication = Adjudication::classic(
         a.draw_score_limit.max(0) as u32,
@@ -62,6 +51,22 @@ pub fn game_settings(g: &GamesConfig) -> Result<GameSettings, TablebaseError> {
         tablebases,
         ..GameSettings::default()
     })
+}
+
+/// The search limit the config sets.
+pub fn time_control(l: &LimitsConfig) -> TimeControl {
+    if let Some(base_ms) = l.base_time_ms {
+        TimeControl::Clock {
+            base_ms,
+            inc_ms: l.inc_time_ms.unwrap_or(0),
+        }
+    } else if let Some(ms) = l.movetime_ms {
+        TimeControl::MoveTime(ms)
+    } else if let Some(d) = l.depth {
+        TimeControl::Depth(d)
+    } else {
+        TimeControl::Nodes(l.nodes.unwrap_or(1))
+    }
 }
 
 /// Book order and ply limit from the config; `seed` fixes the random order.

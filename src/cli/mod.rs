@@ -7,6 +7,7 @@ pub mod init;
 pub mod r#match;
 pub mod plan;
 pub mod positions;
+pub mod prune;
 pub mod report;
 pub mod run;
 pub mod serve;
@@ -53,6 +54,8 @@ pub enum Command {
     Status(status::StatusArgs),
     /// A live web page (and JSON API) over local runs' files and a database's shared runs.
     Serve(serve::ServeArgs),
+    /// Delete the stored games and results of finished shared runs, keeping their summaries.
+    Prune(prune::PruneArgs),
 }
 
 /// Run one command to its end.
@@ -70,6 +73,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Worker(args) => worker::command(args).await,
         Command::Status(args) => status::command(args).await,
         Command::Serve(args) => serve::command(args).await,
+        Command::Prune(args) => prune::command(args).await,
     }
 }
 

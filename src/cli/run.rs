@@ -47,6 +47,21 @@ pub struct RunArgs {
     /// With --db: create and follow the run, but play nothing in this process.
     #[arg(long, requires = "db")]
     pub no_play: bool,
+    /// With --db, for a run with a clock: the engine speed (nodes per second, as the worker
+    /// benchmark measures it) the clock is meant for; each worker scales its clock by this over
+    /// its own speed. Default: the first worker's speed.
+    #[arg(long, value_name = "NPS", requires = "db", value_parser = nps_flag)]
+    pub reference_nps: Option<f64>,
+}
+
+/// A speed in nodes per second: a positive number.
+pub fn nps_flag(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => Err(format!(
+            "must be a speed in nodes per second above 0, not `{text}`"
+        )),
+    }
 }
 
 impl RunArgs {
@@ -111,6 +126,7 @@ pub async fn command(args: RunArgs) -> Result<()> {
             url: url.clone(),
             lease_seconds: args.lease_timeout,
             play: !args.no_play,
+            reference_nps: args.reference_nps,
         };
         return crate::db::run::run(&config, args.mode(), &shared).await;
     }

@@ -11,7 +11,8 @@ use crate::shutdown::Shutdown;
 
 #[derive(Args)]
 pub struct WorkerArgs {
-    /// The database, e.g. postgres://worker:PASSWORD@host/spsa (add ?sslmode=require for TLS).
+    /// The database, e.g. postgres://worker:PASSWORD@host/spsa; add
+    /// ?sslmode=verify-full&sslrootcert=CA.crt to check the server (see docs/shared-runs.md).
     #[arg(long, value_name = "URL")]
     db: String,
     /// Games played at once.
@@ -27,6 +28,10 @@ pub struct WorkerArgs {
     /// Exit when no active run is left, instead of waiting for new ones.
     #[arg(long)]
     until_idle: bool,
+    /// This machine's engine speed in nodes per second, instead of the benchmark a run with a
+    /// clock starts with (to pin a machine's speed, or to test the scaling).
+    #[arg(long, value_name = "NPS", value_parser = super::run::nps_flag)]
+    nps: Option<f64>,
 }
 
 fn engine_flag(text: &str) -> Result<(String, PathBuf), String> {
@@ -48,6 +53,7 @@ pub async fn command(args: WorkerArgs) -> Result<()> {
         engines: args.engines,
         only_run: None,
         until_idle: args.until_idle,
+        nps: args.nps,
     };
     let shutdown = Shutdown::on_signals();
     let summary = serve(&args.db, opts, &shutdown).await?;

@@ -137,9 +137,31 @@ pub struct LimitsConfig {
     pub time_margin_ms: u64,
     /// How long a nodes/depth search may take before the engine is stopped as stalled.
     pub stall_timeout_ms: u64,
+    /// Set by a worker of a shared run that scaled the clock to its machine's speed (see
+    /// [`LimitsConfig::scale_time`]); stated in each game's PGN. Never read from a file.
+    pub time_scale: Option<f64>,
 }
 
 impl LimitsConfig {
+    /// Whether moves are limited by time (a clock or a fixed move time), which a slower
+    /// machine would turn into a weaker engine; nodes and depth limits are the same everywhere.
+    pub fn is_timed(&self) -> bool {
+        self.base_time_ms.is_some() || self.movetime_ms.is_some()
+    }
+
+    /// Multiply the clock (base and increment) or the move time by `factor`, to the millisecond.
+    pub fn scale_time(&mut self, factor: f64) {
+        let scale = |ms: &mut Option<u64>| {
+            if let Some(ms) = ms {
+                *ms = ((*ms as f64) * factor).round() as u64;
+            }
+        };
+        scale(&mut self.base_time_ms);
+        scale(&mut self.inc_time_ms);
+        scale(&mut self.movetime_ms);
+        self.time_scale = Some(factor);
+    }
+
     /// The search limits that are set, by their TOML key under `[games]` (a clock counts once,
     /// as `base_time_ms`). A game is played under exactly one, so more than one is a mistake
     /// that would otherwise be resolved silently by precedence.

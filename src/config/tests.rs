@@ -483,3 +483,30 @@ fn toml_verify_table_is_checked_at_its_line() {
         .to_string();
     assert!(e.contains("unknown field `pair`"), "{e}");
 }
+
+#[test]
+fn only_time_limits_are_scaled() {
+    let mut clock = LimitsConfig {
+        base_time_ms: Some(10_000),
+        inc_time_ms: Some(100),
+        ..LimitsConfig::default()
+    };
+    assert!(clock.is_timed());
+    clock.scale_time(1.37);
+    assert_eq!(
+        (clock.base_time_ms, clock.inc_time_ms),
+        (Some(13_700), Some(137))
+    );
+    assert_eq!(clock.time_scale, Some(1.37));
+    let mut movetime = LimitsConfig {
+        movetime_ms: Some(333),
+        ..LimitsConfig::default()
+    };
+    movetime.scale_time(0.5);
+    assert_eq!(movetime.movetime_ms, Some(167));
+    let nodes = LimitsConfig {
+        nodes: Some(5000),
+        ..LimitsConfig::default()
+    };
+    assert!(!nodes.is_timed());
+}

@@ -416,6 +416,7 @@ fn games(
         movetime_ms: g.movetime_ms,
         time_margin_ms: g.time_margin_ms.unwrap_or(50),
         stall_timeout_ms: g.stall_timeout_ms.unwrap_or(10_000),
+        time_scale: None,
     };
     match limits.chosen().as_slice() {
         [] if !need_limit => {}

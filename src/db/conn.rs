@@ -1,11 +1,14 @@
 //! One connection to the database that comes back by itself: a lost connection (server restart,
-//! network) is reopened with backoff, and the operation that hit it is retried. TLS is used when
-//! the URL asks for it (`sslmode=require`: encrypted, certificate not verified, as libpq does).
+//! network) is reopened with backoff, and the operation that hit it is retried. TLS is used as
+//! the URL's `sslmode` and `sslrootcert` ask, with libpq's meanings (see [`super::tls`]):
+//! `verify-ca` and `verify-full` check the server's certificate, `prefer` and `require` do not.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::{Client, Config};
+
+use super::tls::{self, SslMode, TlsSettings};
 
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +91,28 @@ pub fn redact(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
+/// The URL's connection settings and what it asks of TLS, checked as [`Db::new`] checks them
+/// but without reading the CA file.
+pub fn parse_url(url: &str) -> Result<(Config, TlsSettings), DbError> {
+    let bad = |message: String| DbError::BadUrl {
+        url: redact(url),
+        message,
+    };
+    let (rest, tls) = tls::split(url).map_err(bad)?;
+    let mut config: Config = rest
+        .parse()
+        .map_err(|e: tokio_postgres::Error| bad(e.to_string()))?;
+    if config.get_hosts().is_empty() {
+        return Err(bad("no host".into()));
+    }
+    config.ssl_mode(match tls.mode {
+        SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+        SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+        _ => tokio_postgres::config::SslMode::Require,
+    });
+    Ok((config, tls))
+}
+
 /// Whether an error is the connection's (worth reconnecting) rather than the request's.
 fn is_transient(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() {
@@ -121,6 +146,9 @@ fn is_transient(e: &tokio_postgres::Error) -> bool {
 pub struct Db {
     config: Config,
     url_shown: String,
+    tls: TlsSettings,
+    /// The TLS client (None: plain connections).
+    connector: Option<native_tls::TlsConnector>,
     client: Option<Arc<Client>>,
     /// Whether a connection was ever opened: until then a failure ends the command at once
     /// (the URL is wrong or nothing is there); after, it is reconnected with backoff.
@@ -130,26 +158,21 @@ pub struct Db {
 }
 
 impl Db {
-    /// Parse the URL (nothing is connected yet).
+    /// Parse the URL and read its CA file, if any (nothing is connected yet).
     pub fn new(url: &str) -> Result<Db, DbError> {
         let url_shown = redact(url);
-        let mut config: Config =
-            url.parse()
-                .map_err(|e: tokio_postgres::Error| DbError::BadUrl {
-                    url: url_shown.clone(),
-                    message: e.to_string(),
-                })?;
-        if config.get_hosts().is_empty() {
-            return Err(DbError::BadUrl {
-                url: url_shown,
-                message: "no host".into(),
-            });
-        }
+        let (mut config, tls) = parse_url(url)?;
+        let connector = tls::connector(&tls).map_err(|message| DbError::BadUrl {
+            url: url_shown.clone(),
+            message,
+        })?;
         config.connect_timeout(Duration::from_secs(10));
         config.application_name("spsa");
         Ok(Db {
             config,
             url_shown,
+            tls,
+            connector,
             client: None,
             reached: false,
             patience: Duration::from_secs(600),
@@ -162,6 +185,8 @@ impl Db {
         Db {
             config: self.config.clone(),
             url_shown: self.url_shown.clone(),
+            tls: self.tls.clone(),
+            connector: self.connector.clone(),
             client: None,
             reached: self.reached,
             patience: self.patience,
@@ -174,28 +199,50 @@ impl Db {
     }
 
     async fn open(&self) -> Result<Client, tokio_postgres::Error> {
-        // libpq's `prefer` and `require`: encryption without verifying the certificate (this
-        // client has no verify-ca/verify-full modes); `disable` never starts TLS.
-        let mut builder = native_tls::TlsConnector::builder();
-        builder
-            .danger_accept_invalid_certs(true)
-            .danger_accept_invalid_hostnames(true);
-        let tls = match builder.build() {
-            Ok(connector) => postgres_native_tls::MakeTlsConnector::new(connector),
-            Err(e) => {
-                tracing::warn!("TLS unavailable: {e}");
+        let client = match &self.connector {
+            Some(connector) => {
+                let tls = postgres_native_tls::MakeTlsConnector::new(connector.clone());
+                let (client, connection) = self.config.connect(tls).await?;
+                tokio::spawn(connection);
+                client
+            }
+            None => {
                 let (client, connection) = self.config.connect(tokio_postgres::NoTls).await?;
-                tokio::spawn(async move {
-                    let _ = connection.await;
-                });
-                return Ok(client);
+                tokio::spawn(connection);
+                client
             }
         };
-        let (client, connection) = self.config.connect(tls).await?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
         Ok(client)
+    }
+
+    /// Why the first connection failed, with what a verifying mode checked when the TLS
+    /// handshake was what failed.
+    fn why_not_reached(&self, e: &tokio_postgres::Error) -> String {
+        // native-tls's own message carries OpenSSL's verdict ("IP address mismatch", "unable
+        // to get local issuer certificate"), which its source drops.
+        let mut source = std::error::Error::source(e);
+        let mut handshake = None;
+        while let Some(s) = source {
+            handshake = handshake.or(s.downcast_ref::<native_tls::Error>());
+            source = s.source();
+        }
+        let (Some(tls_error), Some(root)) = (handshake, self.tls.root.as_ref()) else {
+            return reason(e);
+        };
+        let why = format!("{e}: {tls_error}");
+        let host = match self.config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+            _ => String::new(),
+        };
+        match self.tls.mode {
+            SslMode::VerifyFull => format!(
+                "{why} (sslmode=verify-full: the server's certificate must be signed by {root} and name the host `{host}`)"
+            ),
+            _ => format!(
+                "{why} (sslmode={}: the server's certificate must be signed by {root})",
+                self.tls.mode
+            ),
+        }
     }
 
     /// The open connection, reconnecting with backoff when there is none.
@@ -218,7 +265,7 @@ impl Db {
                 Err(e) if !self.reached => {
                     return Err(DbError::NotReached {
                         url: self.url_shown.clone(),
-                        reason: reason(&e),
+                        reason: self.why_not_reached(&e),
                     });
                 }
                 Err(e) => {

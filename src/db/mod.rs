@@ -33,9 +33,11 @@
 
 pub mod conn;
 pub mod owner;
+pub mod prune;
 pub mod records;
 pub mod run;
 pub mod status;
+pub mod tls;
 pub mod worker;
 
 use serde::{Deserialize, Serialize};

@@ -35,19 +35,23 @@ pub async fn attach(
     mode: StartMode,
     lease_seconds: f64,
 ) -> Result<i64> {
-    let existing: Option<(i64, String)> = db
+    let existing: Option<(i64, String, Option<String>)> = db
         .run("find the run", async |c: &Client| {
             let row = c
                 .query_opt(
-                    "SELECT id, state FROM spsa.runs WHERE name = $1 ORDER BY id DESC LIMIT 1",
+                    "SELECT id, state, to_char(pruned, 'YYYY-MM-DD HH24:MI TZ') FROM spsa.runs WHERE name = $1 ORDER BY id DESC LIMIT 1",
                     &[&name],
                 )
                 .await?;
-            Ok(row.map(|r| (r.get(0), r.get(1))))
+            Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
         })
         .await?;
     match (mode, existing) {
-        (StartMode::Resume, Some((id, _))) => {
+        (StartMode::Resume, Some((id, state, Some(pruned)))) => Err(UserError(format!(
+            "run {id} of {name} ({state}) was pruned on {pruned} (`spsa prune`): its results are gone, so it cannot be resumed; use --fresh to start a new run"
+        ))
+        .into()),
+        (StartMode::Resume, Some((id, _, None))) => {
             let stored: serde_json::Value = db
                 .run("read the run", async |c: &Client| {
                     Ok(c.query_one("SELECT definition FROM spsa.runs WHERE id = $1", &[&id])
@@ -69,11 +73,11 @@ pub async fn attach(
             "no run of {name} in the database to resume; start it without --resume"
         ))
         .into()),
-        (StartMode::New, Some((id, state))) => Err(UserError(format!(
+        (StartMode::New, Some((id, state, _))) => Err(UserError(format!(
             "the database holds run {id} of {name} ({state}); add --resume to continue it, or --fresh to start over"
         ))
         .into()),
-        (StartMode::Fresh, Some((id, _))) => {
+        (StartMode::Fresh, Some((id, _, _))) => {
             db.run("stop the old run", async |c: &Client| {
                 c.execute(
                     "UPDATE spsa.runs SET state = 'stopped' WHERE id = $1 AND state IN ('active', 'paused')",

@@ -27,6 +27,8 @@ pub struct SharedRun {
     pub lease_seconds: f64,
     /// Play with the config's Concurrency in this process too (else only create and follow).
     pub play: bool,
+    /// The engine speed a clock run's clock is meant for (else the first worker's).
+    pub reference_nps: Option<f64>,
 }
 
 /// The run's definition as stored in the database.
@@ -100,6 +102,14 @@ fn file_name(path: &Path) -> String {
 /// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
 pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
     refuse_positions(config)?;
+    let timed = config.games.as_ref().is_some_and(|g| g.limits.is_timed());
+    if shared.reference_nps.is_some() && (config.simulate || !timed) {
+        return Err(UserError(format!(
+            "--reference-nps: {} plays no clock (simulated, or nodes or depth per move), so there is no clock to scale",
+            config.path.display()
+        ))
+        .into());
+    }
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let records = Destinations::of(config);
@@ -137,6 +147,19 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
     let mut db = Db::new(&shared.url)?;
     owner::install_schema(&mut db).await?;
     let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
+    if let Some(nps) = shared.reference_nps {
+        db.run(
+            "store the reference speed",
+            async |c: &tokio_postgres::Client| {
+                c.execute(
+                    "UPDATE spsa.runs SET reference_nps = $2 WHERE id = $1",
+                    &[&id, &nps],
+                )
+                .await
+            },
+        )
+        .await?;
+    }
     // A resumed run keeps the definition (seed included) it was created with.
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
@@ -167,6 +190,7 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
             engines: Vec::new(),
             only_run: Some(id),
             until_idle: true,
+            nps: None,
         };
         worker::serve(&shared.url, opts, &stop).await
     };

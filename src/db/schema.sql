@@ -41,6 +41,11 @@ CREATE TABLE IF NOT EXISTS spsa.runs (
 -- Added after the first schema: a run can be paused (`spsa serve --admin-token-file`), and a
 -- worker serves the active run of highest priority first.
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS priority int NOT NULL DEFAULT 0;
+-- When `spsa prune` deleted the run's results and work rows (its row, θ and counts stay).
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS pruned timestamptz;
+-- A run with a clock: the engine's speed (nodes per second) its clock is meant for, given by
+-- its creator or measured by its first worker. Each worker scales the clock by this over its own.
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS reference_nps float8 CHECK (reference_nps > 0);
 ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_state_check;
 ALTER TABLE spsa.runs ADD CONSTRAINT runs_state_check
   CHECK (state IN ('active', 'paused', 'finished', 'stopped'));
@@ -93,6 +98,39 @@ CREATE TABLE IF NOT EXISTS spsa.workers (
   faults     bigint NOT NULL DEFAULT 0,
   refused    bigint NOT NULL DEFAULT 0,
   note       text NOT NULL DEFAULT ''
+);
+
+-- A run's results by when they came (the rates on `spsa status` and the run page).
+CREATE INDEX IF NOT EXISTS results_recent ON spsa.results (run_id, reported);
+
+-- Per run and worker: results applied, their faults, the last one's time (the run page's
+-- workers table, without reading every result). Filled from the results when first created.
+DO $$
+BEGIN
+  IF to_regclass('spsa.worker_runs') IS NULL THEN
+    CREATE TABLE spsa.worker_runs (
+      run_id      bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+      worker      text NOT NULL,
+      results     bigint NOT NULL,
+      faults      bigint NOT NULL,
+      last_report timestamptz NOT NULL,
+      PRIMARY KEY (run_id, worker)
+    );
+    INSERT INTO spsa.worker_runs
+    SELECT run_id, worker, count(*), sum(coalesce(array_length(faults, 1), 0)), max(reported)
+      FROM spsa.results GROUP BY run_id, worker;
+  END IF;
+END
+$$;
+
+-- What each worker measured of a clock run's engine, and the scale it plays the clock at.
+CREATE TABLE IF NOT EXISTS spsa.worker_clocks (
+  run_id    bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  worker    text NOT NULL,
+  nps       float8 NOT NULL,
+  scale     float8 NOT NULL,
+  measured  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, worker)
 );
 
 REVOKE ALL ON ALL TABLES IN SCHEMA spsa FROM PUBLIC;
@@ -252,12 +290,35 @@ BEGIN
                             pentanomial, faults, records, theta)
   VALUES (p_run, p_iteration, n, p_token, w, p_signal, p_wins, p_draws, p_losses,
           p_pentanomial, coalesce(p_faults, '{}'), coalesce(p_records, ''), new_theta);
+  INSERT INTO spsa.worker_runs (run_id, worker, results, faults, last_report)
+  VALUES (p_run, w, 1, coalesce(array_length(p_faults, 1), 0), now())
+  ON CONFLICT (run_id, worker) DO UPDATE
+    SET results = spsa.worker_runs.results + 1, faults = spsa.worker_runs.faults + excluded.faults,
+        last_report = excluded.last_report;
   UPDATE spsa.workers
      SET pairs = pairs + wk.pairs, games = games + 2 * wk.pairs,
          faults = faults + coalesce(array_length(p_faults, 1), 0), last_seen = now()
    WHERE name = w;
   RETURN n;
 END
+$$;
+
+-- A clock run's reference speed: the stored one, or `p_nps` when none is stored yet (the
+-- first worker's measurement becomes the reference).
+CREATE OR REPLACE FUNCTION spsa.reference_nps(p_run bigint, p_nps float8) RETURNS float8
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  UPDATE spsa.runs SET reference_nps = coalesce(reference_nps, p_nps)
+   WHERE id = p_run AND p_nps > 0 AND p_nps < 'Infinity'::float8
+  RETURNING reference_nps;
+$$;
+
+-- What a worker measured and the clock scale it plays `p_run` at (shown on the run's page).
+CREATE OR REPLACE FUNCTION spsa.clock_scaled(p_worker text, p_run bigint, p_nps float8, p_scale float8)
+RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  INSERT INTO spsa.worker_clocks (run_id, worker, nps, scale)
+  VALUES (p_run, spsa.worker_key(p_worker), p_nps, least(greatest(p_scale, 0.25), 4))
+  ON CONFLICT (run_id, worker) DO UPDATE SET nps = excluded.nps, scale = excluded.scale, measured = now();
 $$;
 
 -- Where every run stands: progress, pairs per second over the last minute, θ.
@@ -294,7 +355,8 @@ BEGIN
     GRANT EXECUTE ON FUNCTION spsa.hello(text, text), spsa.active_runs(),
       spsa.lease(text, bigint[], int), spsa.heartbeat(text, uuid[]), spsa.give_back(text, uuid[]),
       spsa.report(text, bigint, bigint, uuid, float8, int, int, int, int[], text[], text),
-      spsa.status_runs(), spsa.status_workers(), spsa.worker_key(text)
+      spsa.status_runs(), spsa.status_workers(), spsa.worker_key(text),
+      spsa.reference_nps(bigint, float8), spsa.clock_scaled(text, bigint, float8, float8)
       TO spsa_worker;
   END IF;
 END

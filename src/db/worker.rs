@@ -42,6 +42,8 @@ pub struct WorkerOptions {
     pub only_run: Option<i64>,
     /// Exit when no active run is left (instead of waiting for new ones).
     pub until_idle: bool,
+    /// This machine's engine speed, instead of measuring it for a run with a clock.
+    pub nps: Option<f64>,
 }
 
 /// What a worker did.
@@ -379,7 +381,7 @@ async fn lessor(
                     continue;
                 }
                 if !known {
-                    match prepare(row.get(1), opts, id).await {
+                    match prepare(db, row.get(1), opts, id).await {
                         Ok(s) => {
                             hub.lock().served.insert(id, Arc::new(s));
                         }
@@ -635,7 +637,12 @@ async fn note(db: &mut Db, name: &str, text: &str) {
 
 /// Open a run's source on this machine: the simulator, or this machine's engines (started and
 /// checked against the variables' ranges by `source::open`).
-async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Result<Served> {
+async fn prepare(
+    db: &mut Db,
+    def: serde_json::Value,
+    opts: &WorkerOptions,
+    id: i64,
+) -> Result<Served> {
     let def: RunDefinition =
         serde_json::from_value(def).context("the run's definition is not one this spsa reads")?;
     let vars = def.variables();
@@ -686,6 +693,9 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
                 );
             }
         }
+        if games.limits.is_timed() {
+            scale_clock(db, opts, id, games).await?;
+        }
     }
     let source = source::open(&OpenRequest {
         config: &config,
@@ -705,4 +715,59 @@ async fn prepare(def: serde_json::Value, opts: &WorkerOptions, id: i64) -> Resul
         parts,
         _files: Some(dir),
     })
+}
+
+/// A run with a clock: this machine's engine speed (measured, or `--nps`) against the run's
+/// reference (stored by its creator, else the first worker's), and the clock scaled by their
+/// ratio, so a slow machine plays the engine its clock was meant for. An engine whose speed
+/// cannot be measured plays the clock as it is.
+async fn scale_clock(
+    db: &mut Db,
+    opts: &WorkerOptions,
+    id: i64,
+    games: &mut crate::config::GamesConfig,
+) -> Result<()> {
+    let nps = match opts.nps {
+        Some(nps) => nps,
+        None => {
+            let setup = crate::arena::engine_setup("Engine1", &games.engine1);
+            match crate::engine::bench::measure(setup.spec, &setup.fixed).await {
+                Ok(speed) => speed.nps,
+                Err(e) => {
+                    eprintln!(
+                        "spsa worker: run {id}: cannot measure the engine's speed ({e}); its clock is not scaled"
+                    );
+                    return Ok(());
+                }
+            }
+        }
+    };
+    let reference: Option<f64> = db
+        .run("read the run's reference speed", async |c: &Client| {
+            Ok(
+                c.query_one("SELECT spsa.reference_nps($1, $2)", &[&id, &nps])
+                    .await?
+                    .get(0),
+            )
+        })
+        .await?;
+    let Some(reference) = reference else {
+        return Ok(());
+    };
+    let scale = crate::engine::bench::clock_scale(reference, nps);
+    let before = crate::arena::time_control(&games.limits).describe();
+    games.limits.scale_time(scale);
+    let after = crate::arena::time_control(&games.limits).describe();
+    db.run("record the clock scale", async |c: &Client| {
+        c.execute(
+            "SELECT spsa.clock_scaled($1, $2, $3, $4)",
+            &[&opts.name, &id, &nps, &scale],
+        )
+        .await
+    })
+    .await?;
+    eprintln!(
+        "spsa worker: run {id}: engine at {nps:.0} nodes/s here, the run's reference {reference:.0}: clock {before} × {scale:.2} = {after}"
+    );
+    Ok(())
 }

@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+pub mod bench;
 pub mod options;
 pub mod parse;
 mod process;

@@ -202,6 +202,7 @@ impl Plan {
             pgn: self.pgn.clone(),
             game_log: None,
             event: self.event.clone(),
+            ..GameFiles::default()
         };
         Ok(GameSource::new(arena, sides, files))
     }

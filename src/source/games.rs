@@ -34,6 +34,8 @@ pub struct GameFiles {
     pub game_log: Option<PathBuf>,
     /// The PGN Event tag.
     pub event: String,
+    /// Tags added to every game (after the options).
+    pub pgn_tags: Vec<(String, String)>,
 }
 
 impl GameFiles {
@@ -82,6 +84,11 @@ impl GameSource {
             pgn: games.pgn.clone(),
             game_log: config.game_log.clone(),
             event: format!("spsa {}", config.path.display()),
+            pgn_tags: games
+                .limits
+                .time_scale
+                .map(|f| vec![("TimeControlScale".to_string(), format!("{f:.2}"))])
+                .unwrap_or_default(),
         };
         let names = req.vars.iter().map(|v| v.name.clone()).collect();
         Ok(GameSource::new(arena, Sides::Tuned { names }, files))
@@ -153,6 +160,7 @@ impl Source for GameSource {
                         &round,
                         white_options,
                         black_options,
+                        &self.files.pgn_tags,
                     ),
                 });
             }

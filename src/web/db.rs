@@ -27,8 +27,8 @@ pub enum Action {
 
 const SUMMARY_SQL: &str = "SELECT r.id, r.name, r.state, r.applied, r.iterations, r.faults, r.priority,
        (r.definition->>'simulate')::boolean,
-       (SELECT coalesce(sum(w.pairs), 0)::bigint FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
-         WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds'),
+       (SELECT count(*) FROM spsa.results x WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds')
+         * coalesce((r.definition->>'pairs')::bigint, 1),
        extract(epoch FROM now() - r.updated)::float8,
        r.wins + r.draws + r.losses
   FROM spsa.runs r";
@@ -113,10 +113,11 @@ impl SharedRuns {
             return Ok(None);
         };
         let summary = summary(&row);
-        let (def, start, theta, pentanomial, wdl) = {
+        let (def, start, theta, pentanomial, wdl, pruned, reference_nps) = {
             let r = c
                     .query_one(
-                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses FROM spsa.runs WHERE id = $1",
+                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses,
+                                to_char(pruned, 'YYYY-MM-DD HH24:MI TZ'), reference_nps FROM spsa.runs WHERE id = $1",
                         &[&id],
                     )
                     .await?;
@@ -124,9 +125,20 @@ impl SharedRuns {
             let (start, theta, pent): (Vec<f64>, Vec<f64>, Vec<i64>) =
                 (r.get(1), r.get(2), r.get(3));
             let wdl: [i64; 3] = [r.get(4), r.get(5), r.get(6)];
-            (def, start, theta, pent, wdl)
+            let pruned: Option<String> = r.get(7);
+            (
+                def,
+                start,
+                theta,
+                pent,
+                wdl,
+                pruned,
+                r.get::<_, Option<f64>>(8),
+            )
         };
         let def: RunDefinition = serde_json::from_value(def)?;
+        // Every iteration of a run plays the same pairs: 2B games per result.
+        let games_per_result = 2.0 * f64::from(def.pairs.max(1));
         let vars = def.variables();
         let spsa = crate::spsa::Spsa::new(&vars, def.schedule());
         let applied = summary.applied;
@@ -144,8 +156,8 @@ impl SharedRuns {
                     .await?;
             let rates = c
                     .query(
-                        "SELECT (floor(extract(epoch FROM x.reported) / 60) * 60)::float8 AS t, sum(w.pairs)::float8
-                           FROM spsa.results x JOIN spsa.work w USING (run_id, iteration)
+                        "SELECT (floor(extract(epoch FROM x.reported) / 60) * 60)::float8 AS t, count(*)::float8
+                           FROM spsa.results x
                           WHERE x.run_id = $1 AND x.reported > now() - interval '4 hours'
                           GROUP BY 1 ORDER BY 1",
                         &[&id],
@@ -153,11 +165,12 @@ impl SharedRuns {
                     .await?;
             let workers = c
                     .query(
-                        "SELECT x.worker, count(*), coalesce(sum(coalesce(array_length(x.faults, 1), 0)), 0)::bigint,
-                                extract(epoch FROM now() - max(x.reported))::float8,
-                                extract(epoch FROM now() - max(k.last_seen))::float8, coalesce(max(k.note), '')
-                           FROM spsa.results x LEFT JOIN spsa.workers k ON k.name = x.worker
-                          WHERE x.run_id = $1 GROUP BY x.worker ORDER BY max(x.reported) DESC LIMIT 200",
+                        "SELECT x.worker, x.results, x.faults, extract(epoch FROM now() - x.last_report)::float8,
+                                extract(epoch FROM now() - k.last_seen)::float8, coalesce(k.note, ''),
+                                wc.nps, wc.scale
+                           FROM spsa.worker_runs x LEFT JOIN spsa.workers k ON k.name = x.worker
+                                LEFT JOIN spsa.worker_clocks wc ON wc.run_id = x.run_id AND wc.worker = x.worker
+                          WHERE x.run_id = $1 ORDER BY x.last_report DESC LIMIT 200",
                         &[&id],
                     )
                     .await?;
@@ -166,6 +179,7 @@ impl SharedRuns {
         let mut series = Series {
             rows: applied,
             values: vec![Vec::with_capacity(points.len()); vars.len()],
+            pruned,
             ..Series::default()
         };
         for p in &points {
@@ -190,7 +204,12 @@ impl SharedRuns {
             wdl: wdl.map(|x| x.max(0) as u64),
             rate_history: rates
                 .iter()
-                .map(|r| (r.get::<_, f64>(0), 2.0 * r.get::<_, f64>(1) / 60.0))
+                .map(|r| {
+                    (
+                        r.get::<_, f64>(0),
+                        games_per_result * r.get::<_, f64>(1) / 60.0,
+                    )
+                })
                 .collect(),
             workers: workers
                 .iter()
@@ -201,8 +220,11 @@ impl SharedRuns {
                     last_report_seconds: w.get::<_, f64>(3).max(0.0),
                     last_seen_seconds: w.get::<_, Option<f64>>(4),
                     note: w.get(5),
+                    nps: w.get(6),
+                    clock_scale: w.get(7),
                 })
                 .collect(),
+            reference_nps,
             uci,
             csv,
             summary,

@@ -367,7 +367,12 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     let _ = write!(
         out,
         "<h2>θ over iterations</h2><p id=\"points-note\">{rows} rows{}; blue θ, shaded θ ± c_k, dashed grey the start, red dashed a bound (when in view)</p><div class=\"grid\">",
-        if shown < rows as usize {
+        if let Some(when) = &d.series.pruned {
+            format!(
+                "; their records were pruned on {} (spsa prune): no history is left to draw, the current values below are the final θ",
+                esc(when)
+            )
+        } else if shown < rows as usize {
             format!(
                 ", drawn with {shown} evenly spread (at most {})",
                 model::MAX_POINTS
@@ -419,11 +424,23 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         out.push_str("<p>not enough samples yet</p>");
     }
     if !d.workers.is_empty() || s.id.starts_with("db-") {
-        out.push_str("<h2>Workers</h2><table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>note</th></tr>");
-        for w in &d.workers {
+        out.push_str("<h2>Workers</h2>");
+        if let Some(nps) = d.reference_nps {
             let _ = write!(
                 out,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{} ago</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                "<p id=\"clock-note\">Each worker's clock is scaled by the run's reference speed, {} nodes/s, over its engine's speed on that machine (within ×0.25 to ×4); each game's PGN states it (TimeControlScale).</p>",
+                nps.round()
+            );
+        }
+        out.push_str("<table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>clock</th><th>note</th></tr>");
+        for w in &d.workers {
+            let clock = match (w.clock_scale, w.nps) {
+                (Some(scale), Some(nps)) => format!("×{scale:.2} ({} nodes/s)", nps.round()),
+                _ => "-".into(),
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{} ago</td><td class=\"n\">{}</td><td class=\"n\">{clock}</td><td>{}</td></tr>",
                 esc(&w.name),
                 w.results,
                 w.faults,
@@ -500,12 +517,14 @@ mod tests {
                 band_points: vec![0, rows - 1],
                 band: vec![vec![0.5, 0.4]],
                 iterations,
+                pruned: None,
             },
             loss: Vec::new(),
             pentanomial: [1, 2, 3, 2, 1],
             wdl: [4, 10, 4],
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
             workers: Vec::new(),
+            reference_nps: None,
             uci: format!("setoption name {name} value 2\n"),
             csv: format!("{name},2,0,10,1,0.002,0\n"),
         }
@@ -535,6 +554,48 @@ mod tests {
         assert!(
             live.contains("25 rows;"),
             "no downsample note under the limit"
+        );
+    }
+
+    #[test]
+    fn a_pruned_run_says_why_it_has_no_history() {
+        let mut d = detail(1);
+        d.summary.applied = 400;
+        d.series = Series {
+            rows: 400,
+            values: vec![Vec::new()],
+            band: vec![Vec::new()],
+            pruned: Some("2026-01-02 03:04 UTC".into()),
+            ..Series::default()
+        };
+        let page = run_page(&d, "v");
+        assert!(
+            page.contains("400 rows; their records were pruned on 2026-01-02 03:04 UTC"),
+            "{page}"
+        );
+        assert!(!page.contains("drawn with 0"), "{page}");
+    }
+
+    #[test]
+    fn a_clock_run_shows_each_workers_scale() {
+        let mut d = detail(3);
+        d.summary.id = "db-1".into();
+        d.reference_nps = Some(200_000.0);
+        d.workers = vec![model::WorkerView {
+            name: "w/slow".into(),
+            results: 3,
+            faults: 0,
+            last_report_seconds: 1.0,
+            last_seen_seconds: Some(1.0),
+            note: String::new(),
+            nps: Some(100_000.0),
+            clock_scale: Some(2.0),
+        }];
+        let page = run_page(&d, "v");
+        assert!(page.contains("reference speed, 200000 nodes/s"), "{page}");
+        assert!(
+            page.contains("<td class=\"n\">×2.00 (100000 nodes/s)</td>"),
+            "{page}"
         );
     }
 

@@ -253,6 +253,7 @@ pub fn detail_of(
         wdl: [counts.wins, counts.draws, counts.losses],
         rate_history,
         workers: Vec::new(),
+        reference_nps: None,
         uci,
         csv,
     }

@@ -67,6 +67,8 @@ pub struct Series {
     /// Indices into `iterations` where the c_k band is drawn, and `band[var][j]` its c_k there.
     pub band_points: Vec<usize>,
     pub band: Vec<Vec<f64>>,
+    /// When `spsa prune` deleted a shared run's results (then no point is left to draw).
+    pub pruned: Option<String>,
 }
 
 /// One point of the learning curve of a tune from positions.
@@ -86,6 +88,10 @@ pub struct WorkerView {
     pub last_report_seconds: f64,
     pub last_seen_seconds: Option<f64>,
     pub note: String,
+    /// A run with a clock: the engine's speed the worker measured (nodes per second) and the
+    /// factor it scaled the clock by.
+    pub nps: Option<f64>,
+    pub clock_scale: Option<f64>,
 }
 
 /// Everything a run page shows.
@@ -104,6 +110,8 @@ pub struct RunDetail {
     /// (unix seconds, rate) samples, oldest first.
     pub rate_history: Vec<(f64, f64)>,
     pub workers: Vec<WorkerView>,
+    /// A shared run with a clock: the speed its clock is meant for (workers scale to it).
+    pub reference_nps: Option<f64>,
     /// `setoption name X value Y` lines of the current values.
     pub uci: String,
     /// The variables CSV with the current values as start.

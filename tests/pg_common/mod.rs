@@ -12,6 +12,23 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// A simulated run's config and variables in `dir`.
+pub fn sim_config(dir: &Path, name: &str, iterations: u64, seed: u64, concurrency: usize) {
+    std::fs::write(
+        dir.join(format!("{name}.var")),
+        "x,100,-1000,1000,100,0.002,1\ny,-50,-1000,1000,100,0.002,4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!(
+            "simulate = true\nvariables = \"{name}.var\"\nlog = \"{name}.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = {concurrency}\nseed = {seed}\n",
+            iterations / 10
+        ),
+    )
+    .unwrap();
+}
+
 /// One running cluster.
 pub struct Cluster {
     dir: PathBuf,
@@ -39,9 +56,23 @@ impl Cluster {
     /// A cluster that syncs its writes as a default PostgreSQL does (`fsync = on`): for
     /// benchmarks whose figures must hold on a real server.
     pub fn start_with_fsync(fsync: bool) -> Cluster {
+        Cluster::start_configured(fsync, None)
+    }
+
+    /// A cluster whose TLS certificate is `cert` with its private key `key` (PEM files), for
+    /// tests of certificate verification with a CA of their own.
+    pub fn start_with_certificate(cert: &Path, key: &Path) -> Cluster {
+        Cluster::start_configured(false, Some((cert, key)))
+    }
+
+    fn start_configured(fsync: bool, certificate: Option<(&Path, &Path)>) -> Cluster {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("spsa-pg-{}-{n}", std::process::id()));
-        let out = Command::new(script())
+        let mut command = Command::new(script());
+        if let Some((cert, key)) = certificate {
+            command.env("PG_SSL_CERT", cert).env("PG_SSL_KEY", key);
+        }
+        let out = command
             .env("PG_FSYNC", if fsync { "on" } else { "off" })
             .arg("start")
             .arg(&dir)
