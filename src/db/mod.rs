@@ -137,3 +137,31 @@ impl VarDef {
         }
     }
 }
+
+/// A shared run measures game pairs: the report checks every result against its game counts,
+/// and workers carry no training data. A positions objective is refused (exit 2) before
+/// anything is created or written, at the config line that asks for it.
+pub fn refuse_positions(config: &crate::config::Config) -> Result<(), crate::config::ConfigError> {
+    if config.positions.is_none() {
+        return Ok(());
+    }
+    let message = "objective = \"positions\" cannot be shared through a database (workers report \
+                   game results; positions runs are local): run it without --db and without `database`"
+        .to_string();
+    let text = std::fs::read_to_string(&config.path).unwrap_or_default();
+    let line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("objective"))
+        .map(|i| i + 1);
+    Err(match line {
+        Some(line) => crate::config::ConfigError::AtLine {
+            path: config.path.clone(),
+            line,
+            message: format!("key `objective`: {message}"),
+        },
+        None => crate::config::ConfigError::InFile {
+            path: config.path.clone(),
+            message,
+        },
+    })
+}

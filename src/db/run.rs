@@ -13,7 +13,7 @@ use super::owner::{self, Mirror, MirrorFiles};
 use super::records::Destinations;
 use super::worker::{self, WorkerOptions};
 use super::{Db, RunDefinition, VarDef};
-use crate::config::{Config, ConfigError};
+use crate::config::Config;
 use crate::report::{progress, summary};
 use crate::shutdown::Shutdown;
 use crate::tuner::{StartMode, UserError};
@@ -65,34 +65,6 @@ pub fn definition(
     })
 }
 
-/// A shared run measures game pairs: the report checks every result against its game counts,
-/// and workers carry no training data. A positions objective is refused (exit 2) before
-/// anything is created or written, at the config line that asks for it.
-pub fn refuse_positions(config: &Config) -> Result<(), ConfigError> {
-    if config.positions.is_none() {
-        return Ok(());
-    }
-    let message = "objective = \"positions\" cannot be shared through a database (workers report \
-                   game results; positions runs are local): run it without --db and without `database`"
-        .to_string();
-    let text = std::fs::read_to_string(&config.path).unwrap_or_default();
-    let line = text
-        .lines()
-        .position(|l| l.trim_start().starts_with("objective"))
-        .map(|i| i + 1);
-    Err(match line {
-        Some(line) => ConfigError::AtLine {
-            path: config.path.clone(),
-            line,
-            message: format!("key `objective`: {message}"),
-        },
-        None => ConfigError::InFile {
-            path: config.path.clone(),
-            message,
-        },
-    })
-}
-
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -101,7 +73,7 @@ fn file_name(path: &Path) -> String {
 
 /// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
 pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
-    refuse_positions(config)?;
+    super::refuse_positions(config)?;
     let timed = config.games.as_ref().is_some_and(|g| g.limits.is_timed());
     if shared.reference_nps.is_some() && (config.simulate || !timed) {
         return Err(UserError(format!(

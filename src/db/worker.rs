@@ -651,7 +651,7 @@ async fn prepare(
     let config_path = dir.path().join(&def.config_name);
     std::fs::write(&config_path, &def.config_text)?;
     let mut config = Config::load(&config_path)?;
-    super::run::refuse_positions(&config)?;
+    super::refuse_positions(&config)?;
     config.simulate = def.simulate;
     config.draw_rate = def.draw_rate;
     // Records go back with the report under placeholder names (see `db::records`), and the
