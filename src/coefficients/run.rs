@@ -25,7 +25,7 @@ use crate::arena::EngineSetup;
 use crate::config::positions::{KSetting, Method, PositionsConfig, Validation};
 use crate::positions::Outcome;
 use crate::positions::eval::{EvalSettings, Evaluator};
-use crate::positions::source::load_sets;
+use crate::positions::source::{load_sets, scored_through};
 use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
 use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
@@ -309,15 +309,8 @@ pub fn run_uci(
     let valid_model = validation
         .as_ref()
         .map(|v| UciModel::new(&runtime, &evaluator, v, run.vars, estimate));
-    let fit_scores = |start: &[f64]| -> Result<Vec<(Outcome, f64)>> {
-        let values: Vec<(String, f64)> = names.iter().cloned().zip(start.iter().copied()).collect();
-        let scores = runtime.block_on(evaluator.score_all(&train, &values))?;
-        Ok(scores
-            .scores
-            .iter()
-            .enumerate()
-            .filter_map(|(i, q)| q.map(|q| (train.outcome(i), q)))
-            .collect())
+    let fit_scores = |theta: &[f64]| -> Result<Vec<(Outcome, f64)>> {
+        runtime.block_on(scored_through(&evaluator, &train, &names, theta))
     };
     let failed = || {
         train_model

@@ -15,7 +15,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
-use super::labelled::LabelledPositions;
+use super::labelled::{LabelledPositions, Outcome};
 use super::loss::{KFit, Loss, LossKind, fit_k};
 use crate::arena::{EngineSetup, engine_setup};
 use crate::config::positions::{KSetting, PositionsConfig, Validation};
@@ -72,9 +72,26 @@ pub fn load_sets(
     })
 }
 
-/// K fitted at the values `theta` of `names`: every training position scored through the
-/// engines (the positions an engine failed on left out), then the 1-D fit of [`fit_k`]. Also
-/// says on how many positions.
+/// Every training position's (result, score) at the values `theta` of `names`, scored through
+/// the engines; the positions an engine failed on are left out. What a K fit needs.
+pub async fn scored_through(
+    evaluator: &Evaluator,
+    train: &LabelledPositions,
+    names: &[String],
+    theta: &[f64],
+) -> Result<Vec<(Outcome, f64)>> {
+    let values: Vec<(String, f64)> = names.iter().cloned().zip(theta.iter().copied()).collect();
+    let scores = evaluator.score_all(train, &values).await?;
+    Ok(scores
+        .scores
+        .iter()
+        .enumerate()
+        .filter_map(|(i, q)| q.map(|q| (train.outcome(i), q)))
+        .collect())
+}
+
+/// K fitted at the values `theta` of `names` ([`scored_through`], then the 1-D fit of
+/// [`fit_k`]). Also says on how many positions.
 pub async fn fit_k_through(
     evaluator: &Evaluator,
     train: &LabelledPositions,
@@ -82,14 +99,7 @@ pub async fn fit_k_through(
     kind: LossKind,
     theta: &[f64],
 ) -> Result<(KFit, usize)> {
-    let values: Vec<(String, f64)> = names.iter().cloned().zip(theta.iter().copied()).collect();
-    let scores = evaluator.score_all(train, &values).await?;
-    let scored: Vec<_> = scores
-        .scores
-        .iter()
-        .enumerate()
-        .filter_map(|(i, q)| q.map(|q| (train.outcome(i), q)))
-        .collect();
+    let scored = scored_through(evaluator, train, names, theta).await?;
     Ok((fit_k(kind, &scored), scored.len()))
 }
 
