@@ -81,6 +81,18 @@ fn progress(s: &RunSummary) -> String {
     format!("{}/{} ({pct:.1}%)", s.applied, s.total)
 }
 
+fn last_activity(s: &RunSummary) -> String {
+    s.last_activity_seconds
+        .map(|t| format!("{} ago", format_duration(t)))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn priority(s: &RunSummary) -> String {
+    s.priority
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
 /// The runs list (the live part of `/`).
 pub fn runs_list(runs: &[RunSummary], version: &str, source: &str) -> String {
     let mut out = format!(
@@ -103,14 +115,8 @@ pub fn runs_list(runs: &[RunSummary], version: &str, source: &str) -> String {
             rate = rate(s),
             left = opt_duration(s.seconds_left),
             faults = s.faults,
-            last = s
-                .last_activity_seconds
-                .map(|t| format!("{} ago", format_duration(t)))
-                .unwrap_or_else(|| "-".into()),
-            prio = s
-                .priority
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "-".into()),
+            last = last_activity(s),
+            prio = priority(s),
         );
     }
     if runs.is_empty() {
@@ -335,14 +341,8 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         rate = rate(s),
         left = opt_duration(s.seconds_left),
         faults = s.faults,
-        last = s
-            .last_activity_seconds
-            .map(|t| format!("{} ago", format_duration(t)))
-            .unwrap_or_else(|| "-".into()),
-        prio = s
-            .priority
-            .map(|p| p.to_string())
-            .unwrap_or_else(|| "-".into()),
+        last = last_activity(s),
+        prio = priority(s),
     );
     // Current values.
     out.push_str("<h2>Values</h2><table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th></tr>");
