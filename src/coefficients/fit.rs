@@ -17,7 +17,7 @@ use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use super::objective::Model;
-use crate::positions::{K_SETTLED, Loss, LossKind, Outcome, fit_k};
+use crate::positions::{Loss, LossKind, Outcome, fit_k, k_still_moving};
 use crate::vars::Variable;
 
 /// Which exact-gradient method.
@@ -472,7 +472,7 @@ pub fn lbfgs(
 /// converge to the truth scaled by 1/K (15% high on a known-truth case). Alternating between the
 /// weights (a round of [`K_ROUND`] epochs, or until L-BFGS-B converges) and K (the 1-D fit at
 /// those weights) descends the joint loss, so both land where the loss is lowest in K and θ
-/// together. Refitting stops once K moves less than [`K_SETTLED`] in a round; from then on the
+/// together. Refitting stops once K moves less than [`crate::positions::K_SETTLED`] in a round; from then on the
 /// fit is the plain one, and a validation set's early stopping sees one K.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeldK {
@@ -560,7 +560,7 @@ pub fn fit_holding_k(
         let before = held.k;
         let fit = fit_k(kind, &scores_at(&state.theta)?);
         held.k = fit.k;
-        held.refitting = ((fit.k - before) / before).abs() >= K_SETTLED;
+        held.refitting = k_still_moving(before, fit.k);
         // Losses under the old K are not comparable with the new: early stopping starts over.
         state.best_loss = f64::INFINITY;
         state.best_epoch = state.epoch;

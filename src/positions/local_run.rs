@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 
 use super::eval::EvalSettings;
 use super::local::{LocalEvent, LocalProblem, local_search};
-use super::loss::{K_SETTLED, Loss};
+use super::loss::{Loss, k_still_moving};
 use super::source::{PositionSource, fit_k_through};
 use crate::arena::engine_setup;
 use crate::config::Config;
@@ -201,7 +201,7 @@ pub async fn run(
                     Ok(found) => found,
                     Err(e) => break Err(e), // the engines are still to be stopped
                 };
-                refitting = ((fit.k - loss.k) / loss.k).abs() >= K_SETTLED;
+                refitting = k_still_moving(loss.k, fit.k);
                 eprintln!(
                     "K = {:.4} (refitted on {scored} training positions at the values found, was {:.4}: {} loss {:.6}{})",
                     fit.k,

@@ -199,6 +199,12 @@ pub fn exp_vectorisable(x: f64) -> f64 {
 /// less than this fraction; refitting then stops.
 pub const K_SETTLED: f64 = 1e-3;
 
+/// Whether a refit that moved K from `before` to `after` leaves it still moving (by
+/// [`K_SETTLED`] or more), so refitting goes on.
+pub fn k_still_moving(before: f64, after: f64) -> bool {
+    ((after - before) / before).abs() >= K_SETTLED
+}
+
 /// The K found by [`fit_k`] and the mean loss there.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KFit {

@@ -11,4 +11,4 @@ pub mod loss;
 pub mod source;
 
 pub use labelled::{LabelledPositions, Outcome, PositionsError};
-pub use loss::{K_SETTLED, KFit, Loss, LossKind, fit_k};
+pub use loss::{K_SETTLED, KFit, Loss, LossKind, fit_k, k_still_moving};
