@@ -94,6 +94,7 @@ fn big_run() -> Loaded {
             path: Path::new("logs/big.checkpoint.var").to_path_buf(),
             state,
             vars,
+            parts: Default::default(),
         },
         log: Some(history),
         losses: None,

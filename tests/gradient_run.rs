@@ -191,3 +191,94 @@ fn adam_run_resumes_from_its_checkpoint() {
         std::fs::read_to_string(files("parts").loss_log()).unwrap()
     );
 }
+
+mod run_common;
+use run_common::{log_iterations, spsa_in, text};
+
+/// A gradient run through `spsa run` keeps the promises of every run: a resume with no
+/// checkpoint writes nothing and exits 2; a finished run is not overwritten, a resume of it says
+/// it had finished; `--fresh` keeps every earlier file (θ log, loss log, checkpoint) as a backup.
+#[test]
+fn a_gradient_run_through_spsa_run_keeps_the_run_loops_promises() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    truth_file(d, 1_500);
+    std::fs::copy("vars/sparring_eval.var", d.join("w.var")).unwrap();
+    std::fs::write(
+        d.join("g.toml"),
+        format!(
+            "objective = \"positions\"\nvariables = \"w.var\"\nlog = \"g.log\"\nseed = 2\n\
+             [engine1]\ncommand = \"{}\"\n\
+             [positions]\ncoefficients = \"truth.coefb\"\nmethod = \"lbfgs\"\nepochs = 20\n\
+             patience = 0\nk = 1.0\n",
+            env!("CARGO_BIN_EXE_sparring")
+        ),
+    )
+    .unwrap();
+    let outputs = ["g.log", "g.loss.csv", "g.checkpoint.var"];
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+
+    let out = spsa_in(d, &["run", "g.toml", "--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("g.checkpoint.var"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(listing(), before, "a refused resume writes nothing");
+
+    let out = spsa_in(d, &["run", "g.toml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for f in outputs {
+        assert!(d.join(f).exists(), "{f} written");
+    }
+    let log = std::fs::read_to_string(d.join("g.log")).unwrap();
+    let checkpoint = std::fs::read_to_string(d.join("g.checkpoint.var")).unwrap();
+    assert!(checkpoint.contains("#: [gradient]"), "{checkpoint}");
+    assert!(rows(&d.join("g.loss.csv")) >= 1);
+    let epochs = log_iterations(&d.join("g.log"));
+    assert!(
+        !epochs.is_empty() && epochs.windows(2).all(|w| w[1] == w[0] + 1),
+        "{epochs:?}"
+    );
+
+    let out = spsa_in(d, &["run", "g.toml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("--resume") && err.contains("--fresh"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("g.log")).unwrap(),
+        log,
+        "nothing overwritten"
+    );
+
+    let out = spsa_in(d, &["run", "g.toml", "--resume"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("had already finished"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(d.join("g.log")).unwrap(), log);
+
+    let out = spsa_in(d, &["run", "g.toml", "--fresh"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for f in outputs {
+        let bak = d.join(format!("{f}.bak"));
+        assert!(bak.exists(), "{f} kept as a backup");
+        assert!(d.join(f).exists(), "{f} written again");
+    }
+    assert_eq!(std::fs::read_to_string(d.join("g.log.bak")).unwrap(), log);
+    assert_eq!(
+        std::fs::read_to_string(d.join("g.checkpoint.var.bak")).unwrap(),
+        checkpoint
+    );
+}

@@ -2,20 +2,21 @@
 //! source the config names, to its end or until Ctrl-C / SIGTERM.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use rand::Rng;
 
-use crate::config::positions::Method;
+use crate::coefficients::run::GradientTune;
+use crate::config::positions::Method as PositionsMethod;
 use crate::config::{Config, ConfigError};
-use crate::report::{progress, summary};
+use crate::positions::local_run::LocalSearch;
 use crate::shutdown::Shutdown;
-use crate::source::{self, OpenRequest};
 use crate::spsa::driver::Rounding;
-use crate::tuner::{Ending, RunFiles, RunPlan, StartMode, Tuner};
-use crate::vars;
+use crate::tuner::method::{self, Method};
+use crate::tuner::spsa_tune::SpsaTune;
+use crate::tuner::{Ending, RunFiles, RunPlan, StartMode};
+use crate::vars::{self, Variable};
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -138,16 +139,6 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let mode = args.mode();
-    if config
-        .positions
-        .as_ref()
-        .is_some_and(|p| matches!(p.method, Method::Gradient | Method::Lbfgs))
-    {
-        // Exact gradients from a coefficient file (or estimates through UCI): epochs, not SPSA
-        // iterations, over the same files as a run.
-        let (resume, fresh) = (mode == StartMode::Resume, mode == StartMode::Fresh);
-        return crate::coefficients::run::command(&config, vars, resume, fresh).await;
-    }
     // The seed is settled before anything starts: a resumed run keeps its own, so its opening
     // order is the same as before the interruption.
     let seed = match mode {
@@ -183,93 +174,49 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
         checkpoint_interval: config.checkpoint_every(),
         outputs: Vec::new(),
     };
+    let mut method = method_for(&config, &vars, plan)?;
     // Refuse a mismatched or unwanted start before any engine is started.
-    Tuner::check_start(&vars, &plan, &files, mode)?;
+    let start = method::check(&*method, vars, files, mode)?;
     set_aside_old_verification(&config, mode)?;
-    if let Some(p) = config
-        .positions
-        .as_ref()
-        .filter(|p| p.method == Method::Local)
-    {
-        // Texel's local search: its own loop over the same files as a run.
-        let shutdown = Shutdown::on_signals();
-        let end = crate::positions::local_run::run(&config, p, vars.clone(), plan, mode, &shutdown)
-            .await?;
-        if end.interrupted {
-            eprintln!(
-                "stopped; checkpoint {}; continue with `spsa {verb} {} --resume`",
-                config.checkpoint.display(),
-                args.config.display()
-            );
-        }
-        print!("{}", summary::final_table(&vars, &end.start, &end.theta, 0));
-        return Ok(());
-    }
-    let source = source::open(&OpenRequest {
-        config: &config,
-        vars: &vars,
-        seed,
-        slots: config.concurrency,
-    })
-    .await?;
-    let files = RunFiles {
-        outputs: source.outputs(),
-        ..files
-    };
-    let result = tune_with(args, &config, verb, vars, plan, files, &*source).await;
-    source.close().await;
-    result
-}
-
-async fn tune_with(
-    args: &RunArgs,
-    config: &Config,
-    verb: &str,
-    vars: Vec<vars::Variable>,
-    plan: RunPlan,
-    files: RunFiles,
-    source: &dyn source::Source,
-) -> Result<()> {
-    let mut tuner = Tuner::prepare(vars, plan, files, args.mode())?;
-    if tuner.state().finished {
-        eprintln!(
-            "{}: the run had already finished",
-            config.checkpoint.display()
-        );
-    } else {
-        let shutdown = Shutdown::on_signals();
-        let mut progress = progress::for_terminal(Duration::from_secs(5));
-        let ending = tuner.run(source, &shutdown, &mut *progress).await;
-        drop(progress);
-        let resume_hint = format!(
-            "checkpoint {}; continue with `spsa {verb} {} --resume`",
-            config.checkpoint.display(),
-            args.config.display()
-        );
-        match ending {
-            Ok(Ending::Interrupted) => eprintln!(
-                "stopped after {} of {} iterations; {resume_hint}",
-                tuner.state().applied,
-                tuner.state().iterations,
-            ),
-            Ok(Ending::Finished) => {}
-            Err(e) => return Err(e.context(format!("run stopped; {resume_hint}"))),
-        }
-    }
-    let state = tuner.state();
-    let decimals = if config.simulate { 2 } else { 0 };
-    print!(
-        "{}",
-        summary::final_table(tuner.vars(), &state.start, &state.theta, decimals)
+    let shutdown = Shutdown::on_signals();
+    let resume_hint = format!(
+        "checkpoint {}; continue with `spsa {verb} {} --resume`",
+        config.checkpoint.display(),
+        args.config.display()
     );
-    let c = &state.counts;
-    if !config.simulate && config.positions.is_none() {
-        print!("{}", summary::games_line(c));
+    let end = method::run(&mut *method, start, &shutdown)
+        .await
+        .map_err(|e| {
+            // Only a run that got as far as its checkpoint can be continued.
+            if config.checkpoint.exists() {
+                e.context(format!("run stopped; {resume_hint}"))
+            } else {
+                e
+            }
+        })?;
+    if end.ending == Ending::Interrupted {
+        eprintln!(
+            "stopped after {}; {resume_hint}",
+            method.progress(&end.session.state)
+        );
     }
-    if state.finished {
-        verify_finished(config).await?;
+    print!("{}", method.summary(&end.session));
+    if end.session.state.finished {
+        verify_finished(&config).await?;
     }
     Ok(())
+}
+
+/// The method a config asks for: one arm per method (see [`crate::tuner::method`]).
+fn method_for(config: &Config, vars: &[Variable], plan: RunPlan) -> Result<Box<dyn Method>> {
+    let method = config.positions.as_ref().map(|p| p.method);
+    Ok(match method {
+        Some(PositionsMethod::Gradient | PositionsMethod::Lbfgs) => {
+            Box::new(GradientTune::new(config, vars, plan.seed)?)
+        }
+        Some(PositionsMethod::Local) => Box::new(LocalSearch::new(config, vars, plan)?),
+        _ => Box::new(SpsaTune::new(config, vars, plan)),
+    })
 }
 
 /// The `[verify]` match of a finished tune, once: played and recorded beside the θ log, or,

@@ -5,7 +5,6 @@
 //! Adam exactly; L-BFGS restarts its history from the checkpointed θ), and the final values as a
 //! table, a variables CSV and `setoption` lines.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -30,13 +29,15 @@ use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
 use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
+use crate::source::Record;
 use crate::spsa::Schedule;
-use crate::tuner::checkpoint::{self, RunState, write_atomically};
-use crate::tuner::log::ThetaLog;
+use crate::tuner::checkpoint::{self, Checkpoint, RunState};
+use crate::tuner::session::SessionStart;
+use crate::tuner::{Session, StartMode, UserError};
 use crate::vars::Variable;
 
-const STATE_PREFIX: &str = "#: ";
-const VERSION: u32 = 1;
+/// The checkpoint table that holds what only a gradient run has.
+const PART: &str = "gradient";
 
 /// Where a gradient run keeps its files.
 #[derive(Clone, Debug)]
@@ -48,6 +49,16 @@ pub struct RunFiles {
 impl RunFiles {
     pub fn loss_log(&self) -> PathBuf {
         loss_log_path(&self.theta_log)
+    }
+
+    /// The same files as every run names them (the loss log its one output).
+    fn tuner_files(&self) -> crate::tuner::RunFiles {
+        crate::tuner::RunFiles {
+            log: self.theta_log.clone(),
+            checkpoint: self.checkpoint.clone(),
+            checkpoint_interval: CHECKPOINT_EVERY,
+            outputs: vec![self.loss_log()],
+        }
     }
 }
 
@@ -61,10 +72,9 @@ pub struct GradientRun<'a> {
     pub resume: bool,
 }
 
-/// The run's state between epochs, in the checkpoint's `#:` lines.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A gradient run's checkpoint as read back: the run's state and its `[gradient]` table.
+#[derive(Clone, Debug, PartialEq)]
 pub struct GradientState {
-    pub version: u32,
     /// "gradient" or "lbfgs".
     pub method: String,
     pub seed: String,
@@ -76,8 +86,6 @@ pub struct GradientState {
     /// Epochs done (= rows in the θ log, but the final row).
     pub epoch: usize,
     pub finished: bool,
-    pub log_bytes: u64,
-    pub loss_log_bytes: u64,
     pub adam: AdamState,
 }
 
@@ -100,85 +108,31 @@ fn method_name(m: Method) -> &'static str {
     }
 }
 
-/// The part of the checkpoint only a gradient run has, in a `[gradient]` table of the `#:`
-/// lines (the rest is the tuner's own [`RunState`], so `spsa report` reads it like any run's).
-#[derive(Serialize, Deserialize)]
+/// The part of the checkpoint only a gradient run has, in its `[gradient]` table (the rest is
+/// the [`RunState`] of every run, so `spsa report` reads it like any run's).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct GradientPart {
     method: String,
     k: f64,
     #[serde(default)]
     k_refitting: bool,
     epoch: usize,
-    loss_log_bytes: u64,
+    /// The loss log's length, kept by checkpoints written before the loss log was one of the
+    /// run's tracked outputs; read to cut the loss log back when such a run is resumed.
+    #[serde(default, skip_serializing)]
+    loss_log_bytes: Option<u64>,
     adam: AdamState,
-}
-
-#[derive(Deserialize)]
-struct GradientTable {
-    gradient: GradientPart,
-}
-
-fn render_checkpoint(state: &GradientState, vars: &[Variable], epochs: usize) -> Result<String> {
-    // The θ log's rows: one per epoch, and the final values once finished.
-    let rows = state.epoch as u64 + u64::from(state.finished);
-    // An epoch is not an SPSA iteration: no gains to record.
-    let schedule = Schedule {
-        iterations: if state.finished {
-            state.epoch as u64 + 1
-        } else {
-            epochs as u64
-        },
-        a: 0.0,
-        alpha: 0.0,
-        gamma: 0.0,
-    };
-    let run_state = RunState {
-        applied: rows,
-        finished: state.finished,
-        theta: state.theta.clone(),
-        next_fresh: rows,
-        log_bytes: state.log_bytes,
-        ..RunState::fresh(&state.seed, state.start.clone(), &schedule, 0)
-    };
-    let mut out = checkpoint::render(&run_state, vars)?;
-    let part = GradientPart {
-        method: state.method.clone(),
-        k: state.k,
-        k_refitting: state.k_refitting,
-        epoch: state.epoch,
-        loss_log_bytes: state.loss_log_bytes,
-        adam: state.adam.clone(),
-    };
-    #[derive(Serialize)]
-    struct Wrap<'a> {
-        gradient: &'a GradientPart,
-    }
-    let body =
-        toml::to_string(&Wrap { gradient: &part }).context("cannot serialize checkpoint state")?;
-    for line in body.lines() {
-        out.push_str(STATE_PREFIX);
-        out.push_str(line);
-        out.push('\n');
-    }
-    Ok(out)
 }
 
 /// Reads a gradient run's checkpoint.
 pub fn read_checkpoint(path: &Path) -> Result<GradientState> {
-    let common = checkpoint::read(path)?;
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read checkpoint", path.display()))?;
-    let state_text: String = text
-        .lines()
-        .filter_map(|l| l.strip_prefix(STATE_PREFIX))
-        .flat_map(|l| [l, "\n"])
-        .collect();
-    let part = toml::from_str::<GradientTable>(&state_text)
-        .with_context(|| format!("{}: not an exact-gradient run's checkpoint", path.display()))?
-        .gradient;
-    let s = common.state;
+    let ck = checkpoint::read(path)?;
+    let part: GradientPart = ck
+        .parts
+        .get(PART)?
+        .with_context(|| format!("{}: not an exact-gradient run's checkpoint", path.display()))?;
+    let s = ck.state;
     Ok(GradientState {
-        version: VERSION,
         method: part.method,
         seed: s.seed,
         k: part.k,
@@ -187,10 +141,92 @@ pub fn read_checkpoint(path: &Path) -> Result<GradientState> {
         theta: s.theta,
         epoch: part.epoch,
         finished: s.finished,
-        log_bytes: s.log_bytes,
-        loss_log_bytes: part.loss_log_bytes,
         adam: part.adam,
     })
+}
+
+/// The state of a gradient run before its first epoch: an epoch is not an SPSA iteration, so
+/// the schedule holds only how many epochs are planned.
+fn fresh_state(seed: u64, vars: &[Variable], epochs: usize) -> RunState {
+    let schedule = Schedule {
+        iterations: epochs as u64,
+        a: 0.0,
+        alpha: 0.0,
+        gamma: 0.0,
+    };
+    RunState::fresh(seed, vars.iter().map(|v| v.start).collect(), &schedule, 0)
+}
+
+/// A checkpoint a gradient run of `method` over `vars` can continue: its own, or one written
+/// before its first epoch (no `[gradient]` table yet, nothing applied).
+fn check_resume(ck: &Checkpoint, method: Method, vars: &[Variable]) -> Result<()> {
+    let part: Option<GradientPart> = ck.parts.get(PART)?;
+    let names = |v: &[Variable]| v.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+    let same = names(&ck.vars) == names(vars)
+        && match &part {
+            Some(p) => p.method == method_name(method),
+            None => ck.state.applied == 0,
+        };
+    if !same {
+        return Err(UserError(format!(
+            "{}: cannot resume: the checkpoint is of another run ({}, variables {}); use --fresh to start a new run (the old files are kept as backups)",
+            ck.path.display(),
+            part.map_or("not a gradient run".to_string(), |p| format!(
+                "method {}",
+                p.method
+            )),
+            names(&ck.vars).join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Checks the start of a gradient run over its files: new, or resumed from its checkpoint.
+fn session_start(run: &GradientRun) -> Result<SessionStart> {
+    let mode = if run.resume {
+        StartMode::Resume
+    } else {
+        StartMode::New
+    };
+    let method = run.positions.method;
+    SessionStart::check(
+        run.vars.to_vec(),
+        run.files.tuner_files(),
+        mode,
+        fresh_state(run.seed, run.vars, run.positions.gradient.epochs),
+        |ck| check_resume(ck, method, run.vars),
+    )
+}
+
+/// Opens the run's files from a checked start.
+fn open_session(run: &GradientRun, start: SessionStart) -> Result<Session> {
+    if let Some(ck) = start.checkpoint() {
+        cut_untracked_loss_log(ck, &run.files.loss_log())?;
+    }
+    start.open()
+}
+
+/// A checkpoint from before the loss log was a tracked output keeps its length in the
+/// `[gradient]` table: cut the loss log back to it, as a resume cuts every tracked file.
+fn cut_untracked_loss_log(ck: &Checkpoint, loss_log: &Path) -> Result<()> {
+    let tracked = ck
+        .state
+        .outputs
+        .contains_key(loss_log.to_string_lossy().as_ref());
+    let kept = ck
+        .parts
+        .get::<GradientPart>(PART)?
+        .and_then(|p| p.loss_log_bytes);
+    if let (false, Some(len)) = (tracked, kept) {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(loss_log)
+            .with_context(|| format!("{}: cannot open to resume", loss_log.display()))?;
+        file.set_len(len)
+            .with_context(|| format!("{}: cannot truncate", loss_log.display()))?;
+    }
+    Ok(())
 }
 
 /// Train and validation sets: a validation file, or a seeded fraction held out. The training
@@ -230,6 +266,15 @@ fn split(positions: &PositionsConfig, seed: u64) -> Result<(Coefficients, Option
 /// Runs (or resumes) the tune from the coefficient file the config names; `stop` is asked
 /// after every epoch (Ctrl-C).
 pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome> {
+    exact(run, session_start(run)?, stop).map(|(_, outcome)| outcome)
+}
+
+/// [`run`] over a checked start: the data are loaded before the run's files are opened.
+fn exact(
+    run: &GradientRun,
+    start: SessionStart,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Session, GradientOutcome)> {
     let p = run.positions;
     let method = p.method;
     if !matches!(method, Method::Gradient | Method::Lbfgs) {
@@ -258,13 +303,16 @@ pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome
     );
     // The objectives hold the data in their own layout: the rows are not needed while tuning.
     drop((train, validation));
-    drive(
+    let mut session = open_session(run, start)?;
+    let outcome = drive(
         run,
+        &mut session,
         &train_obj,
         valid_obj.as_ref().map(|v| v as &dyn Model),
         &|start| Ok(train_obj.scored(start)),
         stop,
-    )
+    )?;
+    Ok((session, outcome))
 }
 
 /// Runs (or resumes) the tune through UCI engines, for a config without a coefficient file:
@@ -276,6 +324,17 @@ pub fn run_uci(
     settings: EvalSettings,
     stop: &dyn Fn() -> bool,
 ) -> Result<GradientOutcome> {
+    through_uci(run, session_start(run)?, setup, settings, stop).map(|(_, outcome)| outcome)
+}
+
+/// [`run_uci`] over a checked start: the run's files are opened once the engines run.
+fn through_uci(
+    run: &GradientRun,
+    start: SessionStart,
+    setup: &EngineSetup,
+    settings: EvalSettings,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Session, GradientOutcome)> {
     let p = run.positions;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -317,13 +376,17 @@ pub fn run_uci(
             .take_error()
             .or_else(|| valid_model.as_ref().and_then(|v| v.take_error()))
     };
-    let result = drive(
-        run,
-        &train_model,
-        valid_model.as_ref().map(|v| v as &dyn Model),
-        &fit_scores,
-        &|| stop() || train_model.error.lock().is_ok_and(|e| e.is_some()),
-    );
+    let result = open_session(run, start).and_then(|mut session| {
+        drive(
+            run,
+            &mut session,
+            &train_model,
+            valid_model.as_ref().map(|v| v as &dyn Model),
+            &fit_scores,
+            &|| stop() || train_model.error.lock().is_ok_and(|e| e.is_some()),
+        )
+        .map(|outcome| (session, outcome))
+    });
     let searched = train_model
         .searched
         .load(std::sync::atomic::Ordering::Relaxed)
@@ -334,20 +397,35 @@ pub fn run_uci(
     if let Some(e) = failed() {
         return Err(e.context("an engine failed during the estimated-gradient run"));
     }
-    let outcome = result?;
+    let (session, outcome) = result?;
     eprintln!(
         "{searched} positions searched ({:.0} per epoch)",
         searched as f64 / outcome.fitted.epochs.max(1) as f64
     );
-    Ok(outcome)
+    Ok((session, outcome))
 }
 
 /// The longest a run goes without a checkpoint (see `drive`).
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The run's loop, whatever the model: K, files, epochs, checkpoints, final values.
+/// Keeps the run's checkpoint state in step with a fit: θ, rows, K and Adam's state.
+fn note_epoch(session: &mut Session, part: &mut GradientPart, epoch: usize, theta: &[f64]) {
+    part.epoch = epoch;
+    session.state.theta = theta.to_vec();
+    session.state.applied = epoch as u64;
+    session.state.next_fresh = epoch as u64;
+}
+
+/// Saves the run with its `[gradient]` table.
+fn save(session: &mut Session, part: &GradientPart) -> Result<()> {
+    session.parts.set(PART, part)?;
+    session.save()
+}
+
+/// The run's loop, whatever the model: K, epochs, θ and loss rows, checkpoints, final values.
 fn drive(
     run: &GradientRun,
+    session: &mut Session,
     train_obj: &dyn Model,
     valid_obj: Option<&dyn Model>,
     fit_scores: &ScoresAt,
@@ -356,65 +434,40 @@ fn drive(
     let began = Instant::now();
     let p = run.positions;
     let method = p.method;
-    let loss_log_path = run.files.loss_log();
-    let start: Vec<f64> = run.vars.iter().map(|v| v.start).collect();
-    let (mut state, mut log, mut loss_log) = if run.resume {
-        let state = read_checkpoint(&run.files.checkpoint)?;
-        if state.method != method_name(method) || state.start.len() != run.vars.len() {
-            bail!(
-                "{}: the checkpoint is of another run (method {}, {} variables)",
-                run.files.checkpoint.display(),
-                state.method,
-                state.start.len()
-            );
+    let loss_log = run.files.loss_log();
+    let mut part = match session.parts.get::<GradientPart>(PART)? {
+        Some(part) => {
+            eprintln!("resuming at epoch {} (K = {:.4})", part.epoch, part.k);
+            part
         }
-        let log = ThetaLog::resume(&run.files.theta_log, state.log_bytes)?;
-        let loss_log = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&loss_log_path)
-            .with_context(|| format!("{}: cannot open to resume", loss_log_path.display()))?;
-        loss_log
-            .set_len(state.loss_log_bytes)
-            .with_context(|| format!("{}: cannot truncate", loss_log_path.display()))?;
-        let mut loss_log = loss_log;
-        std::io::Seek::seek(&mut loss_log, std::io::SeekFrom::End(0))?;
-        eprintln!("resuming at epoch {} (K = {:.4})", state.epoch, state.k);
-        (state, log, loss_log)
-    } else {
-        let k = match p.k {
-            KSetting::Fixed(k) => k,
-            KSetting::Fit => {
-                let kfit = fit_k(p.loss, &fit_scores(&start)?);
-                eprintln!(
-                    "K = {:.4} (fitted at the start values: training loss {:.6}; refitted every {K_ROUND} epochs as the weights move, until it settles)",
-                    kfit.k, kfit.loss
-                );
-                kfit.k
-            }
-        };
-        let names: Vec<String> = run.vars.iter().map(|v| v.name.clone()).collect();
-        let log = ThetaLog::create(&run.files.theta_log, &names)?;
-        let mut loss_log = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&loss_log_path)
-            .with_context(|| format!("{}: cannot create the loss log", loss_log_path.display()))?;
-        loss_log.write_all(HEADER.as_bytes())?;
-        let state = GradientState {
-            version: VERSION,
-            method: method_name(method).into(),
-            seed: run.seed.to_string(),
-            k,
-            k_refitting: p.k == KSetting::Fit,
-            start: start.clone(),
-            theta: start.clone(),
-            epoch: 0,
-            finished: false,
-            log_bytes: 0,
-            loss_log_bytes: HEADER.len() as u64,
-            adam: AdamState::new(&start),
-        };
-        (state, log, loss_log)
+        None => {
+            let start = session.state.start.clone();
+            let k = match p.k {
+                KSetting::Fixed(k) => k,
+                KSetting::Fit => {
+                    let kfit = fit_k(p.loss, &fit_scores(&start)?);
+                    eprintln!(
+                        "K = {:.4} (fitted at the start values: training loss {:.6}; refitted every {K_ROUND} epochs as the weights move, until it settles)",
+                        kfit.k, kfit.loss
+                    );
+                    kfit.k
+                }
+            };
+            session.record(&Record {
+                path: loss_log.clone(),
+                text: HEADER.into(),
+            })?;
+            let part = GradientPart {
+                method: method_name(method).into(),
+                k,
+                k_refitting: p.k == KSetting::Fit,
+                epoch: 0,
+                loss_log_bytes: None,
+                adam: AdamState::new(&start),
+            };
+            save(session, &part)?;
+            part
+        }
     };
     let settings = FitSettings {
         epochs: p.gradient.epochs,
@@ -428,21 +481,23 @@ fn drive(
     // CHECKPOINT_EVERY, and when stopping. The rows of the epochs after the last checkpoint are
     // cut off by a resume, which replays those epochs.
     let mut last_checkpoint: Option<Instant> = None;
-    let mut on_progress = |progress: Progress, held: &HeldK, state: &mut GradientState| {
+    let mut on_progress = |progress: Progress,
+                           held: &HeldK,
+                           session: &mut Session,
+                           part: &mut GradientPart| {
         let stopping = stop();
         let result = (|| -> Result<()> {
             let checkpoint_now = match progress {
                 Progress::Epoch(e, adam) => {
-                    log.append(e.epoch as u64, &e.theta)?;
-                    state.log_bytes = log.flush()?;
+                    session.log_theta(e.epoch as u64, &e.theta)?;
                     // Full-set losses, as the local search writes them: one "part" of count 1.
-                    let line = part_line(e.epoch as u64, e.train, e.train, 1, e.validation);
-                    loss_log.write_all(line.as_bytes())?;
-                    state.loss_log_bytes += line.len() as u64;
-                    state.epoch = e.epoch;
-                    state.theta = e.theta.clone();
+                    session.record(&Record {
+                        path: loss_log.clone(),
+                        text: part_line(e.epoch as u64, e.train, e.train, 1, e.validation),
+                    })?;
+                    note_epoch(session, part, e.epoch, &e.theta);
                     if let Some(a) = adam {
-                        state.adam = a.clone();
+                        part.adam = a.clone();
                     }
                     eprintln!(
                         "epoch {:>4}: training loss {:.6}{}",
@@ -465,21 +520,17 @@ fn drive(
                         held.k,
                         if held.refitting { "" } else { "; settled" }
                     );
-                    state.k = held.k;
-                    state.k_refitting = held.refitting;
+                    part.k = held.k;
+                    part.k_refitting = held.refitting;
                     if let Some(a) = adam {
-                        state.adam = a.clone();
+                        part.adam = a.clone();
                     }
                     // Always: a resume must not repeat the epochs of the old K with the new.
                     true
                 }
             };
             if stopping || checkpoint_now {
-                loss_log.sync_data()?;
-                write_atomically(
-                    &run.files.checkpoint,
-                    render_checkpoint(state, run.vars, p.gradient.epochs)?.as_bytes(),
-                )?;
+                save(session, part)?;
                 last_checkpoint = Some(Instant::now());
             }
             Ok(())
@@ -499,15 +550,15 @@ fn drive(
         _ => GradientMethod::Adam,
     };
     let mut optimizer = match fit_method {
-        GradientMethod::Adam => state.adam.clone(),
+        GradientMethod::Adam => part.adam.clone(),
         GradientMethod::Lbfgs => AdamState {
-            epoch: state.epoch,
-            ..AdamState::new(&state.theta)
+            epoch: part.epoch,
+            ..AdamState::new(&session.state.theta)
         },
     };
     let mut held = HeldK {
-        k: state.k,
-        refitting: state.k_refitting,
+        k: part.k,
+        refitting: part.k_refitting,
     };
     let fitted = fit::fit_holding_k(
         fit_method,
@@ -519,7 +570,7 @@ fn drive(
         &mut optimizer,
         &mut held,
         fit_scores,
-        |progress, held| on_progress(progress, held, &mut state),
+        |progress, held| on_progress(progress, held, session, &mut part),
     )?;
     if let Some(e) = io_error {
         return Err(e);
@@ -527,28 +578,29 @@ fn drive(
 
     // The θ log's last row holds the final values (the best epoch's, when validation picked it).
     if fitted.finish != Finish::Interrupted {
-        let loss = Loss::new(p.loss, state.k);
+        let loss = Loss::new(p.loss, part.k);
         let last = (
             train_obj.loss(&loss, &fitted.theta),
             valid_obj.map(|v| v.loss(&loss, &fitted.theta)),
         );
-        log.append(state.epoch as u64 + 1, &fitted.theta)?;
-        state.log_bytes = log.flush()?;
-        let line = part_line(state.epoch as u64 + 1, last.0, last.0, 1, last.1);
-        loss_log.write_all(line.as_bytes())?;
-        loss_log.sync_data()?;
-        state.loss_log_bytes += line.len() as u64;
+        let row = part.epoch as u64 + 1;
+        session.log_theta(row, &fitted.theta)?;
+        session.record(&Record {
+            path: loss_log.clone(),
+            text: part_line(row, last.0, last.0, 1, last.1),
+        })?;
+        let state = &mut session.state;
         state.theta = fitted.theta.clone();
+        state.applied = row;
+        state.next_fresh = row;
+        state.iterations = row;
         state.finished = true;
-        write_atomically(
-            &run.files.checkpoint,
-            render_checkpoint(&state, run.vars, p.gradient.epochs)?.as_bytes(),
-        )?;
+        save(session, &part)?;
     }
     Ok(GradientOutcome {
         theta: fitted.theta.clone(),
-        start: state.start.clone(),
-        k: state.k,
+        start: session.state.start.clone(),
+        k: part.k,
         fitted,
         seconds: began.elapsed().as_secs_f64(),
         validated: valid_obj.is_some(),
@@ -583,115 +635,122 @@ pub fn final_report(vars: &[Variable], outcome: &GradientOutcome) -> String {
     )
 }
 
-/// `spsa run` for `method = "gradient"` or `"lbfgs"`: settles the seed and the files (refusing
-/// to overwrite a run unless `fresh`, which keeps the old files as `.bak`, `.bak.1`, …), runs
-/// the tune on a plain thread (exact gradients from `coefficients`, else estimates through the
-/// `[engine1]` engine), stops cleanly on Ctrl-C, and prints the final values on stdout.
-pub async fn command(
-    config: &crate::config::Config,
+/// `method = "gradient"` or `"lbfgs"` as the run loop drives it: Adam or L-BFGS-B with exact
+/// gradients from the coefficient file the config names, or with gradients estimated through
+/// its `[engine1]` engine. The fit runs on a plain thread (it keeps both cores busy, and the
+/// estimates drive engines on a runtime of their own); Ctrl-C stops it after the epoch under way.
+pub struct GradientTune {
+    positions: PositionsConfig,
     vars: Vec<Variable>,
-    resume: bool,
-    fresh: bool,
-) -> Result<()> {
-    let positions = config
-        .positions
-        .clone()
-        .context("an exact-gradient run needs objective = \"positions\"")?;
-    let files = RunFiles {
-        theta_log: config.log.clone(),
-        checkpoint: config.checkpoint.clone(),
-    };
-    let resume = resume && files.checkpoint.exists();
-    let seed = if resume {
-        read_checkpoint(&files.checkpoint)?
-            .seed
-            .parse::<u64>()
-            .context("damaged checkpoint seed")?
-    } else {
-        let existing: Vec<PathBuf> = [
-            files.theta_log.clone(),
-            files.loss_log(),
-            files.checkpoint.clone(),
-        ]
-        .into_iter()
-        .filter(|p| p.exists())
-        .collect();
-        if !existing.is_empty() && !fresh {
-            return Err(crate::config::ConfigError::InFile {
-                path: config.path.clone(),
-                message: format!(
-                    "{} exists: continue with --resume, or start over with --fresh",
-                    existing[0].display()
-                ),
-            }
-            .into());
-        }
-        for path in existing {
-            backup(&path)?;
-        }
-        config
-            .seed
-            .unwrap_or_else(|| rand::Rng::next_u64(&mut rand::rng()))
-    };
-    let engine = match (&positions.gradient.coefficients, &config.games) {
-        (Some(_), _) => None,
-        (None, Some(games)) => Some((
-            crate::arena::engine_setup("Engine1", &games.engine1),
-            EvalSettings {
-                search: positions.search,
-                deadline: std::time::Duration::from_secs(60),
-            },
-        )),
-        (None, None) => bail!("{}: no engine configured", config.path.display()),
-    };
-    let threads = config.concurrency.max(1);
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let worker = {
-        let stop = stop.clone();
-        let vars = vars.clone();
-        std::thread::spawn(move || {
-            let run = GradientRun {
-                positions: &positions,
-                vars: &vars,
-                files,
-                threads,
-                seed,
-                resume,
-            };
-            let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
-            let result = match &engine {
-                None => self::run(&run, &stopped),
-                Some((setup, settings)) => run_uci(&run, setup, *settings, &stopped),
-            };
-            let _ = tx.send(result);
-        })
-    };
-    let mut rx = rx;
-    let result = tokio::select! {
-        r = &mut rx => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("stopping after this epoch (Ctrl-C)");
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            rx.await
-        }
-    };
-    let _ = worker.join();
-    let outcome = result.context("the tuning thread ended without a result")??;
-    if outcome.fitted.finish == Finish::Interrupted {
-        eprintln!(
-            "stopped after epoch {}; checkpoint {}; continue with --resume",
-            outcome.fitted.epochs,
-            config.checkpoint.display()
-        );
-    }
-    print!("{}", final_report(&vars, &outcome));
-    Ok(())
+    files: RunFiles,
+    threads: usize,
+    seed: u64,
+    engine: Option<(EngineSetup, EvalSettings)>,
+    outcome: Option<GradientOutcome>,
 }
 
-/// Renames `path` to the first free `path.bak`, `path.bak.1`, … (the tuner's naming).
-fn backup(path: &Path) -> Result<()> {
-    let target = crate::tuner::backup_name(path);
-    std::fs::rename(path, &target)
-        .with_context(|| format!("{}: cannot keep as {}", path.display(), target.display()))
+impl GradientTune {
+    pub fn new(config: &crate::config::Config, vars: &[Variable], seed: u64) -> Result<Self> {
+        let positions = config
+            .positions
+            .clone()
+            .context("an exact-gradient run needs objective = \"positions\"")?;
+        let engine = match (&positions.gradient.coefficients, &config.games) {
+            (Some(_), _) => None,
+            (None, Some(games)) => Some((
+                crate::arena::engine_setup("Engine1", &games.engine1),
+                EvalSettings {
+                    search: positions.search,
+                    deadline: std::time::Duration::from_secs(60),
+                },
+            )),
+            (None, None) => bail!("{}: no engine configured", config.path.display()),
+        };
+        Ok(GradientTune {
+            positions,
+            vars: vars.to_vec(),
+            files: RunFiles {
+                theta_log: config.log.clone(),
+                checkpoint: config.checkpoint.clone(),
+            },
+            threads: config.concurrency.max(1),
+            seed,
+            engine,
+            outcome: None,
+        })
+    }
+}
+
+impl crate::tuner::method::Method for GradientTune {
+    fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
+        check_resume(ck, self.positions.method, &self.vars)
+    }
+
+    fn fresh_state(&self) -> RunState {
+        fresh_state(self.seed, &self.vars, self.positions.gradient.epochs)
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        mut start: SessionStart,
+        shutdown: &'a crate::shutdown::Shutdown,
+    ) -> futures::future::LocalBoxFuture<'a, Result<(Session, crate::tuner::Ending)>> {
+        start.add_outputs([self.files.loss_log()]);
+        Box::pin(async move {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let (positions, vars, files) = (
+                self.positions.clone(),
+                self.vars.clone(),
+                self.files.clone(),
+            );
+            let (threads, seed, engine) = (self.threads, self.seed, self.engine.clone());
+            let shutdown = shutdown.clone();
+            let worker = std::thread::spawn(move || {
+                let run = GradientRun {
+                    positions: &positions,
+                    vars: &vars,
+                    files,
+                    threads,
+                    seed,
+                    resume: false,
+                };
+                let stop = || shutdown.is_requested();
+                let result = match &engine {
+                    None => exact(&run, start, &stop),
+                    Some((setup, settings)) => through_uci(&run, start, setup, *settings, &stop),
+                };
+                let _ = tx.send(result);
+            });
+            let result = rx.await;
+            // The thread has sent its result: it ends at once.
+            let _ = worker.join();
+            let (session, outcome) =
+                result.context("the tuning thread ended without a result")??;
+            let ending = match outcome.fitted.finish {
+                Finish::Interrupted => crate::tuner::Ending::Interrupted,
+                _ => crate::tuner::Ending::Finished,
+            };
+            self.outcome = Some(outcome);
+            Ok((session, ending))
+        })
+    }
+
+    fn progress(&self, state: &RunState) -> String {
+        format!("epoch {} of {}", state.applied, state.iterations)
+    }
+
+    fn summary(&self, session: &Session) -> String {
+        match &self.outcome {
+            Some(outcome) => final_report(&self.vars, outcome),
+            None => {
+                let theta = &session.state.theta;
+                format!(
+                    "{}\n{}\n{}",
+                    final_table(&self.vars, &session.state.start, theta, 0),
+                    render(Format::Csv, &self.vars, theta, 0),
+                    render(Format::Uci, &self.vars, theta, 0),
+                )
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! is written after every kept change; a resume starts a new pass from the checkpoint's θ.
 
 use anyhow::{Context, Result};
+use futures::future::LocalBoxFuture;
 
 use super::eval::EvalSettings;
 use super::local::{LocalEvent, LocalProblem, local_search};
@@ -14,88 +15,79 @@ use crate::arena::engine_setup;
 use crate::config::Config;
 use crate::config::positions::{KSetting, PositionsConfig};
 use crate::report::loss_curve::{loss_log_path, part_line};
+use crate::report::summary::final_table;
 use crate::shutdown::Shutdown;
 use crate::source::Record;
-use crate::tuner::checkpoint::{self, RunState};
-use crate::tuner::log::ThetaLog;
-use crate::tuner::{Outputs, RunFiles, RunPlan, StartMode, Tuner, backup_name};
+use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::method::Method;
+use crate::tuner::session::SessionStart;
+use crate::tuner::{Ending, RunPlan, Session, check_same_run};
 use crate::vars::Variable;
-
-/// How a local run ended.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LocalRunEnd {
-    pub start: Vec<f64>,
-    pub theta: Vec<f64>,
-    pub interrupted: bool,
-    pub passes: u32,
-}
 
 /// Passes at most (each pass that changes something is followed by another).
 const MAX_PASSES: u32 = 1000;
 
-/// Run (or resume) the local search of `config` with the run's files.
-pub async fn run(
-    config: &Config,
-    p: &PositionsConfig,
+/// `method = "local"` as the run loop drives it.
+pub struct LocalSearch {
+    config: Config,
+    positions: PositionsConfig,
     vars: Vec<Variable>,
     plan: RunPlan,
-    mode: StartMode,
-    shutdown: &Shutdown,
-) -> Result<LocalRunEnd> {
-    let loss_log = loss_log_path(&config.log);
-    let files = RunFiles {
-        log: config.log.clone(),
-        checkpoint: config.checkpoint.clone(),
-        checkpoint_interval: config.checkpoint_every(),
-        outputs: vec![loss_log.clone()],
-    };
-    Tuner::check_start(&vars, &plan, &files, mode)?;
-    let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
-    let (mut state, mut log, mut outputs) = match mode {
-        StartMode::Resume => {
-            let ck = checkpoint::read(&files.checkpoint)?;
-            let log = ThetaLog::resume(&files.log, ck.state.log_bytes)?;
-            let outputs = Outputs::resume(&ck.state.outputs)?;
-            (ck.state, log, outputs)
-        }
-        _ => {
-            if mode == StartMode::Fresh {
-                for path in [&files.log, &files.checkpoint, &loss_log] {
-                    if path.exists() {
-                        let bak = backup_name(path);
-                        std::fs::rename(path, &bak).with_context(|| {
-                            format!("{}: cannot move aside to {}", path.display(), bak.display())
-                        })?;
-                    }
-                }
-            }
-            let log = ThetaLog::create(&files.log, &names)?;
-            let state = RunState::fresh(plan.seed, start.clone(), &plan.schedule, plan.pairs);
-            (state, log, Outputs::new(&files.outputs))
-        }
-    };
-    let save = |state: &mut RunState, log: &mut ThetaLog, outputs: &mut Outputs| -> Result<()> {
-        state.log_bytes = log.flush()?;
-        outputs.sync()?;
-        state.outputs = outputs.lengths();
-        state.next_fresh = state.applied + 1;
-        checkpoint::write(&files.checkpoint, state, &vars)
-    };
-    save(&mut state, &mut log, &mut outputs)?;
-    if state.finished {
-        eprintln!(
-            "{}: the run had already finished",
-            files.checkpoint.display()
-        );
-        return Ok(LocalRunEnd {
-            start: state.start.clone(),
-            theta: state.theta.clone(),
-            interrupted: false,
-            passes: 0,
-        });
+}
+
+impl LocalSearch {
+    pub fn new(config: &Config, vars: &[Variable], plan: RunPlan) -> Result<LocalSearch> {
+        let positions = config
+            .positions
+            .clone()
+            .context("a local search needs objective = \"positions\"")?;
+        Ok(LocalSearch {
+            config: config.clone(),
+            positions,
+            vars: vars.to_vec(),
+            plan,
+        })
+    }
+}
+
+impl Method for LocalSearch {
+    fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
+        check_same_run(ck, &self.vars, &self.plan)
     }
 
+    fn fresh_state(&self) -> RunState {
+        self.plan.fresh_state(&self.vars)
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        start: SessionStart,
+        shutdown: &'a Shutdown,
+    ) -> LocalBoxFuture<'a, Result<(Session, Ending)>> {
+        Box::pin(search(self, start, shutdown))
+    }
+
+    fn progress(&self, state: &RunState) -> String {
+        format!("{} kept changes", state.applied)
+    }
+
+    fn summary(&self, session: &Session) -> String {
+        let s = &session.state;
+        final_table(&self.vars, &s.start, &s.theta, 0)
+    }
+}
+
+/// The search with the run's files: engines first, then the files, then passes until no step
+/// helps (and, with `k = "fit"`, until K settles).
+async fn search(
+    method: &LocalSearch,
+    mut start: SessionStart,
+    shutdown: &Shutdown,
+) -> Result<(Session, Ending)> {
+    let (config, p, vars) = (&method.config, &method.positions, &method.vars);
+    let loss_log = loss_log_path(&config.log);
+    start.add_outputs([loss_log.clone()]);
+    let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
     let games = config
         .games
         .as_ref()
@@ -112,11 +104,18 @@ pub async fn run(
         &setup,
         settings,
         names.clone(),
-        &state.theta,
-        plan.seed,
+        start.theta(),
+        method.plan.seed,
         config.concurrency,
     )
     .await?;
+    let mut session = match start.open() {
+        Ok(session) => session,
+        Err(e) => {
+            source.evaluator.quit_all().await;
+            return Err(e);
+        }
+    };
     let problem = LocalProblem {
         names,
         steps: vars.iter().map(|v| v.c_end.round().max(1.0)).collect(),
@@ -130,7 +129,7 @@ pub async fn run(
     let mut refitting = p.k == KSetting::Fit;
     let mut failure = None;
     let result = loop {
-        let from = state.theta.clone();
+        let from = session.state.theta.clone();
         let result = local_search(
             &source.evaluator,
             &source.train,
@@ -144,11 +143,14 @@ pub async fn run(
                 let r = (|| -> Result<()> {
                     match event {
                         LocalEvent::Accepted { theta, train_loss } => {
+                            let state = &mut session.state;
                             state.applied += 1;
                             state.theta = theta.to_vec();
-                            log.append(state.applied, theta)?;
-                            eprintln!("change {}: training loss {train_loss:.6}", state.applied);
-                            save(&mut state, &mut log, &mut outputs)?;
+                            state.next_fresh = state.applied + 1;
+                            let applied = state.applied;
+                            session.log_theta(applied, theta)?;
+                            eprintln!("change {applied}: training loss {train_loss:.6}");
+                            session.save()?;
                         }
                         LocalEvent::PassEnd {
                             pass,
@@ -158,10 +160,10 @@ pub async fn run(
                             ..
                         } => {
                             let n = source.train.len() as f64;
-                            outputs.append(&Record {
+                            session.record(&Record {
                                 path: loss_log.clone(),
                                 text: part_line(
-                                    state.applied,
+                                    session.state.applied,
                                     train_loss * n,
                                     train_loss * n,
                                     source.train.len() as u64,
@@ -175,7 +177,7 @@ pub async fn run(
                                     .unwrap_or_default(),
                                 if changed { "" } else { " (no change: done)" }
                             );
-                            save(&mut state, &mut log, &mut outputs)?;
+                            session.save()?;
                         }
                     }
                     Ok(())
@@ -225,13 +227,13 @@ pub async fn run(
     source.evaluator.quit_all().await;
     let result = result.with_context(|| failure.unwrap_or_default())?;
     if !result.interrupted {
-        state.finished = true;
+        session.state.finished = true;
     }
-    save(&mut state, &mut log, &mut outputs)?;
-    Ok(LocalRunEnd {
-        start: state.start.clone(),
-        theta: state.theta.clone(),
-        interrupted: result.interrupted,
-        passes: result.passes,
-    })
+    session.save()?;
+    let ending = if result.interrupted {
+        Ending::Interrupted
+    } else {
+        Ending::Finished
+    };
+    Ok((session, ending))
 }

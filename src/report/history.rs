@@ -119,6 +119,7 @@ pub fn classic_checkpoint(config: &Config, vars: Vec<Variable>, log: &History) -
             ..RunState::fresh(0, start, schedule, config.pairs_per_iteration)
         },
         vars,
+        parts: Default::default(),
     }
 }
 

@@ -15,6 +15,8 @@ use crate::spsa::driver::DriverState;
 use crate::vars::{self, Variable};
 
 const STATE_PREFIX: &str = "#: ";
+/// The tables of [`RunState`] itself (not a method's part).
+const STATE_TABLES: [&str; 2] = ["outputs", "counts"];
 pub const VERSION: u32 = 2;
 
 /// Game and pair counts since the run began.
@@ -158,15 +160,53 @@ pub struct Checkpoint {
     pub path: PathBuf,
     pub state: RunState,
     pub vars: Vec<Variable>,
+    /// The method's own tables (`[gradient]`, …) beside the state: see [`Parts`].
+    pub parts: Parts,
+}
+
+/// What a method keeps in its checkpoint besides the [`RunState`] every run has (Adam's moments,
+/// a K still being refitted): named TOML tables after the state's `#:` lines. A method reads
+/// back only its own table; every other reader sees a plain run's checkpoint.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Parts(toml::Table);
+
+impl Parts {
+    /// Keep `part` under `name`, replacing what was there.
+    pub fn set<T: Serialize>(&mut self, name: &str, part: &T) -> Result<()> {
+        let value = toml::Value::try_from(part)
+            .with_context(|| format!("cannot serialize the checkpoint's [{name}]"))?;
+        self.0.insert(name.to_string(), value);
+        Ok(())
+    }
+
+    /// The table `name`, if the checkpoint has one.
+    pub fn get<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
+        self.0
+            .get(name)
+            .map(|v| {
+                v.clone()
+                    .try_into()
+                    .with_context(|| format!("damaged [{name}] in the checkpoint"))
+            })
+            .transpose()
+    }
 }
 
 /// Render a checkpoint file.
 pub fn render(state: &RunState, vars: &[Variable]) -> Result<String> {
+    render_with(state, &Parts::default(), vars)
+}
+
+/// Render a checkpoint file with a method's own tables after the state.
+pub fn render_with(state: &RunState, parts: &Parts, vars: &[Variable]) -> Result<String> {
     let mut out = String::from(
         "# spsa checkpoint: a variables file whose start column is θ as of the state below.\n\
          # Continue the run with `spsa run CONFIG --resume`; the `#:` lines are its state.\n",
     );
-    let body = toml::to_string(state).context("cannot serialize checkpoint state")?;
+    let mut body = toml::to_string(state).context("cannot serialize checkpoint state")?;
+    if !parts.0.is_empty() {
+        body.push_str(&toml::to_string(&parts.0).context("cannot serialize checkpoint state")?);
+    }
     for line in body.lines() {
         out.push_str(STATE_PREFIX);
         out.push_str(line);
@@ -178,7 +218,12 @@ pub fn render(state: &RunState, vars: &[Variable]) -> Result<String> {
 
 /// Write a checkpoint atomically: a crash leaves either the old file or the new one.
 pub fn write(path: &Path, state: &RunState, vars: &[Variable]) -> Result<()> {
-    let text = render(state, vars)?;
+    write_with(path, state, &Parts::default(), vars)
+}
+
+/// Write a checkpoint with a method's own tables, atomically.
+pub fn write_with(path: &Path, state: &RunState, parts: &Parts, vars: &[Variable]) -> Result<()> {
+    let text = render_with(state, parts, vars)?;
     write_atomically(path, text.as_bytes())
 }
 
@@ -220,6 +265,10 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
     }
     let state: RunState = toml::from_str(&state_text)
         .with_context(|| format!("{}: damaged checkpoint state", path.display()))?;
+    // The method's tables are the top-level tables that are not the state's own.
+    let mut table: toml::Table = toml::from_str(&state_text)
+        .with_context(|| format!("{}: damaged checkpoint state", path.display()))?;
+    table.retain(|key, value| value.is_table() && !STATE_TABLES.contains(&key));
     if !(1..=VERSION).contains(&state.version) {
         bail!(
             "{}: checkpoint version {} is not supported (expected {VERSION})",
@@ -240,6 +289,7 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
         path: path.to_path_buf(),
         state,
         vars,
+        parts: Parts(table),
     })
 }
 
@@ -297,6 +347,61 @@ mod tests {
         assert_eq!(plain[2].start, 1000.0);
         assert_eq!(plain[1].c_end, 0.1);
         assert!(!dir.path().join("x.checkpoint.var.tmp").exists());
+    }
+
+    /// A method's own table rides beside the state: it comes back to the method, and every
+    /// other reader sees the same state as without it.
+    #[test]
+    fn a_methods_table_round_trips_and_leaves_the_state_alone() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Moments {
+            k: f64,
+            m: Vec<f64>,
+            epoch: usize,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.checkpoint.var");
+        let vars = vars::parse(
+            "a,1,0,2,1,0,0\nb,0,-1,1,0.1,0.1,0\nc,5,0,1000,1,0,0\n",
+            Path::new("v"),
+        )
+        .unwrap();
+        let moments = Moments {
+            k: 1.0 / 3.0,
+            m: vec![0.1 + 0.2, -1e-300, 7.0],
+            epoch: 12,
+        };
+        let mut parts = Parts::default();
+        parts.set("gradient", &moments).unwrap();
+        write_with(&path, &state(), &parts, &vars).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.state, state());
+        assert_eq!(
+            back.parts.get::<Moments>("gradient").unwrap(),
+            Some(moments)
+        );
+        assert_eq!(back.parts.get::<Moments>("local").unwrap(), None);
+        // The state's own tables are not a method's.
+        assert_eq!(back.parts.get::<Counts>("counts").unwrap(), None);
+        // Without a method's table: no parts.
+        write(&path, &state(), &vars).unwrap();
+        assert_eq!(read(&path).unwrap().parts, Parts::default());
+        // A damaged table is named.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last_state_line = text.rfind("\n#: ").unwrap();
+        let end = last_state_line + 1 + text[last_state_line + 1..].find('\n').unwrap() + 1;
+        let damaged = format!(
+            "{}#: [gradient]\n#: k = \"x\"\n{}",
+            &text[..end],
+            &text[end..]
+        );
+        std::fs::write(&path, damaged).unwrap();
+        let err = read(&path)
+            .unwrap()
+            .parts
+            .get::<Moments>("gradient")
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("[gradient]"), "{err:#}");
     }
 
     #[test]

@@ -10,7 +10,10 @@
 
 pub mod checkpoint;
 pub mod log;
+pub mod method;
 pub mod outputs;
+pub mod session;
+pub mod spsa_tune;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,13 +23,13 @@ use anyhow::{Context, Result, bail};
 use crate::pool::{self, Feed};
 use crate::shutdown::Shutdown;
 use crate::source::{Measurement, Source, Trial};
-use crate::spsa::driver::{Driver, DriverState, Rounding};
+use crate::spsa::driver::{Driver, Rounding};
 use crate::spsa::{Schedule, Spsa};
 use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
-use log::ThetaLog;
 pub use outputs::Outputs;
 pub use pool::Ending;
+pub use session::Session;
 
 /// What to do when the log or checkpoint of an earlier run is found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +66,14 @@ pub struct RunPlan {
     pub max_faulty_trials: u32,
 }
 
+impl RunPlan {
+    /// The state of a new run of this plan: θ at the variables' start values.
+    pub fn fresh_state(&self, vars: &[Variable]) -> RunState {
+        let start = vars.iter().map(|v| v.start).collect();
+        RunState::fresh(self.seed, start, &self.schedule, self.pairs)
+    }
+}
+
 pub use crate::error::UserError;
 
 /// Told about every applied update, so progress displays can follow the run. Implementations
@@ -91,12 +102,8 @@ impl Observer for Quiet {
 
 /// A run ready to go: state loaded or created, log open.
 pub struct Tuner {
-    vars: Vec<Variable>,
+    session: Session,
     driver: Driver,
-    state: RunState,
-    log: ThetaLog,
-    outputs: Outputs,
-    files: RunFiles,
     plan: RunPlan,
     faulty_streak: u32,
 }
@@ -111,49 +118,48 @@ impl Tuner {
         files: RunFiles,
         mode: StartMode,
     ) -> Result<Tuner> {
-        let found = files.checkpoint.exists() || files.log.exists();
-        match mode {
-            StartMode::Resume => return Tuner::resume(vars, plan, files),
-            StartMode::New if found => return Err(refusal(&files).into()),
-            StartMode::Fresh => {
-                let all = [&files.log, &files.checkpoint]
-                    .into_iter()
-                    .chain(files.outputs.iter());
-                for path in all {
-                    if path.exists() {
-                        let bak = backup_name(path);
-                        std::fs::rename(path, &bak).with_context(|| {
-                            format!("{}: cannot move aside to {}", path.display(), bak.display())
-                        })?;
-                    }
-                }
-            }
-            StartMode::New => {}
+        Tuner::check_start(&vars, &plan, &files, mode)?;
+        let fresh = plan.fresh_state(&vars);
+        let session = Session::open(vars, files, mode, fresh)?;
+        Tuner::with_session(session, plan)
+    }
+
+    /// The tuner of an open run: a new one, or a resumed one whose checkpoint was checked
+    /// against `plan` (see [`Tuner::check_start`]).
+    pub fn with_session(mut session: Session, plan: RunPlan) -> Result<Tuner> {
+        let state = &mut session.state;
+        // More iterations than the checkpoint's total extend the run (never shorten it); the
+        // gains keep the curve of the N the run was planned with.
+        if plan.schedule.iterations > state.iterations {
+            state.extend(plan.schedule.iterations);
         }
-        let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-        let log = ThetaLog::create(&files.log, &names)?;
-        let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
-        let schedule = plan.schedule;
-        let state = RunState::fresh(plan.seed, theta.clone(), &schedule, plan.pairs);
-        let driver = Driver::new(
-            Spsa::new(&vars, schedule),
-            plan.rounding,
-            plan.pairs,
-            plan.seed,
-            DriverState::start(theta),
-        );
-        let mut tuner = Tuner {
-            vars,
-            driver,
-            state,
-            log,
-            outputs: Outputs::new(&files.outputs),
-            files,
-            plan,
-            faulty_streak: 0,
+        let schedule = Schedule {
+            iterations: state.iterations,
+            ..plan.schedule
         };
-        tuner.save()?;
-        Ok(tuner)
+        let seed = state.seed()?;
+        let (curve, pairs, at) = (
+            state.curve(),
+            state.pairs_per_iteration,
+            state.driver_state(),
+        );
+        let driver = Driver::new(
+            Spsa::with_curve(session.vars(), schedule, curve),
+            plan.rounding,
+            pairs,
+            seed,
+            at,
+        );
+        Ok(Tuner {
+            session,
+            driver,
+            plan: RunPlan {
+                seed,
+                schedule,
+                ..plan
+            },
+            faulty_streak: 0,
+        })
     }
 
     /// Refuse a start the user must fix, before anything is started or written: an earlier
@@ -165,82 +171,31 @@ impl Tuner {
         files: &RunFiles,
         mode: StartMode,
     ) -> Result<()> {
-        match mode {
-            StartMode::New if files.checkpoint.exists() || files.log.exists() => {
-                Err(refusal(files).into())
-            }
-            StartMode::Resume => {
-                if !files.checkpoint.exists() {
-                    return Err(UserError(format!(
-                        "{}: no checkpoint to resume from; start the run without --resume",
-                        files.checkpoint.display()
-                    ))
-                    .into());
-                }
-                check_same_run(&checkpoint::read(&files.checkpoint)?, vars, plan)
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn resume(vars: Vec<Variable>, plan: RunPlan, files: RunFiles) -> Result<Tuner> {
-        Tuner::check_start(&vars, &plan, &files, StartMode::Resume)?;
-        let ck = checkpoint::read(&files.checkpoint)?;
-        let mut state = ck.state;
-        // More iterations than the checkpoint's total extend the run (never shorten it); the
-        // gains keep the curve of the N the run was planned with.
-        if plan.schedule.iterations > state.iterations {
-            state.extend(plan.schedule.iterations);
-        }
-        let schedule = Schedule {
-            iterations: state.iterations,
-            ..plan.schedule
-        };
-        let seed = state.seed()?;
-        let log = ThetaLog::resume(&files.log, state.log_bytes)?;
-        let outputs = Outputs::resume(&state.outputs)?;
-        let driver = Driver::new(
-            Spsa::with_curve(&vars, schedule, state.curve()),
-            plan.rounding,
-            state.pairs_per_iteration,
-            seed,
-            state.driver_state(),
-        );
-        Ok(Tuner {
-            vars,
-            driver,
-            state,
-            log,
-            outputs,
-            files,
-            plan: RunPlan {
-                seed,
-                schedule,
-                ..plan
-            },
-            faulty_streak: 0,
-        })
+        Session::check_start(files, mode, |ck| check_same_run(ck, vars, plan)).map(|_| ())
     }
 
     pub fn state(&self) -> &RunState {
-        &self.state
+        &self.session.state
     }
 
     pub fn vars(&self) -> &[Variable] {
-        &self.vars
+        self.session.vars()
+    }
+
+    /// The open run, for what is done with it after the tune (the summary).
+    pub fn into_session(self) -> Session {
+        self.session
     }
 
     /// Flush the log and the records and write a checkpoint that holds them.
     pub fn save(&mut self) -> Result<()> {
-        self.state.log_bytes = self.log.flush()?;
-        self.outputs.sync()?;
-        self.state.outputs = self.outputs.lengths();
         let d = self.driver.state();
-        self.state.theta = d.theta;
-        self.state.next_fresh = d.next_fresh;
-        self.state.missing = d.missing;
-        self.state.applied = self.driver.applied();
-        checkpoint::write(&self.files.checkpoint, &self.state, &self.vars)
+        let state = &mut self.session.state;
+        state.theta = d.theta;
+        state.next_fresh = d.next_fresh;
+        state.missing = d.missing;
+        state.applied = self.driver.applied();
+        self.session.save()
     }
 
     /// Measure trials until every iteration is applied or `shutdown` is requested. A source
@@ -270,7 +225,7 @@ impl Tuner {
         };
         let result = pool::run(source, concurrency, &mut feed, shutdown).await;
         if self.driver.is_finished() {
-            self.state.finished = true;
+            self.session.state.finished = true;
         }
         self.save()?;
         result
@@ -281,7 +236,7 @@ impl Tuner {
         self.driver
             .apply(trial.iteration, m.signal())
             .with_context(|| format!("iteration {}", trial.iteration))?;
-        let c = &mut self.state.counts;
+        let c = &mut self.session.state.counts;
         for bucket in m.pentanomial() {
             c.pairs += 1;
             c.pentanomial[bucket] += 1;
@@ -297,11 +252,11 @@ impl Tuner {
             *c.faults.entry(f.kind.clone()).or_default() += 1;
         }
         for r in &m.records {
-            self.outputs.append(r)?;
+            self.session.record(r)?;
         }
-        self.state.applied = self.driver.applied();
-        self.log
-            .append_row(self.state.applied, self.driver.theta())?;
+        let applied = self.driver.applied();
+        self.session.state.applied = applied;
+        self.session.log_theta(applied, self.driver.theta())?;
         self.faulty_streak = if m.all_faulty() {
             self.faulty_streak + 1
         } else {
@@ -348,23 +303,25 @@ impl Feed for TunerFeed<'_> {
         let t = &mut *self.tuner;
         t.apply(&trial, &m)?;
         self.observer.on_update(&Update {
-            applied: t.state.applied,
+            applied: t.session.state.applied,
             total: t.driver.total(),
             iteration: trial.iteration,
             theta: t.driver.theta(),
             measurement: &m,
-            counts: &t.state.counts,
+            counts: &t.session.state.counts,
         });
         self.spare = Some(trial);
         self.since_clock += 1;
         if self.since_clock >= self.clock_stride {
             self.since_clock = 0;
             let now = Instant::now();
-            if now.saturating_duration_since(self.last_save) >= t.files.checkpoint_interval {
+            if now.saturating_duration_since(self.last_save)
+                >= t.session.files().checkpoint_interval
+            {
                 t.save()?;
                 self.last_save = Instant::now();
             } else {
-                t.log.flush_if_due(now)?;
+                t.session.flush_log_if_due(now)?;
             }
         }
         Ok(())
@@ -398,7 +355,7 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn refusal(files: &RunFiles) -> UserError {
+pub(crate) fn refusal(files: &RunFiles) -> UserError {
     let what = match checkpoint::read(&files.checkpoint) {
         Ok(ck) if ck.state.finished => format!(
             "{} holds a finished run ({} iterations)",
@@ -425,7 +382,11 @@ fn refusal(files: &RunFiles) -> UserError {
 /// iteration. A difference is the user's to fix (exit 2), described field by field. The one
 /// exception is the number of iterations: a larger one extends the run (its gains keep their
 /// curve), a smaller one leaves the checkpoint's total.
-fn check_same_run(ck: &checkpoint::Checkpoint, vars: &[Variable], plan: &RunPlan) -> Result<()> {
+pub fn check_same_run(
+    ck: &checkpoint::Checkpoint,
+    vars: &[Variable],
+    plan: &RunPlan,
+) -> Result<()> {
     let path = ck.path.display();
     let refuse = |what: String| -> Result<()> {
         Err(UserError(format!(

@@ -1,0 +1,100 @@
+//! The one run loop, and the seam every way of tuning plugs into.
+//!
+//! A [`Method`] pairs an optimizer with an objective: SPSA over any [`crate::source::Source`]
+//! (games, simulated games, positions through UCI), Texel's local search over positions, Adam
+//! or L-BFGS-B over coefficient files or through UCI. It decides what to measure next, measures
+//! it and applies the result. [`run`] owns everything around it, the same for every method:
+//! refusing an earlier run's files or keeping them as backups, the checkpoint a resume
+//! continues from, the run's files ([`Session`]: θ log, loss log, records, checkpoint), Ctrl-C
+//! and SIGTERM, the message that says how to continue, and the closing summary.
+//!
+//! A new method is one module implementing [`Method`] and one arm where `spsa run` picks the
+//! method for a config (`cli::run::method_for`).
+
+use anyhow::Result;
+use futures::future::LocalBoxFuture;
+
+use super::checkpoint::{Checkpoint, RunState};
+use super::session::SessionStart;
+use super::{Ending, RunFiles, Session, StartMode};
+use crate::shutdown::Shutdown;
+use crate::vars::Variable;
+
+/// One way of tuning, as the run loop drives it.
+pub trait Method {
+    /// Refuse a checkpoint this method cannot continue (another run's, or one whose variables
+    /// or schedule changed): a user error that names the difference.
+    fn check_resume(&self, checkpoint: &Checkpoint) -> Result<()>;
+
+    /// The state of a run of this method before its first step.
+    fn fresh_state(&self) -> RunState;
+
+    /// Whether a run with this checkpoint state has nothing left to do.
+    fn finished(&self, state: &RunState) -> bool {
+        state.finished
+    }
+
+    /// Tune: start what measures, open the run's files from `start` once nothing can fail on
+    /// the user's input any more (so a bad data file or an engine that will not start leaves no
+    /// files behind), then step until the run is done or `shutdown` is requested, writing rows
+    /// and checkpoints to the session as it goes. Everything the method started is stopped
+    /// before it returns. An error after the session opened has been checkpointed.
+    fn run<'a>(
+        &'a mut self,
+        start: SessionStart,
+        shutdown: &'a Shutdown,
+    ) -> LocalBoxFuture<'a, Result<(Session, Ending)>>;
+
+    /// Where a stopped run stands, for the message that says how to continue ("8 of 1000
+    /// iterations", "epoch 12 of 400").
+    fn progress(&self, state: &RunState) -> String;
+
+    /// The closing text on stdout: the values found and what else the method reports.
+    fn summary(&self, session: &Session) -> String;
+}
+
+/// How [`run`] ended.
+pub struct RunEnd {
+    pub session: Session,
+    pub ending: Ending,
+    /// The checkpoint said the run had finished before: nothing was started.
+    pub already_finished: bool,
+}
+
+/// Check the start of a run of `method` over `files`: an earlier run's files without
+/// `--resume`/`--fresh`, a resume without a checkpoint or of another run's, are refused here,
+/// before anything is started or written.
+pub fn check(
+    method: &dyn Method,
+    vars: Vec<Variable>,
+    files: RunFiles,
+    mode: StartMode,
+) -> Result<SessionStart> {
+    SessionStart::check(vars, files, mode, method.fresh_state(), |ck| {
+        method.check_resume(ck)
+    })
+}
+
+/// Run `method` from a checked start until it is done or `shutdown` is requested.
+pub async fn run(
+    method: &mut dyn Method,
+    start: SessionStart,
+    shutdown: &Shutdown,
+) -> Result<RunEnd> {
+    if let Some(ck) = start.checkpoint()
+        && method.finished(&ck.state)
+    {
+        eprintln!("{}: the run had already finished", ck.path.display());
+        return Ok(RunEnd {
+            session: start.open()?,
+            ending: Ending::Finished,
+            already_finished: true,
+        });
+    }
+    let (session, ending) = method.run(start, shutdown).await?;
+    Ok(RunEnd {
+        session,
+        ending,
+        already_finished: false,
+    })
+}

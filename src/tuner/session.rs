@@ -1,0 +1,215 @@
+//! A run on disk, whatever its method: the θ log, the files it appends records to (loss log,
+//! PGN, game logs) and the checkpoint that holds θ, the method's own tables and every file's
+//! length. Refusing an earlier run's files, keeping them as numbered backups (`--fresh`),
+//! cutting every file back to the checkpoint on a resume, and saving are done here once, for
+//! SPSA, the local search and the gradient methods alike.
+
+use anyhow::{Context, Result};
+
+use super::checkpoint::{self, Checkpoint, Parts, RunState};
+use super::log::ThetaLog;
+use super::outputs::Outputs;
+use super::{RunFiles, StartMode, UserError, backup_name, refusal};
+use crate::source::Record;
+use crate::vars::Variable;
+
+/// A run whose start was checked, ready to open: a method opens it once nothing it must start
+/// or load can fail on the user's input any more, so a bad data file or an engine that will not
+/// start leaves no files behind.
+pub struct SessionStart {
+    vars: Vec<Variable>,
+    files: RunFiles,
+    mode: StartMode,
+    fresh: RunState,
+    checkpoint: Option<Checkpoint>,
+}
+
+impl SessionStart {
+    /// Check the start (see [`Session::check_start`]); `fresh` is the state a new run starts
+    /// from.
+    pub fn check(
+        vars: Vec<Variable>,
+        files: RunFiles,
+        mode: StartMode,
+        fresh: RunState,
+        same_run: impl FnOnce(&Checkpoint) -> Result<()>,
+    ) -> Result<SessionStart> {
+        let checkpoint = Session::check_start(&files, mode, same_run)?;
+        Ok(SessionStart {
+            vars,
+            files,
+            mode,
+            fresh,
+            checkpoint,
+        })
+    }
+
+    /// θ as the run continues from it: the checkpoint's, or the start values.
+    pub fn theta(&self) -> &[f64] {
+        self.checkpoint
+            .as_ref()
+            .map_or(&self.fresh.theta, |ck| &ck.state.theta)
+    }
+
+    /// The checkpoint a resume continues from.
+    pub fn checkpoint(&self) -> Option<&Checkpoint> {
+        self.checkpoint.as_ref()
+    }
+
+    /// Whether the run being resumed had already finished.
+    pub fn finished(&self) -> bool {
+        self.checkpoint.as_ref().is_some_and(|ck| ck.state.finished)
+    }
+
+    pub fn files(&self) -> &RunFiles {
+        &self.files
+    }
+
+    /// Files the method appends records to, known once its source is open (PGN, game logs).
+    pub fn add_outputs(&mut self, paths: impl IntoIterator<Item = std::path::PathBuf>) {
+        for path in paths {
+            if !self.files.outputs.contains(&path) {
+                self.files.outputs.push(path);
+            }
+        }
+    }
+
+    pub fn open(self) -> Result<Session> {
+        Session::open(self.vars, self.files, self.mode, self.fresh)
+    }
+}
+
+/// An open run: its state, its θ log and its records, saved together by [`Session::save`].
+pub struct Session {
+    vars: Vec<Variable>,
+    files: RunFiles,
+    /// θ, counts, how far the run is: the part of the checkpoint every run has.
+    pub state: RunState,
+    /// The method's own tables in the checkpoint.
+    pub parts: Parts,
+    log: ThetaLog,
+    outputs: Outputs,
+}
+
+impl Session {
+    /// Refuse a start the user must fix, before anything is started or written: an earlier
+    /// run's files without `--resume`/`--fresh`, a resume without a checkpoint, or (through
+    /// `same_run`) a resume of a checkpoint that is another run's. Gives the checkpoint a
+    /// resume continues from.
+    pub fn check_start(
+        files: &RunFiles,
+        mode: StartMode,
+        same_run: impl FnOnce(&Checkpoint) -> Result<()>,
+    ) -> Result<Option<Checkpoint>> {
+        match mode {
+            StartMode::New if files.checkpoint.exists() || files.log.exists() => {
+                Err(refusal(files).into())
+            }
+            StartMode::Resume => {
+                if !files.checkpoint.exists() {
+                    return Err(UserError(format!(
+                        "{}: no checkpoint to resume from; start the run without --resume",
+                        files.checkpoint.display()
+                    ))
+                    .into());
+                }
+                let ck = checkpoint::read(&files.checkpoint)?;
+                same_run(&ck)?;
+                Ok(Some(ck))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Open the run's files: a new run's (after keeping an earlier run's as backups when
+    /// `Fresh`) starting from `fresh`, or a resumed run's, cut back to its checkpoint. The
+    /// caller has checked the start with [`Session::check_start`]. A new run is saved at once,
+    /// so its checkpoint exists from the start.
+    pub fn open(
+        vars: Vec<Variable>,
+        files: RunFiles,
+        mode: StartMode,
+        fresh: RunState,
+    ) -> Result<Session> {
+        if mode == StartMode::Resume {
+            let ck = checkpoint::read(&files.checkpoint)?;
+            let log = ThetaLog::resume(&files.log, ck.state.log_bytes)?;
+            // Files the method appends to that an older checkpoint did not track are
+            // tracked from their current length.
+            let mut lengths = ck.state.outputs.clone();
+            for path in &files.outputs {
+                let name = path.to_string_lossy().into_owned();
+                lengths
+                    .entry(name)
+                    .or_insert_with(|| std::fs::metadata(path).map_or(0, |m| m.len()));
+            }
+            let outputs = Outputs::resume(&lengths)?;
+            return Ok(Session {
+                vars,
+                files,
+                state: ck.state,
+                parts: ck.parts,
+                log,
+                outputs,
+            });
+        }
+        if mode == StartMode::Fresh {
+            let all = [&files.log, &files.checkpoint]
+                .into_iter()
+                .chain(files.outputs.iter());
+            for path in all {
+                if path.exists() {
+                    let bak = backup_name(path);
+                    std::fs::rename(path, &bak).with_context(|| {
+                        format!("{}: cannot move aside to {}", path.display(), bak.display())
+                    })?;
+                }
+            }
+        }
+        let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+        let log = ThetaLog::create(&files.log, &names)?;
+        let outputs = Outputs::new(&files.outputs);
+        let mut session = Session {
+            vars,
+            files,
+            state: fresh,
+            parts: Parts::default(),
+            log,
+            outputs,
+        };
+        session.save()?;
+        Ok(session)
+    }
+
+    pub fn vars(&self) -> &[Variable] {
+        &self.vars
+    }
+
+    pub fn files(&self) -> &RunFiles {
+        &self.files
+    }
+
+    /// Append a θ log row (flushed by the next save, or when the log says it is due).
+    pub fn log_theta(&mut self, row: u64, theta: &[f64]) -> Result<()> {
+        self.log.append_row(row, theta)
+    }
+
+    /// Flush the θ log if it has waited long enough (cheap to call after every row).
+    pub fn flush_log_if_due(&mut self, now: std::time::Instant) -> Result<()> {
+        self.log.flush_if_due(now)
+    }
+
+    /// Append a record to one of the run's output files, in one write.
+    pub fn record(&mut self, record: &Record) -> Result<()> {
+        self.outputs.append(record)
+    }
+
+    /// Flush the θ log and the records and write a checkpoint that holds them: a resume from
+    /// it cuts every file back to what it holds.
+    pub fn save(&mut self) -> Result<()> {
+        self.state.log_bytes = self.log.flush()?;
+        self.outputs.sync()?;
+        self.state.outputs = self.outputs.lengths();
+        checkpoint::write_with(&self.files.checkpoint, &self.state, &self.parts, &self.vars)
+    }
+}

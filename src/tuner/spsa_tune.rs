@@ -1,0 +1,95 @@
+//! SPSA as the run loop drives it, over whatever source the config names (games, simulated
+//! games, positions through UCI): the [`Tuner`] applies each measurement as it finishes.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use futures::future::LocalBoxFuture;
+
+use super::checkpoint::{Checkpoint, RunState};
+use super::method::Method;
+use super::session::SessionStart;
+use super::{Ending, RunPlan, Session, Tuner, check_same_run};
+use crate::config::Config;
+use crate::report::{progress, summary};
+use crate::shutdown::Shutdown;
+use crate::source::{self, OpenRequest};
+use crate::vars::Variable;
+
+/// A tune by SPSA.
+pub struct SpsaTune {
+    config: Config,
+    vars: Vec<Variable>,
+    plan: RunPlan,
+}
+
+impl SpsaTune {
+    pub fn new(config: &Config, vars: &[Variable], plan: RunPlan) -> SpsaTune {
+        SpsaTune {
+            config: config.clone(),
+            vars: vars.to_vec(),
+            plan,
+        }
+    }
+}
+
+impl Method for SpsaTune {
+    fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
+        check_same_run(ck, &self.vars, &self.plan)
+    }
+
+    fn fresh_state(&self) -> RunState {
+        self.plan.fresh_state(&self.vars)
+    }
+
+    /// A finished run asked for more iterations than it had is extended, not finished.
+    fn finished(&self, state: &RunState) -> bool {
+        state.finished && self.plan.schedule.iterations <= state.iterations
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        mut start: SessionStart,
+        shutdown: &'a Shutdown,
+    ) -> LocalBoxFuture<'a, Result<(Session, Ending)>> {
+        Box::pin(async move {
+            let source = source::open(&OpenRequest {
+                config: &self.config,
+                vars: &self.vars,
+                seed: self.plan.seed,
+                slots: self.config.concurrency,
+            })
+            .await?;
+            start.add_outputs(source.outputs());
+            let tuner = start
+                .open()
+                .and_then(|session| Tuner::with_session(session, self.plan));
+            let mut tuner = match tuner {
+                Ok(tuner) => tuner,
+                Err(e) => {
+                    source.close().await;
+                    return Err(e);
+                }
+            };
+            let mut progress = progress::for_terminal(Duration::from_secs(5));
+            let ending = tuner.run(&*source, shutdown, &mut *progress).await;
+            drop(progress);
+            source.close().await;
+            Ok((tuner.into_session(), ending?))
+        })
+    }
+
+    fn progress(&self, state: &RunState) -> String {
+        format!("{} of {} iterations", state.applied, state.iterations)
+    }
+
+    fn summary(&self, session: &Session) -> String {
+        let state = &session.state;
+        let decimals = if self.config.simulate { 2 } else { 0 };
+        let mut text = summary::final_table(&self.vars, &state.start, &state.theta, decimals);
+        if !self.config.simulate && self.config.positions.is_none() {
+            text.push_str(&summary::games_line(&state.counts));
+        }
+        text
+    }
+}
