@@ -128,7 +128,7 @@ fn main() {
             plan.pairs,
             None,
             plan.max_faulty_pairs,
-            &spsa::shutdown::Shutdown::new(),
+            &spsa::runtime::shutdown::Shutdown::new(),
             None,
         )
         .await;

@@ -3,10 +3,10 @@
 //! place that decides, from the error chain.
 
 use crate::config::ConfigError;
+use crate::config::vars::VarsError;
 use crate::engine::{EngineFault, OptionError};
 use crate::game::BookError;
 use crate::report::ReportError;
-use crate::vars::VarsError;
 
 /// A problem the user must fix, with one clear message (exit status 2).
 #[derive(Debug, thiserror::Error)]

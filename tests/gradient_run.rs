@@ -7,14 +7,14 @@ use std::path::Path;
 
 use rand::{RngExt, SeedableRng};
 
-use spsa::coefficients::run::{GradientRun, RunFiles, final_report, read_checkpoint, run};
 use spsa::coefficients::{self, write_binary};
 use spsa::config::positions::{
     GradientConfig, KSetting, Method, PositionSearch, PositionsConfig, Validation,
 };
+use spsa::config::vars;
+use spsa::method::gradient::{GradientRun, RunFiles, final_report, read_checkpoint, run};
 use spsa::positions::loss::sigmoid;
 use spsa::positions::{LossKind, Outcome};
-use spsa::vars;
 
 mod coefficients_common;
 use coefficients_common::{export, write_positions};

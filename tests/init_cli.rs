@@ -15,7 +15,7 @@ fn sparring_spins_become_variables_by_the_tune_rule() {
     let o = run(&["init", "--engine", sparring(), "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("skipped"), "Hash is an engine control");
-    let vars = spsa::vars::load(&out).unwrap();
+    let vars = spsa::config::vars::load(&out).unwrap();
     let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
     assert!(!names.contains(&"Hash"), "{names:?}");
     assert_eq!(names.len(), 14, "{names:?}");
@@ -55,7 +55,7 @@ fn toga_named_options_and_unknown_names() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let vars = spsa::vars::load(&out).unwrap();
+    let vars = spsa::config::vars::load(&out).unwrap();
     assert_eq!(vars.len(), 2);
     // The engine's spelling; Toga declares `King Safety` 100 in [0, 400].
     assert_eq!(vars[0].name, "King Safety");
@@ -123,6 +123,6 @@ fn settings_are_written_rounded_without_float_noise() {
         "{}",
         stdout(&o)
     );
-    let vars = spsa::vars::load(&out).unwrap();
+    let vars = spsa::config::vars::load(&out).unwrap();
     assert!((vars[0].c_end - 0.15).abs() < 1e-12);
 }

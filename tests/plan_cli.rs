@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 use run_common::{spsa_in, text};
+use spsa::config::vars::{self, Variable};
+use spsa::plan::study::{StudySetup, run_study};
 use spsa::spsa::Schedule;
-use spsa::study::{StudySetup, run_study};
-use spsa::vars::{self, Variable};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use spsa::config::vars::{self, Variable};
 use spsa::report::history::History;
 use spsa::report::status::{self, Status};
 use spsa::tuner::checkpoint::{self, Counts, RunState, VERSION};
-use spsa::vars::{self, Variable};
 
 fn spsa() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spsa"))

@@ -22,7 +22,7 @@ use crate::engine::{
     EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UciEngine,
 };
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
-use crate::thread_home::ThreadHome;
+use crate::runtime::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
 pub use setup::{book_options, engine_setup, game_settings, time_control};
 

@@ -1,5 +1,5 @@
 //! `spsa init --engine PATH [--option NAME ...] -o VARS.var`: start the engine, read its spin
-//! options, write a variables file ([`crate::init`] decides the rows).
+//! options, write a variables file ([`crate::config::from_engine`] decides the rows).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,9 +7,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use crate::config::from_engine::{file_text, select};
+use crate::config::vars::format_setting;
 use crate::engine::{EngineSpec, UciEngine};
-use crate::init::{file_text, select};
-use crate::vars::format_setting;
 
 /// `spsa init`'s command line.
 #[derive(Args)]

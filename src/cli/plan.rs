@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::run::{Overrides, load_config};
 use crate::config::ConfigError;
+use crate::plan::study::StudySetup;
 use crate::plan::{Planner, file_text, render};
-use crate::study::StudySetup;
 
 #[derive(Args)]
 pub struct PlanArgs {

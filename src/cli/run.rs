@@ -7,16 +7,12 @@ use anyhow::{Context, Result};
 use clap::Args;
 use rand::Rng;
 
-use crate::coefficients::run::GradientTune;
-use crate::config::positions::Method as PositionsMethod;
+use crate::config::vars;
 use crate::config::{Config, ConfigError};
-use crate::positions::local_run::LocalSearch;
-use crate::shutdown::Shutdown;
+use crate::method;
+use crate::runtime::shutdown::Shutdown;
 use crate::spsa::driver::Rounding;
-use crate::tuner::method::{self, Method};
-use crate::tuner::spsa_tune::SpsaTune;
 use crate::tuner::{Ending, RunFiles, RunPlan, StartMode};
-use crate::vars::{self, Variable};
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -174,7 +170,7 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
         checkpoint_interval: config.checkpoint_every(),
         outputs: Vec::new(),
     };
-    let mut method = method_for(&config, &vars, plan)?;
+    let mut method = method::for_config(&config, &vars, plan)?;
     // Refuse a mismatched or unwanted start before any engine is started.
     let start = method::check(&*method, vars, files, mode)?;
     set_aside_old_verification(&config, mode)?;
@@ -205,18 +201,6 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
         verify_finished(&config).await?;
     }
     Ok(())
-}
-
-/// The method a config asks for: one arm per method (see [`crate::tuner::method`]).
-fn method_for(config: &Config, vars: &[Variable], plan: RunPlan) -> Result<Box<dyn Method>> {
-    let method = config.positions.as_ref().map(|p| p.method);
-    Ok(match method {
-        Some(PositionsMethod::Gradient | PositionsMethod::Lbfgs) => {
-            Box::new(GradientTune::new(config, vars, plan.seed)?)
-        }
-        Some(PositionsMethod::Local) => Box::new(LocalSearch::new(config, vars, plan)?),
-        _ => Box::new(SpsaTune::new(config, vars, plan)),
-    })
 }
 
 /// The `[verify]` match of a finished tune, once: played and recorded beside the θ log, or,

@@ -10,7 +10,7 @@ use rand::Rng;
 
 use super::run::{Overrides, RunArgs, load_config, tune};
 use crate::config::ConfigError;
-use crate::study::{StudySetup, render, run_study};
+use crate::plan::study::{StudySetup, render, run_study};
 
 #[derive(Args)]
 pub struct SimulateArgs {

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::db::worker::{WorkerOptions, serve};
-use crate::shutdown::Shutdown;
+use crate::runtime::shutdown::Shutdown;
 
 #[derive(Args)]
 pub struct WorkerArgs {

@@ -56,7 +56,6 @@ mod blocked;
 pub mod estimated;
 pub mod fit;
 pub mod objective;
-pub mod run;
 mod text;
 
 use std::fmt;

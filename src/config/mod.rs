@@ -2,9 +2,12 @@
 //! with the same meaning and more settings. Both become one typed [`Config`]; relative paths are
 //! resolved against the config file's folder, and every error names the file and line or key.
 
+pub mod from_engine;
 mod ini;
 pub mod positions;
+pub mod textfile;
 mod toml_form;
+pub mod vars;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;

@@ -82,10 +82,10 @@ pub struct VarDef {
 }
 
 impl RunDefinition {
-    pub fn variables(&self) -> Vec<crate::vars::Variable> {
+    pub fn variables(&self) -> Vec<crate::config::vars::Variable> {
         self.vars
             .iter()
-            .map(|v| crate::vars::Variable {
+            .map(|v| crate::config::vars::Variable {
                 name: v.name.clone(),
                 start: v.start,
                 min: v.min,
@@ -125,7 +125,7 @@ impl RunDefinition {
 }
 
 impl VarDef {
-    pub fn from_variable(v: &crate::vars::Variable) -> Self {
+    pub fn from_variable(v: &crate::config::vars::Variable) -> Self {
         VarDef {
             name: v.name.clone(),
             start: v.start,

@@ -9,11 +9,11 @@ use tokio_postgres::Client;
 
 use super::records::{self, Destinations};
 use super::{Db, DbError, RunDefinition};
+use crate::config::vars::Variable;
 use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::tuner::log::ThetaLog;
 use crate::tuner::{Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
-use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
 pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {

@@ -14,10 +14,10 @@ use super::records::Destinations;
 use super::worker::{self, WorkerOptions};
 use super::{Db, RunDefinition, VarDef};
 use crate::config::Config;
+use crate::config::vars::{self, Variable};
 use crate::report::{progress, summary};
-use crate::shutdown::Shutdown;
+use crate::runtime::shutdown::Shutdown;
 use crate::tuner::{StartMode, UserError};
-use crate::vars::{self, Variable};
 
 /// Settings of a shared run beyond the config.
 #[derive(Clone, Debug)]

@@ -581,7 +581,7 @@ pub async fn play_collect(
         plan.pairs,
         plan.sprt.as_ref(),
         plan.max_faulty_pairs,
-        &crate::shutdown::Shutdown::on_signals(),
+        &crate::runtime::shutdown::Shutdown::on_signals(),
         progress_every(flags),
     )
     .await;

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 
-use crate::pool::{self, Feed};
 use crate::report::progress::format_duration;
-use crate::shutdown::Shutdown;
+use crate::runtime::pool::{self, Feed};
+use crate::runtime::shutdown::Shutdown;
 use crate::source::games::GameSource;
 use crate::source::{Measurement, Source, Trial};
 use crate::stats::sprt::{Sprt, SprtStatus};

@@ -10,11 +10,11 @@ use super::UserError;
 use super::args::{MatchFlags, apply_flags, describe_options, plan, play_collect};
 use super::{MatchEnding, MatchOutcome, finish};
 use crate::arena::OptionSet;
+use crate::config::vars::{self, Variable};
 use crate::config::{Against, Config, VerifyConfig};
 use crate::engine::OptionValue;
 use crate::report::history::History;
 use crate::tuner::checkpoint;
-use crate::vars::{self, Variable};
 
 /// `spsa verify CONFIG`: does the tuned θ beat the start values?
 #[derive(Args, Clone, Debug)]

@@ -22,15 +22,16 @@
 //! settings and are named in a warning.
 
 pub mod pilot;
+pub mod study;
 
 use std::fmt::Write as _;
 
 use indicatif::ProgressBar;
 
+use crate::config::vars::{self, Variable, format_value};
+use crate::plan::study::{Spread, StudySetup, quantile, run_study};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
-use crate::study::{Spread, StudySetup, quantile, run_study};
-use crate::vars::{self, Variable, format_value};
 
 /// Shared-scale grid, step 1: c_end as a fraction of c_cap.
 const C_FRACTIONS: [f64; 3] = [0.25, 0.5, 1.0];

@@ -16,13 +16,13 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::arena::OptionSet;
+use crate::config::vars::{Variable, format_value};
 use crate::config::{Config, GamesConfig};
 use crate::engine::OptionValue;
 use crate::matchrun::args::{MatchFlags, plan};
 use crate::matchrun::{self, MatchEnding};
-use crate::shutdown::Shutdown;
+use crate::runtime::shutdown::Shutdown;
 use crate::stats::{Tally, pentanomial};
-use crate::vars::{Variable, format_value};
 
 /// How far the pilot moves a variable by default: this many c_end.
 pub const DEFAULT_C_ENDS: f64 = 3.0;

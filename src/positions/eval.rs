@@ -27,7 +27,7 @@ use super::loss::Loss;
 use crate::arena::EngineSetup;
 use crate::config::positions::PositionSearch;
 use crate::engine::{EngineFault, GoCommand, Player, Score, UciEngine};
-use crate::thread_home::ThreadHome;
+use crate::runtime::thread_home::ThreadHome;
 
 /// How often a scoring gives its thread's runtime a turn (to notice a caller that has gone).
 const YIELD_EVERY: Duration = Duration::from_millis(50);

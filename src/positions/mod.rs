@@ -6,9 +6,7 @@ pub mod eval;
 pub mod extract;
 pub mod labelled;
 pub mod local;
-pub mod local_run;
 pub mod loss;
-pub mod source;
 
 pub use labelled::{LabelledPositions, Outcome, PositionsError};
 pub use loss::{K_SETTLED, KFit, Loss, LossKind, fit_k, k_still_moving};

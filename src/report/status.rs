@@ -35,9 +35,9 @@
 
 use std::fmt::Write as _;
 
+use crate::config::vars::format_value;
 use crate::spsa::Spsa;
 use crate::tuner::checkpoint::Checkpoint;
-use crate::vars::format_value;
 
 use super::history::History;
 

@@ -3,10 +3,11 @@
 //! loss sums over positions). The tuner, the pool and the driver know nothing else about a source.
 //!
 //! A source splits a trial into parts (the games of its pairs, chunks of a position batch); the
-//! [`crate::pool`] spreads parts over slots so no slot idles while work remains, and merges the
+//! [`crate::runtime::pool`] spreads parts over slots so no slot idles while work remains, and merges the
 //! parts' measurements in part order. Adding a source is one module here and one arm in [`open`].
 
 pub mod games;
+pub mod positions;
 pub mod simulate;
 
 use std::path::PathBuf;
@@ -16,8 +17,8 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::config::vars::Variable;
 pub use crate::spsa::driver::Trial;
-use crate::vars::Variable;
 
 /// The result of one game, from the θ+ side's point of view (side A in matches).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,7 +156,7 @@ pub trait Source: Send + Sync {
 
     /// A source that measures a whole trial at once, synchronously and without waiting on
     /// anything (the simulator), says so here: the pool then drives it without futures, slots
-    /// or timers, in the order its async loop would (see [`crate::pool`]). Such a source
+    /// or timers, in the order its async loop would (see [`crate::runtime::pool`]). Such a source
     /// measures each trial in one part.
     fn at_once(&self) -> Option<&dyn AtOnce> {
         None
@@ -193,7 +194,7 @@ pub struct OpenRequest<'a> {
 /// The source a config asks for. A new source is one module and one arm here.
 pub async fn open(req: &OpenRequest<'_>) -> Result<Box<dyn Source>> {
     if let Some(p) = &req.config.positions {
-        return Ok(Box::new(crate::positions::source::open(req, p).await?));
+        return Ok(Box::new(crate::source::positions::open(req, p).await?));
     }
     if req.config.simulate {
         return Ok(Box::new(simulate::Simulator::new(

@@ -13,7 +13,7 @@ pub mod rounding;
 
 use rand::Rng;
 
-use crate::vars::Variable;
+use crate::config::vars::Variable;
 
 /// The global schedule constants from the config.
 #[derive(Clone, Copy, Debug, PartialEq)]

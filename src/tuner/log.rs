@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::vars::{put_byte, put_value};
+use crate::config::vars::{put_byte, put_value};
 
 /// Decimal places written for θ: enough for plots and reports, not 15 digits of noise.
 pub const LOG_DECIMALS: usize = 4;

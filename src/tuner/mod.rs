@@ -10,22 +10,21 @@
 
 pub mod checkpoint;
 pub mod log;
-pub mod method;
+
 pub mod outputs;
 pub mod session;
-pub mod spsa_tune;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::pool::{self, Feed};
-use crate::shutdown::Shutdown;
+use crate::config::vars::Variable;
+use crate::runtime::pool::{self, Feed};
+use crate::runtime::shutdown::Shutdown;
 use crate::source::{Measurement, Source, Trial};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::spsa::{Schedule, Spsa};
-use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
 pub use outputs::Outputs;
 pub use pool::Ending;

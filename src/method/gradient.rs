@@ -13,28 +13,28 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use super::Coefficients;
-use super::estimated::{Estimate, UciModel};
-use super::fit::{
+use crate::arena::EngineSetup;
+use crate::coefficients::Coefficients;
+use crate::coefficients::estimated::{Estimate, UciModel};
+use crate::coefficients::fit::{
     self, AdamState, Control, Finish, FitSettings, Fitted, GradientMethod, HeldK, K_ROUND,
     Progress, ScoresAt,
 };
-use super::objective::{Model, Objective};
-use crate::arena::EngineSetup;
+use crate::coefficients::objective::{Model, Objective};
 use crate::config::positions::{KSetting, Method, PositionsConfig, Validation};
+use crate::config::vars::Variable;
 use crate::positions::Outcome;
 use crate::positions::eval::{EvalSettings, Evaluator};
-use crate::positions::source::{load_sets, scored_through};
 use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
 use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
 use crate::source::Record;
+use crate::source::positions::{load_sets, scored_through};
 use crate::spsa::Schedule;
 use crate::tuner::checkpoint::{self, Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Session, StartMode, UserError};
-use crate::vars::Variable;
 
 /// The checkpoint table that holds what only a gradient run has.
 const PART: &str = "gradient";
@@ -232,13 +232,13 @@ fn cut_untracked_loss_log(ck: &Checkpoint, loss_log: &Path) -> Result<()> {
 /// Train and validation sets: a validation file, or a seeded fraction held out. The training
 /// positions are shuffled (seeded) so mini-batches are contiguous and still random.
 fn split(positions: &PositionsConfig, seed: u64) -> Result<(Coefficients, Option<Coefficients>)> {
-    let all = super::load(&positions.train)?;
+    let all = crate::coefficients::load(&positions.train)?;
     let mut order: Vec<usize> = (0..all.len()).collect();
     order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
     match &positions.validation {
         Validation::None => Ok((all.select(&order), None)),
         Validation::File(path) => {
-            let v = super::load(path)?;
+            let v = crate::coefficients::load(path)?;
             if v.variables != all.variables {
                 bail!(
                     "{}: its variables differ from those of {}",
@@ -681,7 +681,7 @@ impl GradientTune {
     }
 }
 
-impl crate::tuner::method::Method for GradientTune {
+impl crate::method::Method for GradientTune {
     fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
         check_resume(ck, self.positions.method, &self.vars)
     }
@@ -693,7 +693,7 @@ impl crate::tuner::method::Method for GradientTune {
     fn run<'a>(
         &'a mut self,
         mut start: SessionStart,
-        shutdown: &'a crate::shutdown::Shutdown,
+        shutdown: &'a crate::runtime::shutdown::Shutdown,
     ) -> futures::future::LocalBoxFuture<'a, Result<(Session, crate::tuner::Ending)>> {
         start.add_outputs([self.files.loss_log()]);
         Box::pin(async move {

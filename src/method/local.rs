@@ -7,22 +7,22 @@
 use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
-use super::eval::EvalSettings;
-use super::local::{LocalEvent, LocalProblem, local_search};
-use super::loss::{Loss, k_still_moving};
-use super::source::{PositionSource, fit_k_through};
 use crate::arena::engine_setup;
 use crate::config::Config;
 use crate::config::positions::{KSetting, PositionsConfig};
+use crate::config::vars::Variable;
+use crate::method::Method;
+use crate::positions::eval::EvalSettings;
+use crate::positions::local::{LocalEvent, LocalProblem, local_search};
+use crate::positions::loss::{Loss, k_still_moving};
 use crate::report::loss_curve::{loss_log_path, part_line};
 use crate::report::summary::final_table;
-use crate::shutdown::Shutdown;
+use crate::runtime::shutdown::Shutdown;
 use crate::source::Record;
+use crate::source::positions::{PositionSource, fit_k_through};
 use crate::tuner::checkpoint::{Checkpoint, RunState};
-use crate::tuner::method::Method;
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunPlan, Session, check_same_run};
-use crate::vars::Variable;
 
 /// Passes at most (each pass that changes something is followed by another).
 const MAX_PASSES: u32 = 1000;

@@ -6,15 +6,15 @@ use std::time::Duration;
 use anyhow::Result;
 use futures::future::LocalBoxFuture;
 
-use super::checkpoint::{Checkpoint, RunState};
-use super::method::Method;
-use super::session::SessionStart;
-use super::{Ending, RunPlan, Session, Tuner, check_same_run};
+use super::Method;
 use crate::config::Config;
+use crate::config::vars::Variable;
 use crate::report::{progress, summary};
-use crate::shutdown::Shutdown;
+use crate::runtime::shutdown::Shutdown;
 use crate::source::{self, OpenRequest};
-use crate::vars::Variable;
+use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::session::SessionStart;
+use crate::tuner::{Ending, RunPlan, Session, Tuner, check_same_run};
 
 /// A tune by SPSA.
 pub struct SpsaTune {

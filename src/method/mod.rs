@@ -8,17 +8,28 @@
 //! continues from, the run's files ([`Session`]: θ log, loss log, records, checkpoint), Ctrl-C
 //! and SIGTERM, the message that says how to continue, and the closing summary.
 //!
-//! A new method is one module implementing [`Method`] and one arm where `spsa run` picks the
-//! method for a config (`cli::run::method_for`).
+//! A new method is one module here implementing [`Method`] and one arm in [`for_config`], where
+//! `spsa run` picks the method for a config.
 
 use anyhow::Result;
 use futures::future::LocalBoxFuture;
 
-use super::checkpoint::{Checkpoint, RunState};
-use super::session::SessionStart;
-use super::{Ending, RunFiles, Session, StartMode};
-use crate::shutdown::Shutdown;
-use crate::vars::Variable;
+use crate::config::Config;
+use crate::config::positions::Method as PositionsMethod;
+use crate::config::vars::Variable;
+use crate::runtime::shutdown::Shutdown;
+use crate::tuner::RunPlan;
+use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::session::SessionStart;
+use crate::tuner::{Ending, RunFiles, Session, StartMode};
+
+pub mod gradient;
+pub mod local;
+pub mod spsa;
+
+use gradient::GradientTune;
+use local::LocalSearch;
+use spsa::SpsaTune;
 
 /// One way of tuning, as the run loop drives it.
 pub trait Method {
@@ -96,5 +107,17 @@ pub async fn run(
         session,
         ending,
         already_finished: false,
+    })
+}
+
+/// The method a config asks for: one arm per method (see [`crate::method`]).
+pub fn for_config(config: &Config, vars: &[Variable], plan: RunPlan) -> Result<Box<dyn Method>> {
+    let method = config.positions.as_ref().map(|p| p.method);
+    Ok(match method {
+        Some(PositionsMethod::Gradient | PositionsMethod::Lbfgs) => {
+            Box::new(GradientTune::new(config, vars, plan.seed)?)
+        }
+        Some(PositionsMethod::Local) => Box::new(LocalSearch::new(config, vars, plan)?),
+        _ => Box::new(SpsaTune::new(config, vars, plan)),
     })
 }

@@ -21,7 +21,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::sync::Notify;
 
-use crate::shutdown::Shutdown;
+use crate::runtime::shutdown::Shutdown;
 use crate::source::{AtOnce, Measurement, Source, Trial};
 
 /// Where trials come from and where their measurements go.

@@ -14,11 +14,11 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
-use super::labelled::{LabelledPositions, Outcome};
-use super::loss::{KFit, Loss, LossKind, fit_k};
 use crate::arena::{EngineSetup, engine_setup};
 use crate::config::positions::{KSetting, PositionsConfig, Validation};
+use crate::positions::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
+use crate::positions::labelled::{LabelledPositions, Outcome};
+use crate::positions::loss::{KFit, Loss, LossKind, fit_k};
 use crate::report::loss_curve::{loss_log_path, part_line};
 use crate::source::{Fault, LossSums, Measurement, OpenRequest, Record, Source, Trial};
 

@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::ProgressBar;
 
+use crate::config::vars::{Variable, format_value};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
 use crate::spsa::driver::{Driver, DriverState, Rounding};
 use crate::spsa::{Schedule, Spsa};
-use crate::vars::{Variable, format_value};
 
 /// Everything one study needs, already loaded.
 #[derive(Clone, Debug)]
@@ -35,7 +35,7 @@ impl StudySetup {
     /// The study of a config: its variables file, schedule, draw rate, concurrency and pairs.
     pub fn from_config(config: &crate::config::Config) -> anyhow::Result<StudySetup> {
         Ok(StudySetup {
-            vars: crate::vars::load(&config.variables)?,
+            vars: crate::config::vars::load(&config.variables)?,
             schedule: config.schedule,
             draw_rate: config.draw_rate,
             concurrency: config.concurrency,
@@ -221,7 +221,7 @@ mod tests {
 
     fn setup(concurrency: usize) -> StudySetup {
         StudySetup {
-            vars: crate::vars::parse(
+            vars: crate::config::vars::parse(
                 "x,100,-1000,1000,100,0.002,1\ny,-50,-200,200,20,0.002,10\n",
                 Path::new("t.var"),
             )
@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn a_run_is_the_tuners_run_with_concurrency_1() {
-        use crate::shutdown::Shutdown;
+        use crate::runtime::shutdown::Shutdown;
         use crate::spsa::driver::Rounding;
         use crate::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
         let dir = tempfile::tempdir().unwrap();

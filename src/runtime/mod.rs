@@ -1,0 +1,6 @@
+//! What every loop runs on: the async slots that keep engines busy (`pool`), the one shutdown
+//! signal (`shutdown`), and values that live on an OS thread of their own (`thread_home`).
+
+pub mod pool;
+pub mod shutdown;
+pub mod thread_home;
