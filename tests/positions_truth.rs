@@ -19,7 +19,7 @@ use spsa::config::positions::PositionSearch;
 use spsa::config::vars::Variable;
 use spsa::engine::{EngineSpec, OptionValue};
 use spsa::positions::eval::{EvalSettings, Evaluator};
-use spsa::positions::local::{LocalProblem, local_search};
+use spsa::positions::local::{LocalProblem, UciLoss, local_search};
 use spsa::positions::loss::sigmoid;
 use spsa::positions::{LabelledPositions, Loss, LossKind, Outcome, fit_k};
 use spsa::source::positions::{batch_indices, part_of};
@@ -150,12 +150,18 @@ async fn local_search_recovers_the_truth(
         steps: vec![10.0, 25.0, 40.0],
         min: vec![10.0, 0.0, 0.0],
         max: vec![400.0, 1200.0, 2000.0],
+        fit_k: false,
     };
     let mut passes = Vec::new();
-    let r = local_search(
-        ev,
+    let names = NAMES.map(String::from).to_vec();
+    let objective = UciLoss {
+        evaluator: ev,
         train,
-        Some(valid),
+        validation: Some(valid),
+        names: &names,
+    };
+    let r = local_search(
+        &objective,
         &loss,
         &problem,
         &START,

@@ -62,6 +62,11 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use anyhow::{Result, bail};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+
+use crate::config::positions::{PositionsConfig, Validation};
 use crate::positions::Outcome;
 
 pub use binary::write_binary;
@@ -266,6 +271,43 @@ pub fn parse_text(text: &str, path: &Path) -> Result<Coefficients, CoefficientEr
 /// Reads the binary form from any reader (`path` names it in errors).
 pub fn read_binary(reader: impl Read, path: &Path) -> Result<Coefficients, CoefficientError> {
     binary::read(reader, path)
+}
+
+/// Train and validation sets of a `[positions]` table that names coefficient files: a validation file, or a seeded fraction held out. The training
+/// positions are shuffled (seeded) so mini-batches are contiguous and still random.
+pub fn split_sets(
+    positions: &PositionsConfig,
+    seed: u64,
+) -> Result<(Coefficients, Option<Coefficients>)> {
+    let all = load(&positions.train)?;
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    match &positions.validation {
+        Validation::None => Ok((all.select(&order), None)),
+        Validation::File(path) => {
+            let v = load(path)?;
+            if v.variables != all.variables {
+                bail!(
+                    "{}: its variables differ from those of {}",
+                    path.display(),
+                    positions.train.display()
+                );
+            }
+            Ok((all.select(&order), Some(v)))
+        }
+        Validation::Fraction(f) => {
+            let held = ((all.len() as f64) * f).round() as usize;
+            if held == 0 || held == all.len() {
+                bail!(
+                    "{}: validation_fraction {f} of {} positions leaves no training or no validation positions",
+                    positions.train.display(),
+                    all.len()
+                );
+            }
+            let (v, t) = order.split_at(held);
+            Ok((all.select(t), Some(all.select(v))))
+        }
+    }
 }
 
 #[cfg(test)]

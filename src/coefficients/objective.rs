@@ -57,6 +57,19 @@ impl Model for Objective {
     }
 }
 
+/// The θ index of each of the file's variables, matched by name (case-insensitive, as UCI
+/// options are): every file variable must be tuned or held fixed by the variables file.
+pub fn columns(data: &Coefficients, vars: &[Variable]) -> Result<Vec<usize>, MappingError> {
+    data.variables
+        .iter()
+        .map(|name| {
+            vars.iter()
+                .position(|v| v.name.eq_ignore_ascii_case(name))
+                .ok_or_else(|| MappingError::Missing(name.clone()))
+        })
+        .collect()
+}
+
 /// A coefficient set seen through a variables file: the loss and gradient as functions of θ
 /// (the variables file's order).
 ///
@@ -84,15 +97,7 @@ impl Objective {
         vars: &[Variable],
         threads: usize,
     ) -> Result<Objective, MappingError> {
-        let column = data
-            .variables
-            .iter()
-            .map(|name| {
-                vars.iter()
-                    .position(|v| v.name.eq_ignore_ascii_case(name))
-                    .ok_or_else(|| MappingError::Missing(name.clone()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let column = columns(data, vars)?;
         Ok(Objective {
             blocked: Blocked::new(data),
             results: data.results.clone(),

@@ -242,12 +242,6 @@ pub(super) fn build(
             ));
         }
     };
-    if t.coefficients.is_some() && !matches!(method, Method::Gradient | Method::Lbfgs) {
-        return Err(key(
-            "coefficients",
-            "needs `method = \"gradient\"` or `\"lbfgs\"`".into(),
-        ));
-    }
     let positive = |name: &str, v: Option<u64>, default: Option<usize>| match v {
         Some(0) => Err(key(name, "must be at least 1".into())),
         Some(v) => usize::try_from(v)
@@ -378,10 +372,6 @@ mod tests {
             (
                 p("train = \"t.epd\"\nmethod = \"adam\"\n"),
                 "key `positions.method`",
-            ),
-            (
-                p("coefficients = \"t.coef\"\n"),
-                "key `positions.coefficients`: needs `method",
             ),
             (
                 p("coefficients = \"t.coef\"\ntrain = \"t.epd\"\nmethod = \"lbfgs\"\n"),

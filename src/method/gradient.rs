@@ -9,19 +9,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use crate::arena::EngineSetup;
-use crate::coefficients::Coefficients;
 use crate::coefficients::estimated::{Estimate, UciModel};
 use crate::coefficients::fit::{
     self, AdamState, Control, Finish, FitSettings, Fitted, GradientMethod, HeldK, K_ROUND,
     Progress, ScoresAt,
 };
 use crate::coefficients::objective::{Model, Objective};
-use crate::config::positions::{KSetting, Method, PositionsConfig, Validation};
+use crate::config::positions::{KSetting, Method, PositionsConfig};
 use crate::config::vars::Variable;
 use crate::positions::Outcome;
 use crate::positions::eval::{EvalSettings, Evaluator};
@@ -229,40 +226,6 @@ fn cut_untracked_loss_log(ck: &Checkpoint, loss_log: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Train and validation sets: a validation file, or a seeded fraction held out. The training
-/// positions are shuffled (seeded) so mini-batches are contiguous and still random.
-fn split(positions: &PositionsConfig, seed: u64) -> Result<(Coefficients, Option<Coefficients>)> {
-    let all = crate::coefficients::load(&positions.train)?;
-    let mut order: Vec<usize> = (0..all.len()).collect();
-    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
-    match &positions.validation {
-        Validation::None => Ok((all.select(&order), None)),
-        Validation::File(path) => {
-            let v = crate::coefficients::load(path)?;
-            if v.variables != all.variables {
-                bail!(
-                    "{}: its variables differ from those of {}",
-                    path.display(),
-                    positions.train.display()
-                );
-            }
-            Ok((all.select(&order), Some(v)))
-        }
-        Validation::Fraction(f) => {
-            let held = ((all.len() as f64) * f).round() as usize;
-            if held == 0 || held == all.len() {
-                bail!(
-                    "{}: validation_fraction {f} of {} positions leaves no training or no validation positions",
-                    positions.train.display(),
-                    all.len()
-                );
-            }
-            let (v, t) = order.split_at(held);
-            Ok((all.select(t), Some(all.select(v))))
-        }
-    }
-}
-
 /// Runs (or resumes) the tune from the coefficient file the config names; `stop` is asked
 /// after every epoch (Ctrl-C).
 pub fn run(run: &GradientRun, stop: &dyn Fn() -> bool) -> Result<GradientOutcome> {
@@ -281,7 +244,7 @@ fn exact(
         bail!("an exact-gradient run needs method = \"gradient\" or \"lbfgs\"");
     }
     let load_began = Instant::now();
-    let (train, validation) = split(p, run.seed)?;
+    let (train, validation) = crate::coefficients::split_sets(p, run.seed)?;
     let train_obj = Objective::new(&train, run.vars, run.threads)
         .with_context(|| format!("{}", p.train.display()))?;
     let valid_obj = match &validation {

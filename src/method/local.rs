@@ -3,18 +3,24 @@
 //! `spsa verify` work unchanged. The θ log gets a row for every kept change (its last row holds
 //! the final values), the loss log a row for every pass, and the checkpoint (θ, how many changes)
 //! is written after every kept change; a resume starts a new pass from the checkpoint's θ.
+//!
+//! The losses come from positions scored through the config's engine, or, with
+//! `coefficients = FILE`, from the evaluation terms an engine exported (no engine is started).
 
 use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
 use crate::arena::engine_setup;
+use crate::coefficients::objective::Objective;
 use crate::config::Config;
 use crate::config::positions::{KSetting, PositionsConfig};
 use crate::config::vars::Variable;
 use crate::method::Method;
 use crate::positions::eval::EvalSettings;
-use crate::positions::local::{LocalEvent, LocalProblem, local_search};
-use crate::positions::loss::{Loss, k_still_moving};
+use crate::positions::local::{
+    LocalEvent, LocalObjective, LocalProblem, Scored, UciLoss, local_search,
+};
+use crate::positions::loss::{KFit, Loss, LossKind, fit_k, k_still_moving, start_loss};
 use crate::report::loss_curve::{loss_log_path, part_line};
 use crate::report::summary::final_table;
 use crate::runtime::shutdown::Shutdown;
@@ -77,8 +83,151 @@ impl Method for LocalSearch {
     }
 }
 
-/// The search with the run's files: engines first, then the files, then passes until no step
-/// helps (and, with `k = "fit"`, until K settles).
+/// Where the search's losses come from (one per run: the size of its variants does not matter).
+#[allow(clippy::large_enum_variant)]
+enum Data {
+    /// Positions scored by the config's engines.
+    Uci(PositionSource),
+    /// Coefficient files: the loss at θ from the exported terms, no engine.
+    Coefficients {
+        train: Objective,
+        validation: Option<Objective>,
+    },
+}
+
+impl LocalObjective for Data {
+    fn train_loss<'a>(
+        &'a self,
+        loss: &'a Loss,
+        theta: &'a [f64],
+    ) -> LocalBoxFuture<'a, Result<(f64, u64)>> {
+        match self {
+            Data::Uci(source) => Box::pin(async move { uci(source).train_loss(loss, theta).await }),
+            Data::Coefficients { train, .. } => {
+                let l = train.loss(loss, theta);
+                Box::pin(async move { Ok((l, 0)) })
+            }
+        }
+    }
+
+    fn train_scores<'a>(&'a self, theta: &'a [f64]) -> LocalBoxFuture<'a, Result<Scored>> {
+        match self {
+            Data::Uci(source) => Box::pin(async move { uci(source).train_scores(theta).await }),
+            Data::Coefficients { train, .. } => {
+                let scored = train.scored(theta);
+                Box::pin(async move { Ok((scored, 0)) })
+            }
+        }
+    }
+
+    fn validation_loss<'a>(
+        &'a self,
+        loss: &'a Loss,
+        theta: &'a [f64],
+    ) -> LocalBoxFuture<'a, Result<Option<f64>>> {
+        match self {
+            Data::Uci(source) => {
+                Box::pin(async move { uci(source).validation_loss(loss, theta).await })
+            }
+            Data::Coefficients { validation, .. } => {
+                let l = validation.as_ref().map(|v| v.loss(loss, theta));
+                Box::pin(async move { Ok(l) })
+            }
+        }
+    }
+}
+
+/// The engines' view of a positions source.
+fn uci(source: &PositionSource) -> UciLoss<'_> {
+    UciLoss {
+        evaluator: &source.evaluator,
+        train: &source.train,
+        validation: source.validation.as_ref(),
+        names: &source.names,
+    }
+}
+
+impl Data {
+    /// Open the data and settle the loss at `theta` (K fitted there with `k = "fit"`): from the
+    /// coefficient files when the config names them, else by starting the engines.
+    async fn open(method: &LocalSearch, theta: &[f64]) -> Result<(Data, Loss)> {
+        let (config, p, vars) = (&method.config, &method.positions, &method.vars);
+        if p.gradient.coefficients.is_some() {
+            let (train, validation) = crate::coefficients::split_sets(p, method.plan.seed)?;
+            let threads = config.concurrency.max(1);
+            let objective = |data, what: &str| {
+                Objective::new(data, vars, threads).with_context(|| what.to_string())
+            };
+            let train_obj = objective(&train, &format!("{}", p.train.display()))?;
+            let valid_obj = match &validation {
+                Some(v) => Some(objective(v, "the validation coefficients")?),
+                None => None,
+            };
+            eprintln!(
+                "local search on coefficient files: {} training and {} validation positions",
+                train.len(),
+                validation.as_ref().map_or(0, |v| v.len()),
+            );
+            let loss = start_loss(p.loss, p.k, || train_obj.scored(theta));
+            let data = Data::Coefficients {
+                train: train_obj,
+                validation: valid_obj,
+            };
+            return Ok((data, loss));
+        }
+        let games = config
+            .games
+            .as_ref()
+            .context("a tune from positions needs [engine1]")?;
+        let settings = EvalSettings {
+            search: p.search,
+            deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
+        };
+        let setup = engine_setup("engine1", &games.engine1);
+        let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+        let source = PositionSource::open(
+            p,
+            &setup,
+            settings,
+            names,
+            theta,
+            method.plan.seed,
+            config.concurrency,
+        )
+        .await?;
+        let loss = source.loss;
+        Ok((Data::Uci(source), loss))
+    }
+
+    /// K refitted at θ, and how many training positions were scored for it.
+    async fn refit_k(&self, kind: LossKind, theta: &[f64]) -> Result<(KFit, usize)> {
+        match self {
+            Data::Uci(source) => {
+                fit_k_through(&source.evaluator, &source.train, &source.names, kind, theta).await
+            }
+            Data::Coefficients { train, .. } => {
+                Ok((fit_k(kind, &train.scored(theta)), train.len()))
+            }
+        }
+    }
+
+    fn train_len(&self) -> usize {
+        match self {
+            Data::Uci(source) => source.train.len(),
+            Data::Coefficients { train, .. } => train.len(),
+        }
+    }
+
+    /// Stop the engines, if any.
+    async fn close(&self) {
+        if let Data::Uci(source) = self {
+            source.evaluator.quit_all().await;
+        }
+    }
+}
+
+/// The search with the run's files: the data (engines or coefficient files) first, then the
+/// files, then passes until no step helps (and, with `k = "fit"`, until K settles).
 async fn search(
     method: &LocalSearch,
     mut start: SessionStart,
@@ -88,31 +237,13 @@ async fn search(
     let loss_log = loss_log_path(&config.log);
     start.add_outputs([loss_log.clone()]);
     let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-    let games = config
-        .games
-        .as_ref()
-        .context("a tune from positions needs [engine1]")?;
-    let settings = EvalSettings {
-        search: p.search,
-        deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
-    };
-    let setup = engine_setup("engine1", &games.engine1);
     // K (`k = "fit"`) is fitted at the values the search starts from: the start, or on a resume
     // the checkpoint's θ, as refitting would have left it there.
-    let source = PositionSource::open(
-        p,
-        &setup,
-        settings,
-        names.clone(),
-        start.theta(),
-        method.plan.seed,
-        config.concurrency,
-    )
-    .await?;
+    let (data, mut loss) = Data::open(method, start.theta()).await?;
     let mut session = match start.open() {
         Ok(session) => session,
         Err(e) => {
-            source.evaluator.quit_all().await;
+            data.close().await;
             return Err(e);
         }
     };
@@ -121,19 +252,18 @@ async fn search(
         steps: vars.iter().map(|v| v.c_end.round().max(1.0)).collect(),
         min: vars.iter().map(|v| v.min).collect(),
         max: vars.iter().map(|v| v.max).collect(),
+        fit_k: p.k == KSetting::Fit,
     };
-    // With `k = "fit"`, K and the weights take turns: the search runs until no step helps at
-    // this K, K is refitted at the values found, and the search goes on from there until a refit
-    // moves K by less than K_SETTLED (a K fitted once at a bad start would scale the weights).
-    let mut loss = source.loss;
+    // With `k = "fit"`, the search scores every value set at its own K (a K fitted once at a
+    // bad start would scale the weights), so it ends at values and the K that fits them. A refit
+    // on the training set at those values confirms it; should it move by more than K_SETTLED
+    // (positions the engine failed on during the search scored now), the search goes on.
     let mut refitting = p.k == KSetting::Fit;
     let mut failure = None;
     let result = loop {
         let from = session.state.theta.clone();
         let result = local_search(
-            &source.evaluator,
-            &source.train,
-            source.validation.as_ref(),
+            &data,
             &loss,
             &problem,
             &from,
@@ -142,14 +272,23 @@ async fn search(
             |event| {
                 let r = (|| -> Result<()> {
                     match event {
-                        LocalEvent::Accepted { theta, train_loss } => {
+                        LocalEvent::Accepted {
+                            theta,
+                            train_loss,
+                            k,
+                        } => {
                             let state = &mut session.state;
                             state.applied += 1;
                             state.theta = theta.to_vec();
                             state.next_fresh = state.applied + 1;
                             let applied = state.applied;
                             session.log_theta(applied, theta)?;
-                            eprintln!("change {applied}: training loss {train_loss:.6}");
+                            let k = if problem.fit_k {
+                                format!(" (K = {k:.4})")
+                            } else {
+                                String::new()
+                            };
+                            eprintln!("change {applied}: training loss {train_loss:.6}{k}");
                             session.save()?;
                         }
                         LocalEvent::PassEnd {
@@ -159,14 +298,14 @@ async fn search(
                             changed,
                             ..
                         } => {
-                            let n = source.train.len() as f64;
+                            let n = data.train_len() as f64;
                             session.record(&Record {
                                 path: loss_log.clone(),
                                 text: part_line(
                                     session.state.applied,
                                     train_loss * n,
                                     train_loss * n,
-                                    source.train.len() as u64,
+                                    data.train_len() as u64,
                                     validation_loss,
                                 ),
                             })?;
@@ -191,14 +330,9 @@ async fn search(
         .await;
         match result {
             Ok(r) if refitting && !r.interrupted => {
-                let refit = fit_k_through(
-                    &source.evaluator,
-                    &source.train,
-                    &source.names,
-                    p.loss,
-                    &r.theta,
-                )
-                .await;
+                // Each value set was scored at its own K: the search ends at the K of its values.
+                loss = Loss::new(p.loss, r.k);
+                let refit = data.refit_k(p.loss, &r.theta).await;
                 let (fit, scored) = match refit {
                     Ok(found) => found,
                     Err(e) => break Err(e), // the engines are still to be stopped
@@ -224,7 +358,7 @@ async fn search(
             other => break other,
         }
     };
-    source.evaluator.quit_all().await;
+    data.close().await;
     let result = result.with_context(|| failure.unwrap_or_default())?;
     if !result.interrupted {
         session.state.finished = true;

@@ -215,6 +215,31 @@ pub struct KFit {
 /// The bracket [`fit_k`] searches: K from 1/50 to 50 (log scale).
 pub const K_RANGE: (f64, f64) = (0.02, 50.0);
 
+/// The loss a run starts with: K as the config gives it, or (`k = "fit"`) fitted on `scored`,
+/// the training set scored at the start values; a fit is said on stderr.
+pub fn start_loss(
+    kind: LossKind,
+    k: crate::config::positions::KSetting,
+    scored: impl FnOnce() -> Vec<(Outcome, f64)>,
+) -> Loss {
+    use crate::config::positions::KSetting;
+    match k {
+        KSetting::Fixed(k) => Loss::new(kind, k),
+        KSetting::Fit => {
+            let scored = scored();
+            let fit = fit_k(kind, &scored);
+            eprintln!(
+                "K fitted on {} training positions at the start values: K = {:.4} ({} loss {:.6})",
+                scored.len(),
+                fit.k,
+                kind.name(),
+                fit.loss
+            );
+            Loss::new(kind, fit.k)
+        }
+    }
+}
+
 /// Fit K: minimise the mean loss over K at fixed scores (a 1-D search). First a scan of 49
 /// log-spaced values over [`K_RANGE`] finds the best grid point (so a loss that is not unimodal over
 /// the whole range cannot trap the search), then golden-section search on ln K between its two

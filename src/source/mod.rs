@@ -6,6 +6,7 @@
 //! [`crate::runtime::pool`] spreads parts over slots so no slot idles while work remains, and merges the
 //! parts' measurements in part order. Adding a source is one module here and one arm in [`open`].
 
+pub mod coefficients;
 pub mod games;
 pub mod positions;
 pub mod simulate;
@@ -194,7 +195,10 @@ pub struct OpenRequest<'a> {
 /// The source a config asks for. A new source is one module and one arm here.
 pub async fn open(req: &OpenRequest<'_>) -> Result<Box<dyn Source>> {
     if let Some(p) = &req.config.positions {
-        return Ok(Box::new(crate::source::positions::open(req, p).await?));
+        if p.gradient.coefficients.is_some() {
+            return Ok(Box::new(coefficients::CoefficientSource::open(req, p)?));
+        }
+        return Ok(Box::new(positions::open(req, p).await?));
     }
     if req.config.simulate {
         return Ok(Box::new(simulate::Simulator::new(
