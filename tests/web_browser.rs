@@ -608,7 +608,13 @@ fn serve_refuses_bad_input_with_one_line_and_exit_2() {
     let log = log.to_str().unwrap();
     let missing = dir.path().join("missing.log");
     let token = dir.path().join("no-token");
-    let cases: [(Vec<&str>, &str); 4] = [
+    let bad_record = dir.path().join("bad.match.json");
+    std::fs::write(
+        &bad_record,
+        "{\"kind\": \"spsa match\", \"version\": 1, \"pairs",
+    )
+    .unwrap();
+    let cases: [(Vec<&str>, &str); 5] = [
         (vec![missing.to_str().unwrap()], "missing.log"),
         (vec![log, "--listen", "localhost"], "--listen localhost"),
         (
@@ -616,6 +622,10 @@ fn serve_refuses_bad_input_with_one_line_and_exit_2() {
             "--admin-token-file",
         ),
         (vec![], "--db URL"),
+        (
+            vec![bad_record.to_str().unwrap()],
+            "bad.match.json: not a match record",
+        ),
     ];
     for (args, want) in cases {
         let out = Command::new(SPSA)
@@ -629,4 +639,198 @@ fn serve_refuses_bad_input_with_one_line_and_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "nothing served: {args:?}");
     }
+}
+
+const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
+
+/// `spsa match` on the sparring engine at depth 1: defaults (A) against minor pieces worth 60
+/// (B), with `extra` flags.
+fn sparring_match(dir: &Path, extra: &[&str]) -> Command {
+    let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd");
+    let mut c = Command::new(SPSA);
+    c.args([
+        "match",
+        "--engine1",
+        SPARRING,
+        "--option2",
+        "KnightValue=60",
+    ])
+    .args([
+        "--option2",
+        "BishopValue=60",
+        "--book",
+        book.to_str().unwrap(),
+    ])
+    .args(["--depth", "1", "--seed", "5", "--progress", "0"])
+    .args(extra)
+    .current_dir(dir);
+    c
+}
+
+/// The matches `spsa serve` lists.
+fn api_matches(serve: &Serve) -> Vec<serde_json::Value> {
+    let (status, body) = http(&serve.url, "GET", "/api/matches", &[], "");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Wait (60 s at most) until `f` holds.
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn matches_keep_a_live_record_that_serve_lists_with_their_sprt_state() {
+    let dir = tempfile::tempdir().unwrap();
+    // A long match, followed while it plays, then killed.
+    let live = dir.path().join("live.json");
+    let mut playing = sparring_match(dir.path(), &["--pairs", "5000", "--record", "live.json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pairs_of =
+        |path: &Path| spsa::matchrun::MatchRecord::read(path).map_or(0, |r| r.pairs_played);
+    wait_until("the live match's record counts pairs", || {
+        pairs_of(&live) >= 2
+    });
+
+    // A match decided by its SPRT: its record sits beside its PGN.
+    let out = sparring_match(
+        dir.path(),
+        &[
+            "--pairs",
+            "300",
+            "--concurrency",
+            "2",
+            "--sprt",
+            "0,50",
+            "--pgn",
+            "sprt.pgn",
+        ],
+    )
+    .output()
+    .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(printed.contains("H1 accepted"), "{printed}");
+    let record_path = dir.path().join("sprt.match.json");
+    let r = spsa::matchrun::MatchRecord::read(&record_path).unwrap();
+    let pairs = r.pairs_played;
+    assert!(
+        printed.contains(&format!(
+            "pairs: {pairs}, pentanomial [0, 0.5, 1, 1.5, 2]: [{}, {}, {}, {}, {}]",
+            r.pentanomial[0],
+            r.pentanomial[1],
+            r.pentanomial[2],
+            r.pentanomial[3],
+            r.pentanomial[4]
+        )),
+        "{printed}\n{r:?}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "games: {} (+{} ={} -{})",
+            2 * pairs,
+            r.wins,
+            r.draws,
+            r.losses
+        )),
+        "{printed}"
+    );
+    let sprt = r.sprt.as_ref().unwrap();
+    assert_eq!(sprt.state, "H1 accepted");
+    assert!(
+        printed.contains(&format!(
+            "SPRT nElo [0, 50], alpha 0.05, beta 0.05: {}",
+            sprt.text()
+        )),
+        "{printed}"
+    );
+    assert_eq!((r.state.as_str(), r.pairs_planned), ("finished", 300));
+    assert_eq!(
+        r.engines,
+        ["sparring.1".to_string(), "sparring.2".to_string()]
+    );
+    assert_eq!(r.options[1], "KnightValue=60 BishopValue=60");
+    assert_eq!(r.limits, "depth=1");
+    assert!(r.elo.unwrap() > 0.0 && r.elo_low.is_some(), "{r:?}");
+    let pgn = std::fs::read_to_string(dir.path().join("sprt.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count() as u64, 2 * pairs);
+
+    // `spsa serve` lists both, with the verdict, the counts and the Elo; the live one moves.
+    let serve = Serve::start(&[record_path.to_str().unwrap(), live.to_str().unwrap()]);
+    let listed = api_matches(&serve);
+    assert_eq!(listed.len(), 2);
+    let (decided, following) = (&listed[0], &listed[1]);
+    assert_eq!(decided["id"], json!("match-1"));
+    assert_eq!(decided["state"], json!("H1 accepted"));
+    assert_eq!(decided["record"]["pairs_played"], json!(pairs));
+    assert_eq!(decided["elo_text"], json!(r.elo_text()));
+    assert_eq!(following["state"], json!("running"));
+    let (status, page) = http(&serve.url, "GET", "/", &[], "");
+    assert_eq!(status, 200);
+    let row = page
+        .split("<tr data-match=\"match-1\">")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no row of match-1: {page}"));
+    for want in [
+        "sparring.1 vs sparring.2 (KnightValue=60 BishopValue=60)",
+        "<td class=\"state\">H1 accepted</td>",
+        &format!("{pairs}/300"),
+        &format!("nElo [0, 50]: {}", sprt.text()),
+        &r.elo_text(),
+    ] {
+        assert!(row.contains(want), "{want} not in {row}");
+    }
+    assert!(page.contains("<tr data-match=\"match-2\">"), "{page}");
+    // Live: the list's version changes as the record does; the same version is 204.
+    let version = |page: &str| {
+        page.split("data-version=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let v0 = version(&page);
+    let before = following["record"]["pairs_played"].as_u64().unwrap();
+    wait_until("serve follows the live record", || {
+        api_matches(&serve)[1]["record"]["pairs_played"]
+            .as_u64()
+            .unwrap()
+            > before
+    });
+    let (status, fragment) = http(
+        &serve.url,
+        "GET",
+        &format!("/fragment/runs?v={v0}"),
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "a changed list is sent again");
+    let v1 = version(&fragment);
+    assert_ne!(v0, v1);
+
+    // Killed mid-way: the record stays as it was last written, and shows as stopped.
+    playing.kill().unwrap();
+    playing.wait().unwrap();
+    let r = spsa::matchrun::MatchRecord::read(&live).unwrap();
+    assert_eq!(r.state, "running");
+    assert!(r.pairs_played < 5000);
+    wait_until("the killed match shows as stopped", || {
+        api_matches(&serve)[1]["state"] == json!("stopped")
+    });
+    let (_, page) = http(&serve.url, "GET", "/", &[], "");
+    assert!(page.contains("<td class=\"state\">stopped</td>"), "{page}");
 }
