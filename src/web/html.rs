@@ -498,7 +498,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         out.push_str("<table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>clock</th><th>note</th></tr>");
         for w in &d.workers {
             let clock = match (w.clock_scale, w.nps) {
-                (Some(scale), Some(nps)) => format!("×{scale:.2} ({} nodes/s)", nps.round()),
+                (Some(scale), Some(nps)) => crate::db::status::clock_text(scale, nps),
                 _ => "-".into(),
             };
             let _ = write!(
