@@ -251,7 +251,24 @@ async fn a_local_run_page_shows_values_charts_and_live_rows_and_runs_no_injected
     let dir = tempfile::tempdir().unwrap();
     let small = write_local_run(dir.path(), "small", 30);
     let big = write_local_run(dir.path(), "big", 1000);
-    let serve = Serve::start(&[small.to_str().unwrap(), big.to_str().unwrap()]);
+    // A match whose side A has a hostile name, as its record says.
+    let record = dir.path().join("m.match.json");
+    spsa::matchrun::MatchRecord::start(
+        "spsa match",
+        [SCRIPT_NAME.into(), "B".into()],
+        ["defaults".into(), IMG_NAME.into()],
+        "depth=1".into(),
+        String::new(),
+        10,
+        None,
+    )
+    .write(&record)
+    .unwrap();
+    let serve = Serve::start(&[
+        small.to_str().unwrap(),
+        big.to_str().unwrap(),
+        record.to_str().unwrap(),
+    ]);
     let b = Browser::start().await;
 
     // The runs list: both runs with their progress.
@@ -260,6 +277,15 @@ async fn a_local_run_page_shows_values_charts_and_live_rows_and_runs_no_injected
     assert!(row.starts_with("30/200"), "{row}");
     let row = b.text("tr[data-run='local-2'] td.progress").await;
     assert!(row.starts_with("1000/1000"), "{row}");
+    // The match under the runs, its names as text.
+    assert_eq!(
+        b.text("tr[data-match='match-1'] td.engines").await,
+        format!("{SCRIPT_NAME} vs B ({IMG_NAME})")
+    );
+    assert_eq!(b.text("tr[data-match='match-1'] td.pairs").await, "0/10");
+    assert_eq!(b.text("tr[data-match='match-1'] td.state").await, "running");
+    b.assert_no_alert().await;
+    assert_eq!(b.js("return document.images.length").await, json!(0));
     let shot = b.screenshot("runs-list.png").await;
     eprintln!("screenshot {}", shot.display());
 

@@ -24,7 +24,7 @@ pub fn esc(text: &str) -> String {
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}\
 table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}\
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:8px}\
 .cell{border:1px solid #ddd;padding:4px}.cell h4{margin:0;font-size:12px;overflow-wrap:anywhere}\
 .cell p{margin:0;font-size:11px;color:#555}svg{width:100%;height:auto;display:block}\
