@@ -130,6 +130,7 @@ fn main() {
             plan.max_faulty_pairs,
             &spsa::runtime::shutdown::Shutdown::new(),
             None,
+            None,
         )
         .await;
         source.arena().quit_all().await;

@@ -134,7 +134,7 @@ fn list_html(runs: &[model::RunSummary], source: &str) -> String {
     html::page(
         "spsa runs",
         "/fragment/runs",
-        &html::runs_list(runs, &model::list_version(runs), source),
+        &html::runs_list(runs, &[], &model::list_version(runs, &[]), source),
         "",
         "0123456789abcdef",
     )

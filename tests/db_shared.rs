@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 mod pg_common;
 mod run_common;
+mod web_common;
 use pg_common::{Cluster, TestDb, sim_config};
 use run_common::{log_iterations, spsa_in, text};
 
@@ -998,6 +999,22 @@ fn prune_deletes_the_records_of_finished_runs_only() {
         listed.contains(&format!("run {done} finished ")) && listed.contains("20/20 iterations"),
         "{listed}"
     );
+    // The status says which run was pruned (read as a worker's role), and only that one.
+    let pruned_on = db.psql(&format!(
+        "SELECT to_char(pruned, 'YYYY-MM-DD HH24:MI TZ') FROM spsa.runs WHERE id = {done}"
+    ));
+    let after_done = listed
+        .split(&format!("run {done} finished "))
+        .nth(1)
+        .unwrap();
+    assert!(
+        after_done.lines().nth(1).unwrap()
+            == format!(
+                "    pruned on {pruned_on} (spsa prune): its results and game records are gone"
+            ),
+        "{listed}"
+    );
+    assert_eq!(listed.matches("pruned on").count(), 1, "{listed}");
     let resume = spsa_in(
         done_dir.path(),
         &["run", "a.toml", "--db", &db.url, "--resume"],
@@ -1079,6 +1096,43 @@ fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
         2,
         "{pgn}"
     );
+
+    // `spsa status` (as the worker's role) shows each clock run's reference speed and each
+    // worker's scale, as the run page does.
+    let status = spsa_in(
+        Path::new("."),
+        &["status", "--db", worker_url.get().unwrap()],
+    );
+    let shown = text(&status.stdout);
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    assert!(
+        shown.contains(
+            "    clock for 200000 nodes/s; workers: clock_w/slow ×2.00 (100000 nodes/s)\n"
+        ),
+        "{shown}"
+    );
+    let reference = db.psql(&format!(
+        "SELECT round(reference_nps) FROM spsa.runs WHERE id = {run}"
+    ));
+    assert!(
+        shown.contains(&format!(
+            "    clock for {reference} nodes/s; workers: clock_w/first ×1.00 ({reference} nodes/s)\n"
+        )),
+        "{shown}"
+    );
+    assert!(!shown.contains("pruned on"), "{shown}");
+    // The run page's data comes from the same reading.
+    let serve = web_common::Serve::start(&["--db", &db.url]);
+    let (status, page) =
+        web_common::http(&serve.url, "GET", &format!("/api/runs/db-{run}"), &[], "");
+    assert_eq!(status, 200, "{page}");
+    let page: serde_json::Value = serde_json::from_str(&page).unwrap();
+    assert_eq!(
+        page["reference_nps"].as_f64().unwrap().round().to_string(),
+        reference
+    );
+    assert_eq!(page["workers"][0]["name"], "clock_w/first");
+    assert_eq!(page["workers"][0]["clock_scale"], 1.0);
 
     // A reference speed for a run without a clock is refused before anything is created.
     let depth = tempfile::tempdir().unwrap();

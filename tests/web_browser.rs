@@ -7,7 +7,7 @@
 //!
 //! Without Chromium the tests are skipped, unless CI is set: then they fail.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,7 +20,9 @@ use spsa::report::status::significant;
 use spsa::tuner::checkpoint::{self, Counts, RunState, VERSION};
 
 mod pg_common;
+mod web_common;
 use pg_common::Cluster;
+use web_common::{Serve, http};
 
 const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -165,84 +167,6 @@ impl Drop for Browser {
     }
 }
 
-/// A `spsa serve` process and the URL it printed first.
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        let mut child = Command::new(SPSA)
-            .arg("serve")
-            .args(args)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        if line.is_empty() {
-            let mut err = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            panic!("spsa serve printed no URL: {err}");
-        }
-        let url = line.trim().trim_end_matches('/').to_string();
-        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        Serve { child, url }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One HTTP request by hand: (status, body).
-fn http(
-    url: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let host = url.trim_start_matches("http://");
-    let mut s = TcpStream::connect(host).unwrap();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status = out
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = out
-        .split_once("\r\n\r\n")
-        .map(|b| b.1)
-        .unwrap_or("")
-        .to_string();
-    (status, body)
-}
-
 const SCRIPT_NAME: &str = "<script>alert(1)</script>";
 const IMG_NAME: &str = "<img src=x onerror=alert(2)>";
 const ITERATIONS: u64 = 200;
@@ -327,7 +251,24 @@ async fn a_local_run_page_shows_values_charts_and_live_rows_and_runs_no_injected
     let dir = tempfile::tempdir().unwrap();
     let small = write_local_run(dir.path(), "small", 30);
     let big = write_local_run(dir.path(), "big", 1000);
-    let serve = Serve::start(&[small.to_str().unwrap(), big.to_str().unwrap()]);
+    // A match whose side A has a hostile name, as its record says.
+    let record = dir.path().join("m.match.json");
+    spsa::matchrun::MatchRecord::start(
+        "spsa match",
+        [SCRIPT_NAME.into(), "B".into()],
+        ["defaults".into(), IMG_NAME.into()],
+        "depth=1".into(),
+        String::new(),
+        10,
+        None,
+    )
+    .write(&record)
+    .unwrap();
+    let serve = Serve::start(&[
+        small.to_str().unwrap(),
+        big.to_str().unwrap(),
+        record.to_str().unwrap(),
+    ]);
     let b = Browser::start().await;
 
     // The runs list: both runs with their progress.
@@ -336,6 +277,15 @@ async fn a_local_run_page_shows_values_charts_and_live_rows_and_runs_no_injected
     assert!(row.starts_with("30/200"), "{row}");
     let row = b.text("tr[data-run='local-2'] td.progress").await;
     assert!(row.starts_with("1000/1000"), "{row}");
+    // The match under the runs, its names as text.
+    assert_eq!(
+        b.text("tr[data-match='match-1'] td.engines").await,
+        format!("{SCRIPT_NAME} vs B ({IMG_NAME})")
+    );
+    assert_eq!(b.text("tr[data-match='match-1'] td.pairs").await, "0/10");
+    assert_eq!(b.text("tr[data-match='match-1'] td.state").await, "running");
+    b.assert_no_alert().await;
+    assert_eq!(b.js("return document.images.length").await, json!(0));
     let shot = b.screenshot("runs-list.png").await;
     eprintln!("screenshot {}", shot.display());
 
@@ -608,7 +558,13 @@ fn serve_refuses_bad_input_with_one_line_and_exit_2() {
     let log = log.to_str().unwrap();
     let missing = dir.path().join("missing.log");
     let token = dir.path().join("no-token");
-    let cases: [(Vec<&str>, &str); 4] = [
+    let bad_record = dir.path().join("bad.match.json");
+    std::fs::write(
+        &bad_record,
+        "{\"kind\": \"spsa match\", \"version\": 1, \"pairs",
+    )
+    .unwrap();
+    let cases: [(Vec<&str>, &str); 5] = [
         (vec![missing.to_str().unwrap()], "missing.log"),
         (vec![log, "--listen", "localhost"], "--listen localhost"),
         (
@@ -616,6 +572,10 @@ fn serve_refuses_bad_input_with_one_line_and_exit_2() {
             "--admin-token-file",
         ),
         (vec![], "--db URL"),
+        (
+            vec![bad_record.to_str().unwrap()],
+            "bad.match.json: not a match record",
+        ),
     ];
     for (args, want) in cases {
         let out = Command::new(SPSA)
@@ -629,4 +589,198 @@ fn serve_refuses_bad_input_with_one_line_and_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "nothing served: {args:?}");
     }
+}
+
+const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
+
+/// `spsa match` on the sparring engine at depth 1: defaults (A) against minor pieces worth 60
+/// (B), with `extra` flags.
+fn sparring_match(dir: &Path, extra: &[&str]) -> Command {
+    let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd");
+    let mut c = Command::new(SPSA);
+    c.args([
+        "match",
+        "--engine1",
+        SPARRING,
+        "--option2",
+        "KnightValue=60",
+    ])
+    .args([
+        "--option2",
+        "BishopValue=60",
+        "--book",
+        book.to_str().unwrap(),
+    ])
+    .args(["--depth", "1", "--seed", "5", "--progress", "0"])
+    .args(extra)
+    .current_dir(dir);
+    c
+}
+
+/// The matches `spsa serve` lists.
+fn api_matches(serve: &Serve) -> Vec<serde_json::Value> {
+    let (status, body) = http(&serve.url, "GET", "/api/matches", &[], "");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Wait (60 s at most) until `f` holds.
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn matches_keep_a_live_record_that_serve_lists_with_their_sprt_state() {
+    let dir = tempfile::tempdir().unwrap();
+    // A long match, followed while it plays, then killed.
+    let live = dir.path().join("live.json");
+    let mut playing = sparring_match(dir.path(), &["--pairs", "5000", "--record", "live.json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pairs_of =
+        |path: &Path| spsa::matchrun::MatchRecord::read(path).map_or(0, |r| r.pairs_played);
+    wait_until("the live match's record counts pairs", || {
+        pairs_of(&live) >= 2
+    });
+
+    // A match decided by its SPRT: its record sits beside its PGN.
+    let out = sparring_match(
+        dir.path(),
+        &[
+            "--pairs",
+            "300",
+            "--concurrency",
+            "2",
+            "--sprt",
+            "0,50",
+            "--pgn",
+            "sprt.pgn",
+        ],
+    )
+    .output()
+    .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(printed.contains("H1 accepted"), "{printed}");
+    let record_path = dir.path().join("sprt.match.json");
+    let r = spsa::matchrun::MatchRecord::read(&record_path).unwrap();
+    let pairs = r.pairs_played;
+    assert!(
+        printed.contains(&format!(
+            "pairs: {pairs}, pentanomial [0, 0.5, 1, 1.5, 2]: [{}, {}, {}, {}, {}]",
+            r.pentanomial[0],
+            r.pentanomial[1],
+            r.pentanomial[2],
+            r.pentanomial[3],
+            r.pentanomial[4]
+        )),
+        "{printed}\n{r:?}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "games: {} (+{} ={} -{})",
+            2 * pairs,
+            r.wins,
+            r.draws,
+            r.losses
+        )),
+        "{printed}"
+    );
+    let sprt = r.sprt.as_ref().unwrap();
+    assert_eq!(sprt.state, "H1 accepted");
+    assert!(
+        printed.contains(&format!(
+            "SPRT nElo [0, 50], alpha 0.05, beta 0.05: {}",
+            sprt.text()
+        )),
+        "{printed}"
+    );
+    assert_eq!((r.state.as_str(), r.pairs_planned), ("finished", 300));
+    assert_eq!(
+        r.engines,
+        ["sparring.1".to_string(), "sparring.2".to_string()]
+    );
+    assert_eq!(r.options[1], "KnightValue=60 BishopValue=60");
+    assert_eq!(r.limits, "depth=1");
+    assert!(r.elo.unwrap() > 0.0 && r.elo_low.is_some(), "{r:?}");
+    let pgn = std::fs::read_to_string(dir.path().join("sprt.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count() as u64, 2 * pairs);
+
+    // `spsa serve` lists both, with the verdict, the counts and the Elo; the live one moves.
+    let serve = Serve::start(&[record_path.to_str().unwrap(), live.to_str().unwrap()]);
+    let listed = api_matches(&serve);
+    assert_eq!(listed.len(), 2);
+    let (decided, following) = (&listed[0], &listed[1]);
+    assert_eq!(decided["id"], json!("match-1"));
+    assert_eq!(decided["state"], json!("H1 accepted"));
+    assert_eq!(decided["record"]["pairs_played"], json!(pairs));
+    assert_eq!(decided["elo_text"], json!(r.elo_text()));
+    assert_eq!(following["state"], json!("running"));
+    let (status, page) = http(&serve.url, "GET", "/", &[], "");
+    assert_eq!(status, 200);
+    let row = page
+        .split("<tr data-match=\"match-1\">")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no row of match-1: {page}"));
+    for want in [
+        "sparring.1 vs sparring.2 (KnightValue=60 BishopValue=60)",
+        "<td class=\"state\">H1 accepted</td>",
+        &format!("{pairs}/300"),
+        &format!("nElo [0, 50]: {}", sprt.text()),
+        &r.elo_text(),
+    ] {
+        assert!(row.contains(want), "{want} not in {row}");
+    }
+    assert!(page.contains("<tr data-match=\"match-2\">"), "{page}");
+    // Live: the list's version changes as the record does; the same version is 204.
+    let version = |page: &str| {
+        page.split("data-version=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let v0 = version(&page);
+    let before = following["record"]["pairs_played"].as_u64().unwrap();
+    wait_until("serve follows the live record", || {
+        api_matches(&serve)[1]["record"]["pairs_played"]
+            .as_u64()
+            .unwrap()
+            > before
+    });
+    let (status, fragment) = http(
+        &serve.url,
+        "GET",
+        &format!("/fragment/runs?v={v0}"),
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "a changed list is sent again");
+    let v1 = version(&fragment);
+    assert_ne!(v0, v1);
+
+    // Killed mid-way: the record stays as it was last written, and shows as stopped.
+    playing.kill().unwrap();
+    playing.wait().unwrap();
+    let r = spsa::matchrun::MatchRecord::read(&live).unwrap();
+    assert_eq!(r.state, "running");
+    assert!(r.pairs_played < 5000);
+    wait_until("the killed match shows as stopped", || {
+        api_matches(&serve)[1]["state"] == json!("stopped")
+    });
+    let (_, page) = http(&serve.url, "GET", "/", &[], "");
+    assert!(page.contains("<td class=\"state\">stopped</td>"), "{page}");
 }

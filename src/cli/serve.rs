@@ -1,5 +1,5 @@
-//! `spsa serve [LOG|CHECKPOINT|CONFIG...] [--db URL] [--listen ADDR] [--admin-token-file FILE]`:
-//! a live web page and JSON API over local and shared runs (see `crate::web`).
+//! `spsa serve [LOG|CHECKPOINT|CONFIG|MATCH...] [--db URL] [--listen ADDR] [--admin-token-file FILE]`:
+//! a live web page and JSON API over local and shared runs and matches (see `crate::web`).
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -9,12 +9,17 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::error::UserError;
-use crate::web::{self, Served, db::SharedRuns, local::LocalRun};
+use crate::web::{
+    self, Served,
+    db::SharedRuns,
+    local::{LocalMatch, LocalRun},
+};
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Local runs: a θ log, a checkpoint or a config each (read while the run writes them).
-    #[arg(value_name = "LOG|CONFIG")]
+    /// Local runs: a θ log, a checkpoint or a config each (read while the run writes them);
+    /// matches: a match record each (`*.json`, written by `spsa match --pgn` or --record).
+    #[arg(value_name = "LOG|CONFIG|MATCH")]
     runs: Vec<PathBuf>,
     /// Serve the shared runs of this database (its password is never shown).
     #[arg(long, value_name = "URL")]
@@ -30,7 +35,8 @@ pub struct ServeArgs {
 pub async fn command(args: ServeArgs) -> Result<()> {
     if args.runs.is_empty() && args.db.is_none() {
         return Err(UserError(
-            "name the runs to serve (θ logs, checkpoints or configs), or pass --db URL".into(),
+            "name the runs to serve (θ logs, checkpoints, configs or match records), or pass --db URL"
+                .into(),
         )
         .into());
     }
@@ -60,9 +66,15 @@ pub async fn command(args: ServeArgs) -> Result<()> {
             Some(token)
         }
     };
-    let mut local = Vec::new();
-    for (i, path) in args.runs.iter().enumerate() {
-        local.push(LocalRun::open(format!("local-{}", i + 1), path)?);
+    let (mut local, mut matches) = (Vec::new(), Vec::new());
+    for path in &args.runs {
+        if is_match_record(path) {
+            let id = format!("match-{}", matches.len() + 1);
+            matches.push(LocalMatch::open(id, path)?);
+        } else {
+            let id = format!("local-{}", local.len() + 1);
+            local.push(LocalRun::open(id, path)?);
+        }
     }
     let shared = match &args.db {
         Some(url) => Some(SharedRuns::open(url).await?),
@@ -84,9 +96,24 @@ pub async fn command(args: ServeArgs) -> Result<()> {
         listener,
         Served {
             local,
+            matches,
             shared,
             admin_token,
         },
     )
     .await
+}
+
+/// A match record: named `*.json`, or a file whose text starts with `{` (θ logs, checkpoints
+/// and configs never do).
+fn is_match_record(path: &std::path::Path) -> bool {
+    use std::io::Read as _;
+    if path.extension().is_some_and(|e| e == "json") {
+        return true;
+    }
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n].trim_ascii_start().first() == Some(&b'{')
 }

@@ -347,6 +347,22 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
     FROM spsa.workers w ORDER BY w.last_seen DESC;
 $$;
 
+-- Per run: when `spsa prune` deleted its records, the engine speed its clock is meant for, and
+-- per worker the speed it measured and the scale it plays the clock at (the run page and
+-- `spsa status`). One run, or every run when p_run is NULL.
+CREATE OR REPLACE FUNCTION spsa.status_clocks(p_run bigint)
+RETURNS TABLE (run_id bigint, pruned text, reference_nps float8, workers text[], nps float8[],
+               scales float8[])
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.id, to_char(r.pruned, 'YYYY-MM-DD HH24:MI TZ'), r.reference_nps,
+         coalesce(array_agg(c.worker ORDER BY c.worker) FILTER (WHERE c.worker IS NOT NULL), '{}'),
+         coalesce(array_agg(c.nps ORDER BY c.worker) FILTER (WHERE c.worker IS NOT NULL), '{}'),
+         coalesce(array_agg(c.scale ORDER BY c.worker) FILTER (WHERE c.worker IS NOT NULL), '{}')
+    FROM spsa.runs r LEFT JOIN spsa.worker_clocks c ON c.run_id = r.id
+   WHERE p_run IS NULL OR r.id = p_run
+   GROUP BY r.id ORDER BY r.id;
+$$;
+
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA spsa FROM PUBLIC;
 DO $$
 BEGIN
@@ -355,7 +371,7 @@ BEGIN
     GRANT EXECUTE ON FUNCTION spsa.hello(text, text), spsa.active_runs(),
       spsa.lease(text, bigint[], int), spsa.heartbeat(text, uuid[]), spsa.give_back(text, uuid[]),
       spsa.report(text, bigint, bigint, uuid, float8, int, int, int, int[], text[], text),
-      spsa.status_runs(), spsa.status_workers(), spsa.worker_key(text),
+      spsa.status_runs(), spsa.status_workers(), spsa.status_clocks(bigint), spsa.worker_key(text),
       spsa.reference_nps(bigint, float8), spsa.clock_scaled(text, bigint, float8, float8)
       TO spsa_worker;
   END IF;

@@ -1,10 +1,14 @@
 //! `spsa status --db URL`: the runs (progress, games per second over the last minute, time
-//! left at that rate, θ) and the workers (last seen, games, faults, what they said), read
+//! left at that rate, θ, whether their records were pruned, a clock run's reference speed and
+//! each worker's clock scale) and the workers (last seen, games, faults, what they said), read
 //! through the status functions so a worker's role can look too. The URL is shown without its
 //! password.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
 
 use super::Db;
 use crate::report::progress::format_duration;
@@ -13,7 +17,7 @@ use crate::report::progress::format_duration;
 pub async fn render(url: &str) -> Result<String> {
     let mut db = Db::new(url)?;
     db.patience = std::time::Duration::from_secs(15);
-    let (runs, workers) = db
+    let (runs, workers, clocks) = db
         .run("read the status", async |c: &Client| {
             let runs = c
                 .query(
@@ -28,7 +32,7 @@ pub async fn render(url: &str) -> Result<String> {
                     &[],
                 )
                 .await?;
-            Ok((runs, workers))
+            Ok((runs, workers, clocks(c, None).await?))
         })
         .await?;
     let mut out = format!("database {}\n", db.url());
@@ -62,6 +66,9 @@ pub async fn render(url: &str) -> Result<String> {
         out.push_str(&format!(
             "  run {id} {state} {name}: {applied}/{total} iterations ({pct:.1}%), {leased} leased, {games_per_s:.2} games/s{left}, games +{w} ={d} -{l}, faults {f}\n"
         ));
+        if let Some(clock) = clocks.get(&id) {
+            out.push_str(&clock.lines());
+        }
         let values: Vec<String> = names
             .iter()
             .zip(&theta)
@@ -93,4 +100,102 @@ pub async fn render(url: &str) -> Result<String> {
         ));
     }
     Ok(out)
+}
+
+/// A shared run's pruning and clock, as its page and `spsa status` show them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunClock {
+    /// When `spsa prune` deleted the run's results and game records.
+    pub pruned: Option<String>,
+    /// A run with a clock: the engine speed (nodes per second) the clock is meant for.
+    pub reference_nps: Option<f64>,
+    /// Per worker: the speed it measured and the factor it scaled the clock by.
+    pub workers: BTreeMap<String, (f64, f64)>,
+}
+
+impl RunClock {
+    /// The lines under a run in `spsa status` (none for a run neither pruned nor clocked).
+    fn lines(&self) -> String {
+        let mut out = String::new();
+        if let Some(when) = &self.pruned {
+            out.push_str(&format!(
+                "    pruned on {when} (spsa prune): its results and game records are gone\n"
+            ));
+        }
+        if let Some(nps) = self.reference_nps {
+            let workers: Vec<String> = self
+                .workers
+                .iter()
+                .map(|(name, &(nps, scale))| format!("{name} {}", clock_text(scale, nps)))
+                .collect();
+            out.push_str(&format!(
+                "    clock for {} nodes/s; workers: {}\n",
+                nps.round(),
+                if workers.is_empty() {
+                    "none measured yet".into()
+                } else {
+                    workers.join(", ")
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// A worker's clock: `×2.00 (100000 nodes/s)`.
+pub fn clock_text(scale: f64, nps: f64) -> String {
+    format!("×{scale:.2} ({} nodes/s)", nps.round())
+}
+
+/// The pruning and clock of one run (`Some(id)`) or of every run, through `spsa.status_clocks`
+/// (a worker's role may call it). A schema older than that function has nothing to show.
+pub async fn clocks(
+    c: &Client,
+    run: Option<i64>,
+) -> Result<BTreeMap<i64, RunClock>, tokio_postgres::Error> {
+    let rows = match c
+        .query(
+            "SELECT run_id, pruned, reference_nps, workers, nps, scales FROM spsa.status_clocks($1)",
+            &[&run],
+        )
+        .await
+    {
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_FUNCTION) => return Ok(BTreeMap::new()),
+        rows => rows?,
+    };
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let (names, nps, scales): (Vec<String>, Vec<f64>, Vec<f64>) =
+                (r.get(3), r.get(4), r.get(5));
+            let workers = names.into_iter().zip(nps.into_iter().zip(scales)).collect();
+            (
+                r.get(0),
+                RunClock {
+                    pruned: r.get(1),
+                    reference_nps: r.get(2),
+                    workers,
+                },
+            )
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pruned_clock_run_says_both() {
+        let clock = RunClock {
+            pruned: Some("2026-01-02 03:04 UTC".into()),
+            reference_nps: Some(200_000.4),
+            workers: BTreeMap::from([("w/slow".into(), (100_000.0, 2.0))]),
+        };
+        assert_eq!(
+            clock.lines(),
+            "    pruned on 2026-01-02 03:04 UTC (spsa prune): its results and game records are gone\n    clock for 200000 nodes/s; workers: w/slow ×2.00 (100000 nodes/s)\n"
+        );
+        assert_eq!(RunClock::default().lines(), "");
+    }
 }

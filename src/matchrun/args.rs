@@ -65,6 +65,11 @@ pub struct MatchFlags {
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
+    /// Keep the match's live record (JSON: counts, Elo, SPRT state; rewritten after every
+    /// pair, for `spsa serve`) in this file. Default: beside the PGN file, `NAME.match.json`
+    /// for `NAME.pgn`; no record without either.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Seed for the book order (random when not given; the header line shows it).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -121,6 +126,8 @@ pub struct Plan {
     pub book: Option<Book>,
     pub game: GameSettings,
     pub pgn: Option<PathBuf>,
+    /// The match record's file ([`super::record`]).
+    pub record: Option<PathBuf>,
     pub event: String,
     pub max_faulty_pairs: u32,
     pub seed: u64,
@@ -166,6 +173,27 @@ impl OptionPlaces {
 }
 
 impl Plan {
+    /// The match record to keep, when the plan has a place for one: nothing played yet.
+    pub fn recording(&self) -> Option<super::Recording> {
+        let path = self.record.clone()?;
+        let (a, b) = self.names();
+        Some(super::Recording {
+            path,
+            record: super::MatchRecord::start(
+                &self.event,
+                [a.to_string(), b.to_string()],
+                [
+                    describe_options(&self.a_options),
+                    describe_options(&self.b_options),
+                ],
+                self.game.time_control.describe(),
+                self.description.clone(),
+                self.pairs,
+                self.sprt.as_ref(),
+            ),
+        })
+    }
+
     pub fn names(&self) -> (&str, &str) {
         (&self.setups[0].spec.name, &self.setups[1].spec.name)
     }
@@ -417,6 +445,15 @@ pub fn plan(
             ))
         })?;
     }
+    let record = super::record::default_path(flags.record.as_deref(), games.pgn.as_deref());
+    if let Some(path) = &record {
+        crate::config::check_writable(path).map_err(|problem| {
+            bad(format!(
+                "the match record `{}` cannot be written: {problem}",
+                path.display()
+            ))
+        })?;
+    }
     let description = format!(
         "{}, seed {seed}, book {}",
         game.time_control.describe(),
@@ -439,6 +476,7 @@ pub fn plan(
         book: Some(book),
         game,
         pgn: games.pgn.clone(),
+        record,
         event,
         max_faulty_pairs: flags.max_faulty_pairs.max(1),
         seed,
@@ -583,6 +621,7 @@ pub async fn play_collect(
         plan.max_faulty_pairs,
         &crate::runtime::shutdown::Shutdown::on_signals(),
         progress_every(flags),
+        plan.recording(),
     )
     .await;
     source.arena().quit_all().await;

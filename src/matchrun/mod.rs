@@ -6,9 +6,11 @@
 //! there is no second game loop here. Pair `k` (0-based) plays opening `k` of the book's order.
 
 pub mod args;
+pub mod record;
 pub mod verify;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -23,6 +25,7 @@ use crate::stats::{self, Tally};
 use crate::tuner::Outputs;
 
 pub use args::{MatchArgs, MatchFlags};
+pub use record::MatchRecord;
 pub use verify::VerifyArgs;
 
 pub use crate::error::UserError;
@@ -102,7 +105,8 @@ impl MatchOutcome {
 /// `progress_every`, writing each game's records as it finishes. Stops early on shutdown, or when
 /// `max_faulty_pairs` pairs in a row ended in faults in every game; the outcome holds what was
 /// played either way, and every game written was counted. With `sprt`, no new pair starts once
-/// the test has decided.
+/// the test has decided. With `record`, the match's record file is written at the start, after
+/// every finished pair and at the end ([`record`]).
 #[allow(clippy::too_many_arguments)]
 pub async fn play(
     source: &GameSource,
@@ -112,6 +116,7 @@ pub async fn play(
     max_faulty_pairs: u32,
     shutdown: &Shutdown,
     progress_every: Option<Duration>,
+    record: Option<Recording>,
 ) -> MatchOutcome {
     let started = Instant::now();
     let mut feed = MatchFeed {
@@ -132,14 +137,30 @@ pub async fn play(
         progress_every,
         max_faulty_pairs: max_faulty_pairs.max(1),
         faulty_streak: 0,
+        record,
     };
-    match pool::run(source, slots, &mut feed, shutdown).await {
+    let ran = match feed.write_record(None) {
+        Ok(()) => pool::run(source, slots, &mut feed, shutdown).await,
+        Err(e) => Err(e),
+    };
+    match ran {
         Ok(pool::Ending::Finished) => {}
         Ok(pool::Ending::Interrupted) => feed.out.ending = MatchEnding::Interrupted,
         Err(e) => feed.out.ending = MatchEnding::Failed(e),
     }
     feed.out.elapsed = started.elapsed();
+    let ending = std::mem::replace(&mut feed.out.ending, MatchEnding::Finished);
+    if let Err(e) = feed.write_record(Some(&ending)) {
+        tracing::warn!("{e:#}");
+    }
+    feed.out.ending = ending;
     feed.out
+}
+
+/// Where a match keeps its record, and the record.
+pub struct Recording {
+    pub path: PathBuf,
+    pub record: MatchRecord,
 }
 
 /// The match as the pool's feed: pair k is trial k+1 with no SPSA values.
@@ -152,6 +173,18 @@ struct MatchFeed {
     progress_every: Option<Duration>,
     max_faulty_pairs: u32,
     faulty_streak: u32,
+    record: Option<Recording>,
+}
+
+impl MatchFeed {
+    /// Write the record as the match stands (`ending`: it is over).
+    fn write_record(&mut self, ending: Option<&MatchEnding>) -> Result<()> {
+        let Some(r) = &mut self.record else {
+            return Ok(());
+        };
+        r.record.update(&self.out, ending);
+        r.record.write(&r.path)
+    }
 }
 
 impl Feed for MatchFeed {
@@ -182,6 +215,7 @@ impl Feed for MatchFeed {
         {
             *status = test.status(&self.out.tally.pentanomial);
         }
+        self.write_record(None)?;
         if let Some(every) = self.progress_every
             && self.last_progress.elapsed() >= every
         {

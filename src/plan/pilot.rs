@@ -396,6 +396,7 @@ async fn point(
         plan.max_faulty_pairs,
         shutdown,
         None,
+        None,
     )
     .await;
     source.arena().quit_all().await;

@@ -113,11 +113,10 @@ impl SharedRuns {
             return Ok(None);
         };
         let summary = summary(&row);
-        let (def, start, theta, pentanomial, wdl, pruned, reference_nps) = {
+        let (def, start, theta, pentanomial, wdl) = {
             let r = c
                     .query_one(
-                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses,
-                                to_char(pruned, 'YYYY-MM-DD HH24:MI TZ'), reference_nps FROM spsa.runs WHERE id = $1",
+                        "SELECT definition, start_theta, theta, pentanomial, wins, draws, losses FROM spsa.runs WHERE id = $1",
                         &[&id],
                     )
                     .await?;
@@ -125,17 +124,12 @@ impl SharedRuns {
             let (start, theta, pent): (Vec<f64>, Vec<f64>, Vec<i64>) =
                 (r.get(1), r.get(2), r.get(3));
             let wdl: [i64; 3] = [r.get(4), r.get(5), r.get(6)];
-            let pruned: Option<String> = r.get(7);
-            (
-                def,
-                start,
-                theta,
-                pent,
-                wdl,
-                pruned,
-                r.get::<_, Option<f64>>(8),
-            )
+            (def, start, theta, pent, wdl)
         };
+        let clock = crate::db::status::clocks(&c, Some(id))
+            .await?
+            .remove(&id)
+            .unwrap_or_default();
         let def: RunDefinition = serde_json::from_value(def)?;
         // Every iteration of a run plays the same pairs: 2B games per result.
         let games_per_result = 2.0 * f64::from(def.pairs.max(1));
@@ -166,10 +160,8 @@ impl SharedRuns {
             let workers = c
                     .query(
                         "SELECT x.worker, x.results, x.faults, extract(epoch FROM now() - x.last_report)::float8,
-                                extract(epoch FROM now() - k.last_seen)::float8, coalesce(k.note, ''),
-                                wc.nps, wc.scale
+                                extract(epoch FROM now() - k.last_seen)::float8, coalesce(k.note, '')
                            FROM spsa.worker_runs x LEFT JOIN spsa.workers k ON k.name = x.worker
-                                LEFT JOIN spsa.worker_clocks wc ON wc.run_id = x.run_id AND wc.worker = x.worker
                           WHERE x.run_id = $1 ORDER BY x.last_report DESC LIMIT 200",
                         &[&id],
                     )
@@ -179,7 +171,7 @@ impl SharedRuns {
         let mut series = Series {
             rows: applied,
             values: vec![Vec::with_capacity(points.len()); vars.len()],
-            pruned,
+            pruned: clock.pruned,
             ..Series::default()
         };
         for p in &points {
@@ -213,18 +205,22 @@ impl SharedRuns {
                 .collect(),
             workers: workers
                 .iter()
-                .map(|w| WorkerView {
-                    name: w.get(0),
-                    results: w.get::<_, i64>(1).max(0) as u64,
-                    faults: w.get::<_, i64>(2).max(0) as u64,
-                    last_report_seconds: w.get::<_, f64>(3).max(0.0),
-                    last_seen_seconds: w.get::<_, Option<f64>>(4),
-                    note: w.get(5),
-                    nps: w.get(6),
-                    clock_scale: w.get(7),
+                .map(|w| {
+                    let name: String = w.get(0);
+                    let measured = clock.workers.get(&name);
+                    WorkerView {
+                        name,
+                        results: w.get::<_, i64>(1).max(0) as u64,
+                        faults: w.get::<_, i64>(2).max(0) as u64,
+                        last_report_seconds: w.get::<_, f64>(3).max(0.0),
+                        last_seen_seconds: w.get::<_, Option<f64>>(4),
+                        note: w.get(5),
+                        nps: measured.map(|m| m.0),
+                        clock_scale: measured.map(|m| m.1),
+                    }
                 })
                 .collect(),
-            reference_nps,
+            reference_nps: clock.reference_nps,
             uci,
             csv,
             summary,

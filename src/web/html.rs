@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::{self, LossPoint, RunDetail, RunSummary, Series, VarView};
+use super::model::{self, LossPoint, MatchSummary, RunDetail, RunSummary, Series, VarView};
 use crate::report::progress::format_duration;
 
 /// Text made safe for HTML element content and double-quoted attribute values.
@@ -24,7 +24,7 @@ pub fn esc(text: &str) -> String {
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}\
 table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}\
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:8px}\
 .cell{border:1px solid #ddd;padding:4px}.cell h4{margin:0;font-size:12px;overflow-wrap:anywhere}\
 .cell p{margin:0;font-size:11px;color:#555}svg{width:100%;height:auto;display:block}\
@@ -81,8 +81,8 @@ fn progress(s: &RunSummary) -> String {
     format!("{}/{} ({pct:.1}%)", s.applied, s.total)
 }
 
-fn last_activity(s: &RunSummary) -> String {
-    s.last_activity_seconds
+fn last_activity(seconds: Option<f64>) -> String {
+    seconds
         .map(|t| format!("{} ago", format_duration(t)))
         .unwrap_or_else(|| "-".into())
 }
@@ -93,8 +93,13 @@ fn priority(s: &RunSummary) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-/// The runs list (the live part of `/`).
-pub fn runs_list(runs: &[RunSummary], version: &str, source: &str) -> String {
+/// The runs list (the live part of `/`), and the matches under it.
+pub fn runs_list(
+    runs: &[RunSummary],
+    matches: &[MatchSummary],
+    version: &str,
+    source: &str,
+) -> String {
     let mut out = format!(
         "<div data-version=\"{version}\"><h1>spsa runs</h1><p>{}</p>\
          <table id=\"runs\"><tr><th>run</th><th>objective</th><th>state</th><th>progress</th>\
@@ -115,15 +120,73 @@ pub fn runs_list(runs: &[RunSummary], version: &str, source: &str) -> String {
             rate = rate(s),
             left = opt_duration(s.seconds_left),
             faults = s.faults,
-            last = last_activity(s),
+            last = last_activity(s.last_activity_seconds),
             prio = priority(s),
         );
     }
     if runs.is_empty() {
         out.push_str("<tr><td colspan=\"9\">no runs</td></tr>");
     }
-    out.push_str("</table></div>");
+    out.push_str("</table>");
+    if !matches.is_empty() {
+        matches_table(&mut out, matches);
+    }
+    out.push_str("</div>");
     out
+}
+
+/// The matches: engines (A first), limits, state or SPRT verdict, pairs, counts, Elo, the LLR
+/// within its bounds, pairs per second and when the record last changed.
+fn matches_table(out: &mut String, matches: &[MatchSummary]) {
+    out.push_str(
+        "<h2>Matches</h2><table id=\"matches\"><tr><th>match</th><th>engines (A vs B)</th><th>limits</th>\
+         <th>state</th><th>pairs</th><th>W/D/L (A)</th><th>pentanomial 0/½/1/1½/2</th><th>Elo [95%]</th>\
+         <th>SPRT</th><th>pairs/s</th><th>last activity</th></tr>",
+    );
+    for m in matches {
+        let r = &m.record;
+        let side = |i: usize| {
+            if r.options[i] == "defaults" {
+                esc(&r.engines[i])
+            } else {
+                format!("{} ({})", esc(&r.engines[i]), esc(&r.options[i]))
+            }
+        };
+        let sprt = r.sprt.as_ref().map_or_else(
+            || "-".into(),
+            |s| format!("{}: {}", esc(&s.bounds_text()), esc(&s.text())),
+        );
+        let p = r.pentanomial;
+        let _ = write!(
+            out,
+            "<tr data-match=\"{id}\"><td>{name}</td><td class=\"engines\">{a} vs {b}</td><td>{limits}</td>\
+             <td class=\"state\">{state}</td><td class=\"n pairs\">{played}/{planned}</td>\
+             <td class=\"n\">+{w} ={d} −{l}</td><td class=\"n\">{} {} {} {} {}</td><td class=\"n elo\">{elo}</td>\
+             <td class=\"sprt\">{sprt}</td><td class=\"n\">{rate}</td><td class=\"n\">{last}</td></tr>",
+            p[0],
+            p[1],
+            p[2],
+            p[3],
+            p[4],
+            id = esc(&m.id),
+            name = esc(&m.name),
+            a = side(0),
+            b = side(1),
+            limits = esc(&r.limits),
+            state = esc(&m.state),
+            played = r.pairs_played,
+            planned = r.pairs_planned,
+            w = r.wins,
+            d = r.draws,
+            l = r.losses,
+            elo = esc(&m.elo_text),
+            rate = m
+                .pairs_per_second
+                .map_or_else(|| "-".into(), |x| format!("{x:.2}")),
+            last = last_activity(m.last_activity_seconds),
+        );
+    }
+    out.push_str("</table>");
 }
 
 /// Scale data to the chart's box (0..W × 0..H, y up).
@@ -341,7 +404,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         rate = rate(s),
         left = opt_duration(s.seconds_left),
         faults = s.faults,
-        last = last_activity(s),
+        last = last_activity(s.last_activity_seconds),
         prio = priority(s),
     );
     // Current values.
@@ -435,7 +498,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         out.push_str("<table id=\"workers\"><tr><th>worker</th><th>results</th><th>faults</th><th>last report</th><th>last seen</th><th>clock</th><th>note</th></tr>");
         for w in &d.workers {
             let clock = match (w.clock_scale, w.nps) {
-                (Some(scale), Some(nps)) => format!("×{scale:.2} ({} nodes/s)", nps.round()),
+                (Some(scale), Some(nps)) => crate::db::status::clock_text(scale, nps),
                 _ => "-".into(),
             };
             let _ = write!(
@@ -597,6 +660,39 @@ mod tests {
             page.contains("<td class=\"n\">×2.00 (100000 nodes/s)</td>"),
             "{page}"
         );
+    }
+
+    #[test]
+    fn a_match_row_escapes_its_engines_and_shows_the_sprt() {
+        use crate::matchrun::record::MatchRecord;
+        let sprt = crate::stats::sprt::Sprt::parse("0,5").unwrap();
+        let mut r = MatchRecord::start(
+            "spsa match",
+            ["<script>alert(1)</script>".into(), "B&B".into()],
+            ["defaults".into(), "<i>x</i>=1".into()],
+            "depth=1".into(),
+            String::new(),
+            100,
+            Some(&sprt),
+        );
+        (r.pairs_played, r.wins, r.draws, r.losses) = (3, 2, 3, 1);
+        r.pentanomial = [0, 1, 1, 1, 0];
+        let m = MatchSummary::of("match-1".into(), "m/<x>.json".into(), r);
+        let runs: Vec<RunSummary> = Vec::new();
+        let list = runs_list(&runs, &[m], "v", "1 match(es)");
+        assert!(!list.contains("<script>") && !list.contains("<i>") && !list.contains("<x>"));
+        assert!(
+            list.contains(
+                "&lt;script&gt;alert(1)&lt;/script&gt; vs B&amp;B (&lt;i&gt;x&lt;/i&gt;=1)"
+            ),
+            "{list}"
+        );
+        assert!(list.contains("<td class=\"n pairs\">3/100</td>"), "{list}");
+        assert!(
+            list.contains("<td class=\"sprt\">nElo [0, 5]: LLR 0.00 [-2.94, 2.94]</td>"),
+            "{list}"
+        );
+        assert!(list.contains("<td class=\"state\">running</td>"), "{list}");
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::Result;
 
-use super::model::{self, LossPoint, RATE_SAMPLES, RunDetail, RunSummary, Series};
+use super::model::{self, LossPoint, MatchSummary, RATE_SAMPLES, RunDetail, RunSummary, Series};
+use crate::matchrun::record::MatchRecord;
 
 /// The span of a local run's current rate, in seconds.
 const RATE_WINDOW: f64 = 300.0;
@@ -64,15 +65,7 @@ impl LocalRun {
 
     /// Read the files again if any changed. A file caught half-written keeps the last reading.
     pub fn refresh(&mut self) -> Result<()> {
-        let stamp: Vec<_> = self
-            .files()
-            .iter()
-            .map(|f| {
-                std::fs::metadata(f)
-                    .ok()
-                    .map(|m| (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
-            })
-            .collect();
+        let stamp: Vec<_> = self.files().iter().map(|f| stamp(f)).collect();
         if self.loaded.is_some() && stamp == self.stamp {
             return Ok(());
         }
@@ -257,4 +250,57 @@ pub fn detail_of(
         uci,
         csv,
     }
+}
+
+/// A match read from its record file (`spsa match --pgn` or `--record`), again whenever the
+/// file changed.
+pub struct LocalMatch {
+    pub id: String,
+    path: PathBuf,
+    stamp: Option<(u64, SystemTime)>,
+    record: MatchRecord,
+}
+
+impl LocalMatch {
+    /// A match named by its record; the file must be a readable record now.
+    pub fn open(id: String, path: &Path) -> Result<LocalMatch> {
+        let record =
+            MatchRecord::read(path).map_err(|e| crate::error::UserError(format!("{e:#}")))?;
+        Ok(LocalMatch {
+            id,
+            path: path.to_path_buf(),
+            stamp: stamp(path),
+            record,
+        })
+    }
+
+    /// Read the record again if it changed; a reading that fails keeps the last one.
+    pub fn refresh(&mut self) {
+        let now = stamp(&self.path);
+        if now == self.stamp {
+            return;
+        }
+        match MatchRecord::read(&self.path) {
+            Ok(r) => {
+                self.record = r;
+                self.stamp = now;
+            }
+            Err(e) => tracing::debug!("keeping the last reading: {e:#}"),
+        }
+    }
+
+    pub fn summary(&self) -> MatchSummary {
+        MatchSummary::of(
+            self.id.clone(),
+            self.path.display().to_string(),
+            self.record.clone(),
+        )
+    }
+}
+
+/// A file's (length, modified), `None` when it cannot be read.
+fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
 }

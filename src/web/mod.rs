@@ -3,7 +3,8 @@
 //!
 //! - `GET /`: the runs list; `GET /runs/{id}`: a run's page. Their live parts are fetched again
 //!   every 2 s from `/fragment/...?v=VERSION`, which answers 204 while nothing changed.
-//! - `GET /api/runs`, `GET /api/runs/{id}`: the same data as JSON ([`model`]).
+//! - `GET /api/runs`, `GET /api/runs/{id}`: the same data as JSON ([`model`]); `GET
+//!   /api/matches`: the matches read from their record files.
 //! - `POST /api/runs/{id}/pause|resume|stop|priority` (bearer token) and the form behind the
 //!   admin buttons, `POST /runs/{id}/admin`: only with an admin token; else 403.
 //!
@@ -28,12 +29,14 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 use self::db::{Action, SharedRuns};
-use self::local::LocalRun;
-use self::model::{RunDetail, RunSummary};
+use self::local::{LocalMatch, LocalRun};
+use self::model::{MatchSummary, RunDetail, RunSummary};
 
 /// What to serve.
 pub struct Served {
     pub local: Vec<LocalRun>,
+    /// Matches, each read from its record file.
+    pub matches: Vec<LocalMatch>,
     pub shared: Option<SharedRuns>,
     /// Admin actions are possible only with a token.
     pub admin_token: Option<String>,
@@ -41,6 +44,7 @@ pub struct Served {
 
 struct App {
     local: Vec<Arc<Mutex<LocalRun>>>,
+    matches: Vec<Mutex<LocalMatch>>,
     shared: Option<SharedRuns>,
     admin_token: Option<String>,
 }
@@ -55,6 +59,7 @@ pub fn router(served: Served) -> Router {
             .into_iter()
             .map(|r| Arc::new(Mutex::new(r)))
             .collect(),
+        matches: served.matches.into_iter().map(Mutex::new).collect(),
         shared: served.shared,
         admin_token: served.admin_token,
     });
@@ -67,6 +72,7 @@ pub fn router(served: Served) -> Router {
         .route("/api/runs", get(api_list))
         .route("/api/runs/{id}", get(api_run))
         .route("/api/runs/{id}/{action}", post(api_action))
+        .route("/api/matches", get(api_matches))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found\n") })
         .with_state(app)
 }
@@ -142,6 +148,9 @@ impl App {
         if !self.local.is_empty() {
             parts.push(format!("{} local run(s)", self.local.len()));
         }
+        if !self.matches.is_empty() {
+            parts.push(format!("{} match(es)", self.matches.len()));
+        }
         parts.join(", ")
     }
 
@@ -168,6 +177,18 @@ impl App {
             runs.extend(s.list().await?);
         }
         Ok(runs)
+    }
+
+    /// The matches, each record read again if it changed (a small file: read in place).
+    fn matches(&self) -> Vec<MatchSummary> {
+        self.matches
+            .iter()
+            .map(|m| {
+                let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
+                m.refresh();
+                m.summary()
+            })
+            .collect()
     }
 
     async fn detail(&self, id: &str) -> Result<Option<RunDetail>> {
@@ -216,8 +237,9 @@ struct Poll {
 async fn list_page(State(app): State<Shared>) -> Response {
     match app.list().await {
         Ok(runs) => {
-            let v = model::list_version(&runs);
-            let live = html::runs_list(&runs, &v, &app.source_label());
+            let matches = app.matches();
+            let v = model::list_version(&runs, &matches);
+            let live = html::runs_list(&runs, &matches, &v, &app.source_label());
             let n = nonce();
             html_response(
                 html::page("spsa runs", "/fragment/runs", &live, "", &n),
@@ -231,11 +253,15 @@ async fn list_page(State(app): State<Shared>) -> Response {
 async fn list_fragment(State(app): State<Shared>, Query(p): Query<Poll>) -> Response {
     match app.list().await {
         Ok(runs) => {
-            let v = model::list_version(&runs);
+            let matches = app.matches();
+            let v = model::list_version(&runs, &matches);
             if p.v.as_deref() == Some(v.as_str()) {
                 return StatusCode::NO_CONTENT.into_response();
             }
-            html_response(html::runs_list(&runs, &v, &app.source_label()), None)
+            html_response(
+                html::runs_list(&runs, &matches, &v, &app.source_label()),
+                None,
+            )
         }
         Err(e) => failure(e),
     }
@@ -286,6 +312,10 @@ async fn api_list(State(app): State<Shared>) -> Response {
         Ok(runs) => axum::Json(runs).into_response(),
         Err(e) => failure(e),
     }
+}
+
+async fn api_matches(State(app): State<Shared>) -> Response {
+    axum::Json(app.matches()).into_response()
 }
 
 async fn api_run(State(app): State<Shared>, Path(id): Path<String>) -> Response {

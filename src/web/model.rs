@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::config::vars::Variable;
+use crate::matchrun::record::MatchRecord;
 use crate::report::export::{self, Format};
 use crate::spsa::Spsa;
 use crate::tuner::checkpoint::RunState;
@@ -39,6 +40,42 @@ pub struct RunSummary {
     pub last_activity_seconds: Option<f64>,
     /// Shared runs only: a worker serves the highest-priority active run first.
     pub priority: Option<i32>,
+}
+
+/// One line of the matches list: a match read from its record file.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MatchSummary {
+    /// `match-N`, in the order the records were named.
+    pub id: String,
+    /// The record's path.
+    pub name: String,
+    /// `running`, `finished`, `interrupted`, `failed`, `stopped` (its process is gone), or the
+    /// SPRT's verdict (`H0 accepted`, `H1 accepted`).
+    pub state: String,
+    /// Elo of A over B with its 95% interval, as `spsa match` prints it.
+    pub elo_text: String,
+    pub pairs_per_second: Option<f64>,
+    /// Seconds since the record was last written.
+    pub last_activity_seconds: Option<f64>,
+    /// Everything the file holds.
+    pub record: MatchRecord,
+}
+
+impl MatchSummary {
+    pub fn of(id: String, name: String, record: MatchRecord) -> MatchSummary {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        MatchSummary {
+            id,
+            name,
+            state: record.shown_state(),
+            elo_text: record.elo_text(),
+            pairs_per_second: record.pairs_per_second(),
+            last_activity_seconds: Some((now - record.updated).max(0.0)),
+            record,
+        }
+    }
 }
 
 /// One variable as it stands.
@@ -129,10 +166,19 @@ impl RunDetail {
     }
 }
 
-/// The fingerprint of a runs list.
-pub fn list_version(runs: &[RunSummary]) -> String {
+/// The fingerprint of a runs list (and of the matches listed with it).
+pub fn list_version(runs: &[RunSummary], matches: &[MatchSummary]) -> String {
     let keys: Vec<String> = runs.iter().map(summary_key).collect();
-    fingerprint(&[&keys])
+    let match_keys: Vec<String> = matches
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}:{}",
+                m.id, m.state, m.record.pairs_played, m.record.updated
+            )
+        })
+        .collect();
+    fingerprint(&[&keys, &match_keys])
 }
 
 fn summary_key(s: &RunSummary) -> String {
