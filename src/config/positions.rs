@@ -135,10 +135,33 @@ pub(super) fn build(
     table: Option<&PositionsTable>,
     simulate: bool,
     path: &Path,
+    text: &str,
 ) -> Result<Option<PositionsConfig>, ConfigError> {
-    let err = |message: String| ConfigError::InFile {
-        path: path.to_path_buf(),
-        message,
+    // Each mistake names its line, as every other config error does: the key's, else the
+    // table's, else none.
+    let at = |line: Option<usize>, message: String| match line {
+        Some(line) => ConfigError::AtLine {
+            path: path.to_path_buf(),
+            line,
+            message,
+        },
+        None => ConfigError::InFile {
+            path: path.to_path_buf(),
+            message,
+        },
+    };
+    let table_line = line_of_key(text, Some("positions"), None);
+    let err = |message: String| at(table_line, message);
+    let top = |name: &str, message: String| {
+        at(line_of_key(text, None, Some(name)).or(table_line), message)
+    };
+    let line_in_table =
+        |name: &str| line_of_key(text, Some("positions"), Some(name)).or(table_line);
+    let both = |a: &str, b: &str| {
+        at(
+            line_in_table(b),
+            format!("keys `positions.{a}` and `positions.{b}`: give one, not both"),
+        )
     };
     match objective.unwrap_or("games") {
         "games" => {
@@ -151,38 +174,41 @@ pub(super) fn build(
         }
         "positions" => {}
         other => {
-            return Err(err(format!(
-                "key `objective`: expected \"games\" or \"positions\", found \"{other}\""
-            )));
+            return Err(top(
+                "objective",
+                format!("key `objective`: expected \"games\" or \"positions\", found \"{other}\""),
+            ));
         }
     }
     if simulate {
-        return Err(err(
+        return Err(top(
+            "simulate",
             "`objective = \"positions\"` evaluates positions with a real engine; remove `simulate = true`".into(),
         ));
     }
     let Some(t) = table else {
-        return Err(err(
+        return Err(top(
+            "objective",
             "`objective = \"positions\"` needs a [positions] table (at least `train = \"FILE\"`)"
                 .into(),
         ));
     };
-    let key = |name: &str, message: String| err(format!("key `positions.{name}`: {message}"));
+    let key = |name: &str, message: String| {
+        at(
+            line_in_table(name),
+            format!("key `positions.{name}`: {message}"),
+        )
+    };
     let train = match (t.train.as_deref(), t.coefficients.as_deref()) {
         (Some(_), Some(_)) => {
-            return Err(err(
-                "keys `positions.train` and `positions.coefficients`: give one, not both".into(),
-            ));
+            return Err(both("train", "coefficients"));
         }
         (Some(f), None) | (None, Some(f)) => f,
         (None, None) => return Err(err("missing key `positions.train`".into())),
     };
     let validation = match (&t.validation, t.validation_fraction) {
         (Some(_), Some(_)) => {
-            return Err(err(
-                "keys `positions.validation` and `positions.validation_fraction`: give one, not both"
-                    .into(),
-            ));
+            return Err(both("validation", "validation_fraction"));
         }
         (Some(v), None) => Validation::File(resolve_input(path, v)),
         (None, Some(f)) if f > 0.0 && f < 1.0 => Validation::Fraction(f),
@@ -196,9 +222,7 @@ pub(super) fn build(
     };
     let search = match (t.depth, t.nodes) {
         (Some(_), Some(_)) => {
-            return Err(err(
-                "keys `positions.depth` and `positions.nodes`: give one, not both".into(),
-            ));
+            return Err(both("depth", "nodes"));
         }
         (Some(0), None) => return Err(key("depth", "must be at least 1".into())),
         (None, Some(0)) => return Err(key("nodes", "must be at least 1".into())),
@@ -275,6 +299,31 @@ pub(super) fn build(
         batch,
         gradient,
     }))
+}
+
+/// The 1-based line of `key` in `table` (`None`: the top level, before any table), or of the
+/// table's header when `key` is `None`. Plain keys only: what the mistakes above name.
+fn line_of_key(text: &str, table: Option<&str>, key: Option<&str>) -> Option<usize> {
+    let mut current: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[').and_then(|h| h.split(']').next()) {
+            current = Some(header.trim());
+            if key.is_none() && current == table {
+                return Some(i + 1);
+            }
+            continue;
+        }
+        if let Some(key) = key
+            && current == table
+            && line
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -412,6 +461,38 @@ mod tests {
             assert!(e.starts_with("conf/p.toml"), "{e}");
             assert!(e.contains(want), "{want:?} not in {e:?}");
         }
+    }
+
+    /// A mistake in or about the [positions] table names its line: the key's, or the table's
+    /// when the mistake is a missing key, or the top-level key's.
+    #[test]
+    fn mistakes_name_their_line() {
+        let p = |body: &str| format!("objective = \"positions\"\n{HEAD}[positions]\n{body}");
+        // HEAD is 7 lines: [positions] is line 9, its first key line 10.
+        let cases = [
+            (p("train = \"t.epd\"\nloss = \"l2\"\n"), 11),
+            (p("train = \"t.epd\"\n  k = -1\n"), 11),
+            (p("train = \"t.epd\"\nmethod = \"adam\"\n"), 11),
+            (p("train = \"t.epd\"\ndepth = 1\nnodes = 5\n"), 12),
+            (p("coefficients = \"t.coef\"\ntrain = \"t.epd\"\n"), 10),
+            (p("depth = 1\n"), 9),
+            (format!("objective = \"positions\"\n{HEAD}"), 1),
+            (format!("objective = \"elo\"\n{HEAD}"), 1),
+            (format!("{HEAD}[positions]\ntrain = \"t.epd\"\n"), 8),
+        ];
+        for (text, line) in cases {
+            let e = error(&text);
+            assert!(
+                e.starts_with(&format!("conf/p.toml:{line}: ")),
+                "line {line}: {e}"
+            );
+        }
+        assert_eq!(
+            line_of_key("a = 1\n[x]\nab = 2\na=3\n", Some("x"), Some("a")),
+            Some(4)
+        );
+        assert_eq!(line_of_key("a = 1\n[x]\n", None, Some("a")), Some(1));
+        assert_eq!(line_of_key("a = 1\n", Some("x"), None), None);
     }
 
     #[test]

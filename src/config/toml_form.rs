@@ -182,6 +182,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         file.positions.as_ref(),
         file.simulate,
         path,
+        text,
     )?;
     // SPSA's schedule keys mean something only to SPSA: the local search and the gradient
     // methods (which count passes and epochs) do without them.
