@@ -1,8 +1,8 @@
 //! The one run loop, and the seam every way of tuning plugs into.
 //!
 //! A [`Method`] pairs an optimizer with an objective: SPSA over any [`crate::source::Source`]
-//! (games, simulated games, positions through UCI), Texel's local search over positions, Adam
-//! or L-BFGS-B over coefficient files or through UCI. It decides what to measure next, measures
+//! (games, simulated games, positions through UCI, coefficient files), Texel's local search and
+//! Adam or L-BFGS-B over positions through UCI or coefficient files. It decides what to measure next, measures
 //! it and applies the result. [`run`] owns everything around it, the same for every method:
 //! refusing an earlier run's files or keeping them as backups, the checkpoint a resume
 //! continues from, the run's files ([`Session`]: θ log, loss log, records, checkpoint), Ctrl-C

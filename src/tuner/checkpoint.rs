@@ -248,7 +248,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.with_context(|| format!("{}: cannot write checkpoint", path.display()))
+    result.with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// Read a checkpoint file.
