@@ -68,8 +68,6 @@ pub trait Method {
 pub struct RunEnd {
     pub session: Session,
     pub ending: Ending,
-    /// The checkpoint said the run had finished before: nothing was started.
-    pub already_finished: bool,
 }
 
 /// Check the start of a run of `method` over `files`: an earlier run's files without
@@ -99,15 +97,10 @@ pub async fn run(
         return Ok(RunEnd {
             session: start.open()?,
             ending: Ending::Finished,
-            already_finished: true,
         });
     }
     let (session, ending) = method.run(start, shutdown).await?;
-    Ok(RunEnd {
-        session,
-        ending,
-        already_finished: false,
-    })
+    Ok(RunEnd { session, ending })
 }
 
 /// The method a config asks for: one arm per method (see [`crate::method`]).

@@ -56,11 +56,6 @@ impl SessionStart {
         self.checkpoint.as_ref()
     }
 
-    /// Whether the run being resumed had already finished.
-    pub fn finished(&self) -> bool {
-        self.checkpoint.as_ref().is_some_and(|ck| ck.state.finished)
-    }
-
     pub fn files(&self) -> &RunFiles {
         &self.files
     }
