@@ -10,6 +10,13 @@
 //! store, FEN writing, the UCI exchange, the loss); the engine's is the same figure for its
 //! process, read while it runs. Target: ours ≤ 10% of the engine's at depth 1.
 //!
+//! Beside each engine's rows it drives the same engine through a **bare pipe**: a fresh process of
+//! it, the same options, and a loop on this thread that writes `position fen F` + `go depth D` in
+//! one `write` and reads lines through a `BufReader` until `bestmove`, keeping the last
+//! `score cp`/`score mate` (its FENs are written before the clock starts, so it is a lower bound on
+//! what any driver costs). Rounds alternate between the two, and the table prints our positions/s
+//! and our CPU per position as ratios of the bare pipe's.
+//!
 //! Run: `cargo bench --bench positions_eval` (release), or build it in the dev profile for an
 //! upper bound on our share (`cargo build --benches` then run the binary in target/debug/deps).
 //! Environment: `POSITIONS_EVAL_N` positions per round (default 400), `POSITIONS_EVAL_ROUNDS`
@@ -84,6 +91,110 @@ struct Row {
     per_sec: f64,
     ours_us: f64,
     engine_us: f64,
+    /// The bare pipe's positions/s and its CPU µs per position.
+    bare_per_sec: f64,
+    bare_us: f64,
+}
+
+/// The least a driver can do: one engine process, one `write` per position, buffered reads of its
+/// lines until `bestmove`, the score taken from the last `info ... score`.
+struct BarePipe {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+    line: String,
+    buf: String,
+}
+
+impl BarePipe {
+    fn start(setup: &EngineSetup) -> BarePipe {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(&setup.spec.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("engine starts");
+        let input = child.stdin.take().expect("stdin");
+        let output = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut p = BarePipe {
+            child,
+            input,
+            output,
+            line: String::new(),
+            buf: String::new(),
+        };
+        p.send("uci\n");
+        p.read_until("uciok");
+        for (name, value) in &setup.fixed {
+            let value = match value {
+                OptionValue::Number(v) => v.to_string(),
+                other => format!("{other:?}"),
+            };
+            p.send(&format!("setoption name {name} value {value}\n"));
+        }
+        p.send("ucinewgame\nisready\n");
+        p.read_until("readyok");
+        p
+    }
+
+    fn send(&mut self, text: &str) {
+        use std::io::Write;
+        self.input.write_all(text.as_bytes()).expect("engine reads");
+    }
+
+    /// Read lines until one starts with `prefix`; the last score seen on the way.
+    fn read_until(&mut self, prefix: &str) -> Option<i32> {
+        use std::io::BufRead;
+        let mut score = None;
+        loop {
+            self.line.clear();
+            let n = self
+                .output
+                .read_line(&mut self.line)
+                .expect("engine writes");
+            assert!(n > 0, "the engine ended");
+            if self.line.starts_with(prefix) {
+                return score;
+            }
+            if let Some(at) = self.line.find(" score ") {
+                let mut words = self.line[at + 7..].split_whitespace();
+                score = match (
+                    words.next(),
+                    words.next().and_then(|v| v.parse::<i32>().ok()),
+                ) {
+                    (Some("cp"), Some(v)) => Some(v),
+                    (Some("mate"), Some(v)) => Some(if v > 0 { 30_000 - v } else { -30_000 - v }),
+                    _ => score,
+                };
+            }
+        }
+    }
+
+    /// Score every FEN at `depth`; how many got a score.
+    fn score(&mut self, fens: &[String], depth: u32) -> usize {
+        self.send("ucinewgame\nisready\n");
+        self.read_until("readyok");
+        let mut scored = 0;
+        for fen in fens {
+            self.buf.clear();
+            self.buf.push_str("position fen ");
+            self.buf.push_str(fen);
+            self.buf.push_str("\ngo depth ");
+            self.buf.push_str(&depth.to_string());
+            self.buf.push('\n');
+            let text = std::mem::take(&mut self.buf);
+            self.send(&text);
+            self.buf = text;
+            scored += usize::from(self.read_until("bestmove").is_some());
+        }
+        scored
+    }
+
+    fn quit(mut self) {
+        self.send("quit\n");
+        let _ = self.child.wait();
+    }
 }
 
 async fn measure(
@@ -110,8 +221,37 @@ async fn measure(
     e.score(set, &all[..20.min(all.len())], tuned)
         .await
         .expect("scores");
+    let mut bare = BarePipe::start(&EngineSetup {
+        spec: setup.spec.clone(),
+        fixed: setup
+            .fixed
+            .iter()
+            .cloned()
+            .chain(
+                tuned
+                    .iter()
+                    .map(|(n, v)| (n.clone(), OptionValue::Number(*v))),
+            )
+            .collect(),
+    });
+    let fens: Vec<String> = all.iter().map(|&i| set.fen(i)).collect();
+    bare.score(&fens[..20.min(fens.len())], depth);
     let (mut rate, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..rounds {
+    let (mut bare_rate, mut bare_cpu) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Alternate which goes first, so a change of load falls on both.
+        let mut bare_round = || {
+            let (o0, w0) = (cpu_of("self"), Instant::now());
+            let scored = bare.score(&fens, depth);
+            let wall = w0.elapsed().as_secs_f64();
+            assert_eq!(scored, fens.len(), "the bare pipe scores every position");
+            let n = fens.len() as f64;
+            bare_rate.push(n / wall);
+            bare_cpu.push((cpu_of("self") - o0) / n * 1e6);
+        };
+        if round % 2 == 1 {
+            bare_round();
+        }
         let (o0, t0, w0) = (cpu_of("self"), cpu_of(&engine_pid), Instant::now());
         let s = e.score(set, &all, tuned).await.expect("scores");
         let l = loss.mean(
@@ -127,13 +267,19 @@ async fn measure(
         rate.push(n / wall);
         ours.push((o1 - o0) / n * 1e6);
         theirs.push((t1 - t0) / n * 1e6);
+        if round % 2 == 0 {
+            bare_round();
+        }
     }
     e.quit().await;
+    bare.quit();
     Row {
         name: format!("{name} depth {depth}"),
         per_sec: median(rate),
         ours_us: median(ours),
         engine_us: median(theirs),
+        bare_per_sec: median(bare_rate),
+        bare_us: median(bare_cpu),
     }
 }
 
@@ -188,17 +334,29 @@ fn main() {
         load.join(" ")
     );
     println!(
-        "{:<20} {:>12} {:>14} {:>16} {:>12}",
-        "engine", "positions/s", "ours µs/pos", "engine µs/pos", "ours/engine"
+        "{:<20} {:>12} {:>14} {:>16} {:>12} {:>12} {:>13} {:>11} {:>11}",
+        "engine",
+        "positions/s",
+        "ours µs/pos",
+        "engine µs/pos",
+        "ours/engine",
+        "bare pos/s",
+        "bare µs/pos",
+        "pos/s ÷bare",
+        "CPU ÷bare"
     );
     for r in rows {
         println!(
-            "{:<20} {:>12.0} {:>14.1} {:>16.1} {:>11.1}%",
+            "{:<20} {:>12.0} {:>14.1} {:>16.1} {:>11.1}% {:>12.0} {:>13.1} {:>11.2} {:>11.2}",
             r.name,
             r.per_sec,
             r.ours_us,
             r.engine_us,
-            100.0 * r.ours_us / r.engine_us
+            100.0 * r.ours_us / r.engine_us,
+            r.bare_per_sec,
+            r.bare_us,
+            r.per_sec / r.bare_per_sec,
+            r.ours_us / r.bare_us
         );
     }
 }
