@@ -179,9 +179,11 @@ impl Planner {
         !self.tunable.is_empty()
     }
 
-    /// Warnings for the variables the planner leaves alone.
+    /// Warnings for the variables the planner leaves alone, and for those whose model optimum
+    /// (0) is not inside their range.
     pub fn warnings(&self) -> Vec<String> {
-        self.setup
+        let kept = self
+            .setup
             .vars
             .iter()
             .enumerate()
@@ -198,8 +200,28 @@ impl Planner {
                         v.name, v.c_end, v.r_end
                     )
                 }
-            })
-            .collect()
+            });
+        let optimum_outside = self
+            .tunable
+            .iter()
+            .map(|&i| &self.setup.vars[i])
+            .filter(|v| !(v.min < 0.0 && 0.0 < v.max))
+            .map(|v| {
+                let place = if v.min == 0.0 {
+                    "its lower bound"
+                } else if v.max == 0.0 {
+                    "its upper bound"
+                } else {
+                    "outside its range"
+                };
+                format!(
+                    "`{}`: the model's optimum is 0 (the classic simulation's convention), {place} {}..{}: the plan is made as if 0 were the best value, so c_k large enough to reach it look free; for a real engine's weight check c_end against the range or keep the file's gains (docs/proofs.md, Toga II at a short clock)",
+                    v.name,
+                    format_value(v.min, 6),
+                    format_value(v.max, 6)
+                )
+            });
+        kept.chain(optimum_outside).collect()
     }
 
     /// The file's own gains.
@@ -492,6 +514,27 @@ mod tests {
             o.warnings
         );
         assert!(o.suggestion[0].c_end != 5.0 || o.suggestion[0].r_end != 0.002);
+    }
+
+    /// A real engine's weight (range 0..400) has the model's optimum at its bound: named, with
+    /// the range; a variable whose range holds 0 is not.
+    #[test]
+    fn an_optimum_at_a_bound_is_named() {
+        let s = setup(
+            "Material,150,0,400,20,0.01,30\nTempo,-5,-60,60,3,0.002,50\nBonus,30,10,90,3,0.002,50\n",
+            400,
+        );
+        let w = Planner::new(s, 2, 1, 1).warnings();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("`Material`: the model's optimum is 0")
+                && w[0].contains("its lower bound 0..400"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].contains("`Bonus`") && w[1].contains("outside its range 10..90"),
+            "{w:?}"
+        );
     }
 
     #[test]
