@@ -540,3 +540,27 @@ fn a_tune_with_a_verify_table_ends_with_its_recorded_verdict() {
     assert!(d.join("t.verify.txt.bak").exists());
     assert!(d.join("t.verify.txt").exists());
 }
+
+/// Many slots need more open files than a usual soft limit allows (about 10 per slot): the
+/// match raises the soft limit up to the hard one instead of failing on "too many open files".
+#[test]
+fn many_slots_raise_the_open_files_limit() {
+    let book = book();
+    let cmd = format!(
+        "ulimit -S -n 100 && exec {} match --engine1 {} --pairs 20 --concurrency 24 --depth 1 \
+         --max-plies 40 --seed 1 --book {} --progress 0",
+        env!("CARGO_BIN_EXE_spsa"),
+        sparring(),
+        book.display()
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let c = counts(&out);
+    assert_consistent(&c);
+    assert_eq!(c.pairs, 20, "{out}");
+    assert_eq!(c.faults, "none", "{out}");
+}
