@@ -20,8 +20,17 @@
 //! `MATCH_SPEED_ROUNDS` rounds (default 3), and prints for both the wall time, games/s and own
 //! CPU (the process's user+sys, engines excluded), their medians and the ratios spsa/fastchess.
 //! Each side's CPU is read from /proc/<pid>/stat once the process has exited and before it is
-//! reaped (a zombie's times are final and its children's are kept apart). fastchess is not part
-//! of this project: bring and build your own and name its path.
+//! reaped (a zombie's times are final and its children's are kept apart: `waitid` with
+//! `WNOWAIT` waits for the exit without reaping); a thread samples the program's peak RSS and
+//! its threads' context switches (wake-ups) every half second. fastchess is not part of this
+//! project: bring and build your own and name its path.
+//!
+//! `MATCH_SPEED_SUITE=high` (with `FASTCHESS`) instead compares many games at once: the bundled
+//! sparring engine at depth 1 on 64 and 256 slots (`MATCH_SPEED_CONCURRENCY=64,256`, 4 games per
+//! slot: `MATCH_SPEED_GAMES_PER_SLOT`), then Stockfish (Threads 1, Hash 16) at 1 s + 10 ms with
+//! a 50 ms time margin on 16 slots, 64 games, counting the games each program lost on time
+//! (`MATCH_SPEED_CLOCK=0` skips it). It prints per game: own CPU, context switches, and peak
+//! RSS per slot, with the ratios spsa/fastchess.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -81,6 +90,13 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    if std::env::var("MATCH_SPEED_SUITE").is_ok_and(|s| s == "high") {
+        match std::env::var("FASTCHESS") {
+            Ok(f) => high_concurrency(Path::new(&f)),
+            Err(_) => println!("match_speed: MATCH_SPEED_SUITE=high needs FASTCHESS=/path"),
+        }
+        return;
+    }
     let engine = std::env::var("MATCH_SPEED_ENGINE").unwrap_or("/usr/games/stockfish".into());
     if !Path::new(&engine).exists() {
         println!("match_speed: {engine} not installed; skipping");
@@ -90,14 +106,13 @@ fn main() {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(20);
-    let book = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd");
     let args = MatchArgs {
         engine1: Some(engine.clone().into()),
         options: vec!["Threads=1".into(), "Hash=16".into()],
         flags: MatchFlags {
             pairs: Some(pairs),
             concurrency: Some(2),
-            book: Some(book),
+            book: Some(book()),
             nodes: Some(5000),
             seed: Some(1),
             max_faulty_pairs: 5,
@@ -183,18 +198,72 @@ fn main() {
         std::process::exit(1);
     }
     if let Ok(fastchess) = std::env::var("FASTCHESS") {
-        let book = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd");
-        against_fastchess(Path::new(&fastchess), &engine, &book, pairs);
+        let setup = Setup {
+            engine,
+            options: vec!["Threads=1", "Hash=16"],
+            limit: Limit::Nodes(5000),
+            concurrency: 2,
+            pairs,
+        };
+        against_fastchess(Path::new(&fastchess), &setup, &book());
     }
 }
 
-/// One finished child process: wall time from spawn to exit, and its CPU split from
-/// /proc/<pid>/stat read while it was a zombie.
+fn book() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd")
+}
+
+/// `MATCH_SPEED_SUITE=high`: many games at once against fastchess. The bundled sparring engine
+/// at depth 1 (a real engine whose games are deterministic and cheap, so the managers' own
+/// costs show) at each concurrency of `MATCH_SPEED_CONCURRENCY` (default `64,256`), 4 games per
+/// slot (`MATCH_SPEED_GAMES_PER_SLOT`); then Stockfish (Threads 1, Hash 16) at 1 s + 10 ms on
+/// 16 slots, 64 games, counting games lost on time by each program.
+fn high_concurrency(fastchess: &Path) {
+    let list = std::env::var("MATCH_SPEED_CONCURRENCY").unwrap_or("64,256".into());
+    let per_slot: u64 = std::env::var("MATCH_SPEED_GAMES_PER_SLOT")
+        .ok()
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(4);
+    for c in list
+        .split(',')
+        .filter_map(|c| c.trim().parse::<usize>().ok())
+    {
+        let setup = Setup {
+            engine: env!("CARGO_BIN_EXE_sparring").to_string(),
+            options: Vec::new(),
+            limit: Limit::Depth(1),
+            concurrency: c,
+            pairs: (c as u64 * per_slot).div_ceil(2),
+        };
+        against_fastchess(fastchess, &setup, &book());
+    }
+    let stockfish = std::env::var("MATCH_SPEED_ENGINE").unwrap_or("/usr/games/stockfish".into());
+    if std::env::var("MATCH_SPEED_CLOCK").is_ok_and(|c| c == "0") || !Path::new(&stockfish).exists()
+    {
+        return;
+    }
+    let setup = Setup {
+        engine: stockfish,
+        options: vec!["Threads=1", "Hash=16"],
+        limit: Limit::Clock(1000, 10),
+        concurrency: 16,
+        pairs: 32,
+    };
+    against_fastchess(fastchess, &setup, &book());
+}
+
+/// One finished child process: wall time from spawn to exit, its CPU split from
+/// /proc/<pid>/stat read while it was a zombie, its peak RSS and its threads' context switches
+/// (sampled while it ran).
 struct Run {
     wall: f64,
     own_user: f64,
     own_sys: f64,
     engines: f64,
+    /// VmHWM, MB (the last sample before the exit).
+    peak_rss_mb: f64,
+    /// Voluntary + involuntary context switches of its threads, summed (the largest sample).
+    switches: u64,
 }
 
 impl Run {
@@ -218,7 +287,36 @@ fn proc_times(pid: u32) -> Option<(char, [f64; 4])> {
     Some((state, [num(14)?, num(15)?, num(16)?, num(17)?]))
 }
 
-/// Run `cmd` to its end in `dir`, polling every 2 ms for the zombie state to read its times.
+/// The value of `key` (e.g. `VmHWM:`) in a /proc status text.
+fn status_value(status: &str, key: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Peak RSS (MB) of process `pid`, and its live threads' context switches summed.
+fn sample(pid: u32) -> (Option<f64>, u64) {
+    let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| status_value(&s, "VmHWM:"))
+        .map(|kb| kb as f64 / 1024.0);
+    let mut switches = 0;
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("status")) {
+                switches += status_value(&s, "voluntary_ctxt_switches:").unwrap_or(0)
+                    + status_value(&s, "nonvoluntary_ctxt_switches:").unwrap_or(0);
+            }
+        }
+    }
+    (rss, switches)
+}
+
+/// Run `cmd` to its end in `dir`: wait for its exit without reaping it (`waitid` with
+/// `WNOWAIT`), read its final times from the zombie, then reap it. A thread samples its memory
+/// and context switches every half second meanwhile.
 fn measure(mut cmd: Command, dir: &Path) -> Run {
     let started = Instant::now();
     let mut child = cmd
@@ -229,14 +327,47 @@ fn measure(mut cmd: Command, dir: &Path) -> Run {
         .spawn()
         .expect("the match program starts");
     let pid = child.id();
-    let times = loop {
-        match proc_times(pid) {
-            Some(('Z', t)) => break t,
-            Some(_) => std::thread::sleep(Duration::from_millis(2)),
-            None => panic!("/proc/{pid}/stat vanished before the child was reaped"),
-        }
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let (mut rss, mut switches) = (f64::NAN, 0u64);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let (r, s) = sample(pid);
+                if let Some(r) = r {
+                    rss = r;
+                }
+                switches = switches.max(s);
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            (rss, switches)
+        })
     };
+    // SAFETY: waitid fills one siginfo_t through a valid pointer; WNOWAIT leaves the child
+    // unreaped, so its pid and /proc entry stay ours until `wait` below.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    loop {
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            break;
+        }
+        assert_eq!(
+            std::io::Error::last_os_error().kind(),
+            std::io::ErrorKind::Interrupted,
+            "waitid"
+        );
+    }
     let wall = started.elapsed().as_secs_f64();
+    let (_, times) = proc_times(pid).expect("the zombie's /proc/<pid>/stat");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (peak_rss_mb, switches) = sampler.join().expect("sampler");
     let status = child.wait().expect("wait");
     assert!(status.success(), "{cmd:?} failed ({status})");
     Run {
@@ -244,6 +375,8 @@ fn measure(mut cmd: Command, dir: &Path) -> Run {
         own_user: times[0],
         own_sys: times[1],
         engines: times[2] + times[3],
+        peak_rss_mb,
+        switches,
     }
 }
 
@@ -302,8 +435,129 @@ fn game_count(games: &HashMap<String, usize>) -> usize {
     games.values().sum()
 }
 
-/// The same match with fastchess and with `spsa match`, alternating, side by side.
-fn against_fastchess(fastchess: &Path, engine: &str, book: &Path, pairs: u64) {
+/// How each search of a compared match is limited.
+#[derive(Clone, Copy)]
+enum Limit {
+    Nodes(u64),
+    Depth(u32),
+    /// Base and increment in milliseconds.
+    Clock(u64, u64),
+}
+
+/// One match that both programs play: the same engine for both sides, the same options, the
+/// book's openings in file order, colours reversed per opening.
+struct Setup {
+    engine: String,
+    /// UCI options for both engines, `NAME=VALUE`.
+    options: Vec<&'static str>,
+    limit: Limit,
+    concurrency: usize,
+    pairs: u64,
+}
+
+impl Setup {
+    fn describe(&self) -> String {
+        let limit = match self.limit {
+            Limit::Nodes(n) => format!("nodes={n}"),
+            Limit::Depth(d) => format!("depth={d}"),
+            Limit::Clock(b, i) => format!("{b} ms + {i} ms"),
+        };
+        let engine = Path::new(&self.engine)
+            .file_name()
+            .map_or(self.engine.clone(), |n| n.to_string_lossy().into_owned());
+        format!(
+            "{engine} {limit} {}, concurrency {}, {} games",
+            self.options.join(" "),
+            self.concurrency,
+            2 * self.pairs
+        )
+    }
+
+    fn spsa(&self, epd: &str) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_spsa"));
+        c.args(["match", "--engine1", &self.engine]);
+        for o in &self.options {
+            c.args(["--option", o]);
+        }
+        match self.limit {
+            Limit::Nodes(n) => c.args(["--nodes", &n.to_string()]),
+            Limit::Depth(d) => c.args(["--depth", &d.to_string()]),
+            Limit::Clock(b, i) => c.args(["--tc", &format!("{b}+{i}"), "--time-margin", "50"]),
+        };
+        c.args(["--concurrency", &self.concurrency.to_string()])
+            .args(["--pairs", &self.pairs.to_string(), "--book", epd])
+            .args(["--sequential", "--seed", "1"])
+            .args(["--progress", "0", "--pgn", "spsa.pgn"]);
+        c
+    }
+
+    fn fastchess(&self, fastchess: &Path, epd: &str) -> Command {
+        let mut c = Command::new(fastchess);
+        c.args(["-engine", &format!("cmd={}", self.engine), "name=e1"])
+            .args([
+                "-engine",
+                &format!("cmd={}", self.engine),
+                "name=e2",
+                "-each",
+            ]);
+        match self.limit {
+            Limit::Nodes(n) => c.args(["tc=inf".to_string(), format!("nodes={n}")]),
+            Limit::Depth(d) => c.args(["tc=inf".to_string(), format!("depth={d}")]),
+            Limit::Clock(b, i) => c.args([
+                format!("tc={}+{}", b as f64 / 1000.0, i as f64 / 1000.0),
+                "timemargin=50".to_string(),
+            ]),
+        };
+        for o in &self.options {
+            c.arg(format!("option.{o}"));
+        }
+        c.args([
+            "-openings",
+            &format!("file={epd}"),
+            "format=epd",
+            "order=sequential",
+        ])
+        .args(["-rounds", &self.pairs.to_string(), "-games", "2", "-repeat"])
+        .args(["-concurrency", &self.concurrency.to_string()])
+        .args(["-pgnout", "file=fastchess.pgn"]);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if self.concurrency > cores {
+            // fastchess caps the concurrency at the hardware threads unless told otherwise.
+            c.arg("-force-concurrency");
+        }
+        c
+    }
+}
+
+/// Games in a PGN text that ended on time.
+fn time_losses(pgn: &str) -> usize {
+    pgn.lines()
+        .filter(|l| l.starts_with("[Termination ") && l.contains("time forfeit"))
+        .count()
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// The book without its `#` comment lines (fastchess rejects them), in `dir`.
+fn plain_epd(book: &Path, dir: &Path) -> PathBuf {
+    let epd = dir.join("book.epd");
+    let text = std::fs::read_to_string(book).expect("the book");
+    let positions: String = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&epd, positions).expect("write the EPD copy");
+    epd
+}
+
+/// The same match with fastchess and with `spsa match`, alternating which goes first, side by
+/// side; prints each run, the medians and the ratios spsa/fastchess.
+fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     if !fastchess.exists() {
         println!(
             "fastchess: {} not found; skipping the comparison",
@@ -316,74 +570,19 @@ fn against_fastchess(fastchess: &Path, engine: &str, book: &Path, pairs: u64) {
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
     let dir = tempfile::tempdir().expect("temp dir");
-    // fastchess rejects the book's `#` comment lines: play a copy without them.
-    let epd = dir.path().join("book.epd");
-    let text = std::fs::read_to_string(book).expect("the book");
-    let positions: String = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(&epd, positions).expect("write the EPD copy");
-    let (epd_s, pairs_s) = (epd.to_str().expect("utf-8 path"), pairs.to_string());
-    let spsa_cmd = || {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_spsa"));
-        c.args(["match", "--engine1", engine, "--option", "Threads=1"])
-            .args([
-                "--option",
-                "Hash=16",
-                "--nodes",
-                "5000",
-                "--concurrency",
-                "2",
-            ])
-            .args([
-                "--pairs",
-                &pairs_s,
-                "--book",
-                epd_s,
-                "--sequential",
-                "--seed",
-                "1",
-            ])
-            .args(["--progress", "0", "--pgn", "spsa.pgn"]);
-        c
-    };
-    let fastchess_cmd = || {
-        let mut c = Command::new(fastchess);
-        let each = ["tc=inf", "nodes=5000", "option.Threads=1", "option.Hash=16"];
-        c.args(["-engine", &format!("cmd={engine}"), "name=sf1"])
-            .args(["-engine", &format!("cmd={engine}"), "name=sf2", "-each"])
-            .args(each)
-            .args([
-                "-openings",
-                &format!("file={epd_s}"),
-                "format=epd",
-                "order=sequential",
-            ])
-            .args([
-                "-rounds",
-                &pairs_s,
-                "-games",
-                "2",
-                "-repeat",
-                "-concurrency",
-                "2",
-            ])
-            .args(["-pgnout", "file=fastchess.pgn"]);
-        c
-    };
+    let epd = plain_epd(book, dir.path());
+    let epd = epd.to_str().expect("utf-8 path");
     println!(
-        "\nvs fastchess {}: {} games per run, {rounds} rounds alternating, load average {}",
+        "\nvs fastchess {}: {}, {rounds} rounds alternating, load average {}",
         fastchess.display(),
-        2 * pairs,
-        std::fs::read_to_string("/proc/loadavg")
-            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-            .unwrap_or_default()
+        setup.describe(),
+        load_average()
     );
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    let mut losses: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     let mut last_games: [HashMap<String, usize>; 2] = [HashMap::new(), HashMap::new()];
     let names = ["fastchess", "spsa"];
+    let pgn_names = ["fastchess.pgn", "spsa.pgn"];
     for round in 0..rounds {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for side in order {
@@ -391,45 +590,53 @@ fn against_fastchess(fastchess: &Path, engine: &str, book: &Path, pairs: u64) {
                 let _ = std::fs::remove_file(dir.path().join(pgn));
             }
             let cmd = if side == 0 {
-                fastchess_cmd()
+                setup.fastchess(fastchess, epd)
             } else {
-                spsa_cmd()
+                setup.spsa(epd)
             };
             let run = measure(cmd, dir.path());
-            let pgn_name = if side == 0 {
-                "fastchess.pgn"
-            } else {
-                "spsa.pgn"
-            };
-            let pgn = std::fs::read_to_string(dir.path().join(pgn_name)).unwrap_or_default();
+            let pgn = std::fs::read_to_string(dir.path().join(pgn_names[side])).unwrap_or_default();
             let games = movetexts(&pgn);
+            let n = game_count(&games);
             println!(
-                "round {}: {:<9} wall {:6.2} s, {:5.2} games/s, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {} games",
+                "round {}: {:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {n} games, {} on time, peak RSS {:.1} MB, {} context switches, load {}",
                 round + 1,
                 names[side],
                 run.wall,
-                game_count(&games) as f64 / run.wall,
+                n as f64 * 60.0 / run.wall,
                 run.own(),
                 run.own_user,
                 run.own_sys,
                 run.engines,
-                game_count(&games)
+                time_losses(&pgn),
+                run.peak_rss_mb,
+                run.switches,
+                load_average()
             );
+            losses[side].push(time_losses(&pgn));
             last_games[side] = games;
             runs[side].push(run);
         }
     }
-    let games = 2.0 * pairs as f64;
+    let games = 2.0 * setup.pairs as f64;
+    let c = setup.concurrency as f64;
     let wall = |s: usize| median(runs[s].iter().map(|r| r.wall).collect());
     let own = |s: usize| median(runs[s].iter().map(|r| r.own()).collect());
     let engines = |s: usize| median(runs[s].iter().map(|r| r.engines).collect());
+    let rss = |s: usize| median(runs[s].iter().map(|r| r.peak_rss_mb).collect());
+    let switches = |s: usize| median(runs[s].iter().map(|r| r.switches as f64).collect());
     for (side, name) in names.iter().enumerate() {
         println!(
-            "median {name:<9} wall {:6.2} s, {:5.2} games/s, own CPU {:.3} s, engines {:.2} s",
+            "median {name:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s = {:.2} ms per game, engines {:.2} s, peak RSS {:.1} MB = {:.0} kB per slot, {:.0} context switches per game, time losses {:?}",
             wall(side),
-            games / wall(side),
+            games * 60.0 / wall(side),
             own(side),
-            engines(side)
+            own(side) * 1000.0 / games,
+            engines(side),
+            rss(side),
+            rss(side) * 1024.0 / c,
+            switches(side) / games,
+            losses[side]
         );
     }
     let per_round = |f: &dyn Fn(&Run) -> f64| {
@@ -442,12 +649,15 @@ fn against_fastchess(fastchess: &Path, engine: &str, book: &Path, pairs: u64) {
         )
     };
     println!(
-        "ratio spsa/fastchess: wall {:.3} (median of per-round ratios {:.3}), own CPU {:.3} ({:.3}), engines CPU {:.3}",
+        "ratio spsa/fastchess: wall {:.3} (median of per-round ratios {:.3}), games/min {:.3}, own CPU {:.3} ({:.3}), engines CPU {:.3}, peak RSS {:.3}, context switches {:.3}",
         wall(1) / wall(0),
         per_round(&|r| r.wall),
+        wall(0) / wall(1),
         own(1) / own(0),
         per_round(&|r| r.own()),
-        engines(1) / engines(0)
+        engines(1) / engines(0),
+        rss(1) / rss(0),
+        switches(1) / switches(0)
     );
     let [fc, sp] = &last_games;
     let same: usize = fc

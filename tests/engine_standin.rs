@@ -419,6 +419,17 @@ async fn quit_kills_an_engine_that_ignores_it() {
     assert!(!alive(pid));
 }
 
+/// A stall the engine ended by obeying `stop`: how long into the search `stop` was sent.
+fn stopped(err: EngineFault) -> Duration {
+    match err {
+        EngineFault::Stalled {
+            waited,
+            answered_stop: true,
+        } => waited,
+        other => panic!("expected a stall ended by stop: {other:?}"),
+    }
+}
+
 /// `search_blocking` keeps `search`'s rules: the answer, a stop obeyed (engine kept, in sync),
 /// a stop ignored or a hang (killed), a crash (disconnected). Its deadline is the watchdog's.
 #[tokio::test]
@@ -440,15 +451,8 @@ async fn blocking_searches_keep_the_fault_rules() {
             .search_blocking(STARTPOS, &moves, &depth1(), deadline)
             .await
             .unwrap_err();
-        let EngineFault::Stalled {
-            waited,
-            answered_stop,
-        } = err
-        else {
-            panic!("{err:?}")
-        };
-        assert!(answered_stop);
-        // The watchdog looks about ten times a second.
+        let waited = stopped(err);
+        // The watchdog wakes at the deadline (the bound leaves room for a loaded machine).
         assert!(waited >= deadline && waited < deadline + Duration::from_millis(400));
         assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
         assert_eq!(e.pid(), Some(pid), "an engine that obeys stop is kept");
@@ -489,4 +493,38 @@ async fn blocking_searches_keep_the_fault_rules() {
         .unwrap_err();
     assert!(matches!(err, EngineFault::Disconnected(_)), "{err:?}");
     assert!(!e.is_running());
+}
+
+/// The watchdog sleeps towards the armed deadline: a search armed with a long deadline that
+/// ended early leaves it asleep, and the next search's earlier deadline must wake it, so a
+/// stall is stopped at its own deadline (as the runtime's timer would), not at the old one nor
+/// at a polling tick's (it looked ten times a second before).
+#[tokio::test]
+async fn a_blocking_search_is_stopped_at_its_own_deadline_after_a_longer_one() {
+    let mut e = start(&["--think", "400"]).await;
+    let pid = e.pid().unwrap();
+    // Through `Player::search` in blocking mode, as the arena's slots play.
+    e.block_searches();
+    e.search(STARTPOS, &[], &depth1(), Duration::from_secs(30))
+        .await
+        .unwrap();
+    let short = Duration::from_millis(30);
+    let t = Instant::now();
+    let err = e
+        .search(STARTPOS, &["a2a3".into()], &depth1(), short)
+        .await
+        .unwrap_err();
+    let waited = stopped(err);
+    assert!(
+        waited >= short && waited < short + Duration::from_millis(60),
+        "stop sent {waited:?} into a search with a {short:?} deadline"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(e.pid(), Some(pid), "an engine that obeys stop is kept");
+    e.new_game().await.unwrap();
+    let r = e
+        .search(STARTPOS, &[], &depth1(), Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(matches!(r.best, BestMove::Move(_)));
 }

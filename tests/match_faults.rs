@@ -8,7 +8,8 @@ use std::process::Output;
 
 use match_common::*;
 
-/// Sparring (side A) against the stand-in with `flags` (side B), `pairs` pairs at depth 1.
+/// Sparring (side A) against the stand-in with `flags` (side B), `pairs` pairs at depth 1 (or
+/// at the clock `extra` sets with `--tc`).
 fn versus_standin(flags: &[&str], pairs: u32, extra: &[&str]) -> (Output, String) {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("g.pgn");
@@ -21,8 +22,6 @@ fn versus_standin(flags: &[&str], pairs: u32, extra: &[&str]) -> (Output, String
         standin(),
         "--pairs",
         &pairs,
-        "--depth",
-        "1",
         "--max-plies",
         "60",
         "--seed",
@@ -32,6 +31,9 @@ fn versus_standin(flags: &[&str], pairs: u32, extra: &[&str]) -> (Output, String
         "--pgn",
         pgn.to_str().unwrap(),
     ];
+    if !extra.contains(&"--tc") {
+        args.extend(["--depth", "1"]);
+    }
     let arg2: Vec<String> = flags.iter().map(|f| format!("--arg2={f}")).collect();
     args.extend(arg2.iter().map(String::as_str));
     args.extend(extra);
@@ -102,6 +104,35 @@ fn hang_is_a_stall_loss_and_the_engine_restarts() {
         "stall",
         "stalled connection",
         "connection stalls}",
+    );
+}
+
+/// Clock games keep their rules with blocking reads: a move past the clock and its margin loses
+/// on time, and a search that runs on is stopped at the clock's deadline (time left + margin +
+/// the 1 s stall slack) and loses as a stall, the engine kept (it obeyed `stop`).
+#[test]
+fn clock_overruns_lose_on_time_and_long_stalls_are_stopped() {
+    assert_every_game_faulted(
+        &["--think", "400"],
+        &["--tc", "300+0"],
+        "time forfeit",
+        "time forfeit",
+        "loses on time}",
+    );
+    let t = std::time::Instant::now();
+    assert_every_game_faulted(
+        &["--think", "5000"],
+        &["--tc", "300+0"],
+        "stall",
+        "stalled connection",
+        "connection stalls}",
+    );
+    // Four games, one after another, each stopped 300 + 50 + 1000 ms into the stand-in's first
+    // search (sparring's first move takes ~10 ms): well under the 5 s each search would take.
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(12),
+        "{:?}",
+        t.elapsed()
     );
 }
 

@@ -248,10 +248,31 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `spsa` with `args`, sent SIGINT (Ctrl-C) after `after`: its output, and how long it took to
+/// end from the signal.
+fn interrupted(args: &[&str], after: Duration) -> (std::process::Output, Duration) {
+    let child = spsa()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let sent = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    (o, sent.elapsed())
+}
+
 #[test]
 fn ctrl_c_stops_and_prints_the_results_so_far() {
-    let child = spsa()
-        .args([
+    let book = book();
+    let (o, _) = interrupted(
+        &[
             "match",
             "--engine1",
             sparring(),
@@ -264,21 +285,12 @@ fn ctrl_c_stops_and_prints_the_results_so_far() {
             "--seed",
             "1",
             "--book",
-            book().to_str().unwrap(),
+            book.to_str().unwrap(),
             "--progress",
             "0.5",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let o = child.wait_with_output().unwrap();
+        ],
+        Duration::from_millis(2500),
+    );
     let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     let c = counts(&out);
@@ -289,6 +301,42 @@ fn ctrl_c_stops_and_prints_the_results_so_far() {
         err.contains("pairs ") && err.contains("games/s"),
         "progress: {err}"
     );
+}
+
+/// Ctrl-C in the middle of long searches: each slot's thread blocks in the engine's pipe while
+/// its engine searches, and the match still ends within about one move (1.5 s here), not at
+/// the end of the games (80 moves and more each).
+#[test]
+fn ctrl_c_stops_a_match_within_one_move() {
+    let book = book();
+    // Mid-search: the engines are started and each slot is some way into a move.
+    let (o, took) = interrupted(
+        &[
+            "match",
+            "--engine1",
+            sparring(),
+            "--pairs",
+            "100",
+            "--concurrency",
+            "2",
+            "--movetime",
+            "1500",
+            "--seed",
+            "1",
+            "--book",
+            book.to_str().unwrap(),
+            "--progress",
+            "0",
+        ],
+        Duration::from_millis(2800),
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(err.contains("interrupted after"), "{err}");
+    assert!(out.contains("no games played"), "{out}");
+    // The rest of one 1.5 s move, then the engines quit (bounded loosely for a loaded machine:
+    // a game would take minutes).
+    assert!(took < Duration::from_secs(4), "{took:?}\n{err}");
 }
 
 /// A tiny tuning run writes a checkpoint; `spsa verify` plays it against the start values.
@@ -491,4 +539,28 @@ fn a_tune_with_a_verify_table_ends_with_its_recorded_verdict() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(d.join("t.verify.txt.bak").exists());
     assert!(d.join("t.verify.txt").exists());
+}
+
+/// Many slots need more open files than a usual soft limit allows (about 10 per slot): the
+/// match raises the soft limit up to the hard one instead of failing on "too many open files".
+#[test]
+fn many_slots_raise_the_open_files_limit() {
+    let book = book();
+    let cmd = format!(
+        "ulimit -S -n 100 && exec {} match --engine1 {} --pairs 20 --concurrency 24 --depth 1 \
+         --max-plies 40 --seed 1 --book {} --progress 0",
+        env!("CARGO_BIN_EXE_spsa"),
+        sparring(),
+        book.display()
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let c = counts(&out);
+    assert_consistent(&c);
+    assert_eq!(c.pairs, 20, "{out}");
+    assert_eq!(c.faults, "none", "{out}");
 }

@@ -274,6 +274,10 @@ pub struct UciEngine {
     /// Options sent so far (engine spelling, wire value), re-sent after a restart.
     applied: Vec<(String, Option<String>)>,
     buf: String,
+    /// [`Player::search`] reads by blocking the thread (see [`UciEngine::block_searches`]).
+    blocking_searches: bool,
+    /// When a blocking search last gave the runtime a turn.
+    yielded: std::time::Instant,
 }
 
 impl std::fmt::Debug for UciEngine {
@@ -297,6 +301,8 @@ impl UciEngine {
             options: Vec::new(),
             applied: Vec::new(),
             buf: String::with_capacity(256),
+            blocking_searches: false,
+            yielded: std::time::Instant::now(),
         };
         engine.launch().await?;
         Ok(engine)
@@ -320,6 +326,13 @@ impl UciEngine {
     pub fn is_running(&self) -> bool {
         self.proc.is_some()
     }
+    /// From now on (restarts included) let [`Player::search`] read the answer by blocking this
+    /// thread, as [`UciEngine::search_blocking`] does: for an engine that lives alone on its
+    /// thread (an arena slot's), where the runtime has nothing else to do during a search.
+    pub fn block_searches(&mut self) {
+        self.blocking_searches = true;
+    }
+
     /// The OS process id, while running.
     pub fn pid(&self) -> Option<u32> {
         self.proc.as_ref().and_then(|p| p.child.id())
@@ -660,9 +673,12 @@ impl UciEngine {
     /// [`Player::search`] without the runtime: the command is written and the answer read by
     /// blocking this thread, so an evaluation costs us one `write`, and one `read` per batch of
     /// lines the engine writes, instead of the runtime's wake-ups. The deadline is kept by the
-    /// process's [`Watchdog`] (to within 0.1 s): `stop` when it passes, a kill after the grace.
-    /// Only for a thread that serves this engine alone (the position evaluator's): it blocks the
-    /// runtime it runs on until the engine answers. Faults are as from `search`.
+    /// process's [`Watchdog`]: `stop` when it passes, a kill after the grace.
+    /// Only for a thread that serves this engine alone (the position evaluator's, an arena
+    /// slot's): it blocks the runtime it runs on until the engine answers. Before a search, when
+    /// [`YIELD_EVERY`] has passed since the last, the runtime gets a turn, so a caller that has
+    /// gone (a shutdown abandoning the work) is seen within a search. Faults are as from
+    /// `search`.
     pub async fn search_blocking(
         &mut self,
         start_fen: &str,
@@ -671,6 +687,10 @@ impl UciEngine {
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
         use std::os::fd::AsRawFd;
+        if self.yielded.elapsed() >= YIELD_EVERY {
+            tokio::task::yield_now().await;
+            self.yielded = std::time::Instant::now();
+        }
         let p = self.proc_mut()?;
         if p.blocking.is_none() {
             match BlockingOut::open(p) {
@@ -767,6 +787,10 @@ impl UciEngine {
     }
 }
 
+/// How often a thread blocked in searches gives its runtime a turn (a visit costs the runtime a
+/// poll of its I/O; a stop is seen that much later at most).
+pub const YIELD_EVERY: Duration = Duration::from_millis(50);
+
 /// How long an engine that overran its search deadline gets to answer `stop`.
 fn stop_grace(deadline: Duration) -> Duration {
     (deadline / 4).clamp(Duration::from_millis(100), Duration::from_secs(1))
@@ -828,7 +852,8 @@ impl Player for UciEngine {
     }
 
     /// See [`Player::search`]. After `Stalled { answered_stop: false }`, a `Disconnected`, or a
-    /// `readyok` timeout, the process has been killed: call [`UciEngine::restart`].
+    /// `readyok` timeout, the process has been killed: call [`UciEngine::restart`]. Read by
+    /// blocking the thread after [`UciEngine::block_searches`], else through the runtime.
     async fn search(
         &mut self,
         start_fen: &str,
@@ -836,7 +861,11 @@ impl Player for UciEngine {
         go: &GoCommand,
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
-        self.run_search(start_fen, moves, go, deadline).await
+        if self.blocking_searches {
+            self.search_blocking(start_fen, moves, go, deadline).await
+        } else {
+            self.run_search(start_fen, moves, go, deadline).await
+        }
     }
 }
 

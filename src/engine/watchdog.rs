@@ -1,11 +1,17 @@
 //! [`Watchdog`]: the deadline of a search whose answer is read by blocking the thread.
 //!
 //! A blocking `read` cannot time out, and a `poll` before every read costs a system call per
-//! line the engine writes. Instead a thread per engine looks at the armed deadline about ten
-//! times a second (arming and disarming only take an uncontended lock): when a search overruns
-//! it, the watchdog sends `stop`, and if no answer ends the search within the grace, it kills
-//! the process, which ends the blocked read with end-of-file. The reader then asks the watchdog
-//! what it did, to tell a stalled engine from one that answered in time.
+//! line the engine writes. Instead a thread per engine sleeps until the armed deadline, to the
+//! timer's precision (a clock game's stall deadline is as exact as the runtime's timer was):
+//! when a search overruns it, the watchdog sends `stop`, and if no answer ends the search within
+//! the grace, it kills the process, which ends the blocked read with end-of-file. The reader
+//! then asks the watchdog what it did, to tell a stalled engine from one that answered in time.
+//!
+//! Arming and disarming take an uncontended lock and, as a rule, wake nobody: the watchdog is
+//! woken only when a new deadline comes before the one it sleeps towards (or when it sleeps
+//! with nothing armed), so it wakes about once per deadline's length, not per move. A search
+//! that ends early leaves the watchdog asleep; when it wakes at the old deadline it finds the
+//! newer one armed (or none) and sleeps again.
 
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -13,8 +19,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How late the watchdog may notice a passed deadline.
-const TICK: Duration = Duration::from_millis(100);
+/// The watchdog thread's stack: it only compares instants, writes `stop` and sends a signal.
+const STACK: usize = 64 * 1024;
 
 /// What the watchdog did to the search it watched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,12 +43,15 @@ struct Armed {
 #[derive(Default)]
 struct State {
     armed: Option<Armed>,
+    /// When the sleeping watchdog will look next (`None`: not until woken).
+    wakes_at: Option<Instant>,
     closing: bool,
 }
 
 struct Shared {
     state: Mutex<State>,
-    /// Only to end the thread promptly when the watchdog is dropped.
+    /// Wakes the watchdog for a deadline earlier than the one it sleeps towards, and to end it
+    /// when it is dropped.
     wake: Condvar,
 }
 
@@ -63,6 +72,7 @@ impl Watchdog {
         let mut input = std::fs::File::from(stdin);
         let thread = std::thread::Builder::new()
             .name(format!("watchdog-{pid}"))
+            .stack_size(STACK)
             .spawn(move || watch(&mine, &mut input, pid))?;
         Ok(Watchdog {
             shared,
@@ -72,12 +82,18 @@ impl Watchdog {
 
     /// Watch a search that started at `started` and must end by `deadline`.
     pub(super) fn arm(&self, started: Instant, deadline: Instant, grace: Duration) {
-        self.lock().armed = Some(Armed {
+        let mut state = self.lock();
+        state.armed = Some(Armed {
             started,
             deadline,
             grace,
             verdict: Verdict::InTime,
         });
+        let sooner = state.wakes_at.is_none_or(|at| deadline < at);
+        drop(state);
+        if sooner {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// Stop watching; what was done to the search.
@@ -116,7 +132,7 @@ fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32) {
             return;
         }
         let now = Instant::now();
-        let mut next = now + TICK;
+        let mut next = None;
         if let Some(a) = state.armed.as_mut() {
             if a.verdict == Verdict::InTime && now >= a.deadline {
                 // The pipe is non-blocking (shared with the runtime's handle): a full pipe
@@ -127,7 +143,7 @@ fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32) {
                 };
             }
             match a.verdict {
-                Verdict::InTime => next = next.min(a.deadline),
+                Verdict::InTime => next = Some(a.deadline),
                 Verdict::Stopped { after } => {
                     let kill_at = a.started + after + a.grace;
                     if now >= kill_at {
@@ -137,16 +153,25 @@ fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32) {
                         unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
                         a.verdict = Verdict::Killed { after };
                     } else {
-                        next = next.min(kill_at);
+                        next = Some(kill_at);
                     }
                 }
                 Verdict::Killed { .. } => {}
             }
         }
-        let wait = next.saturating_duration_since(Instant::now());
-        state = match shared.wake.wait_timeout(state, wait) {
-            Ok((s, _)) => s,
-            Err(poisoned) => poisoned.into_inner().0,
+        state.wakes_at = next;
+        state = match next {
+            Some(at) => {
+                let wait = at.saturating_duration_since(Instant::now());
+                match shared.wake.wait_timeout(state, wait) {
+                    Ok((s, _)) => s,
+                    Err(poisoned) => poisoned.into_inner().0,
+                }
+            }
+            None => shared
+                .wake
+                .wait(state)
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
         };
     }
 }

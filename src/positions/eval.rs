@@ -29,9 +29,6 @@ use crate::config::positions::PositionSearch;
 use crate::engine::{EngineFault, GoCommand, Player, Score, UciEngine};
 use crate::runtime::thread_home::ThreadHome;
 
-/// How often a scoring gives its thread's runtime a turn (to notice a caller that has gone).
-const YIELD_EVERY: Duration = Duration::from_millis(50);
-
 /// Where mate scores land and where centipawn scores are clipped, in centipawns.
 pub const SCORE_BOUND_CP: f64 = 2000.0;
 
@@ -279,15 +276,10 @@ impl EvalEngine {
                 self.engine.spec().name
             );
         }
-        let mut yielded = std::time::Instant::now();
         for j in 0..fens.len() {
-            // The searches block the thread; between them, every 50 ms at most (a yield costs
-            // the runtime a poll of its I/O), let the runtime see whether the caller still
-            // waits: a shutdown abandons the batch here (see `Evaluator`).
-            if yielded.elapsed() >= YIELD_EVERY {
-                tokio::task::yield_now().await;
-                yielded = std::time::Instant::now();
-            }
+            // The searches block the thread; a search gives the runtime a turn every 50 ms at
+            // most, where it sees whether the caller still waits: a shutdown abandons the batch
+            // there (see `Evaluator`).
             let (fen, white) = fens.get(j);
             let reply = self
                 .engine
