@@ -23,10 +23,6 @@ pub const BLOCK: usize = 256;
 /// Positions interleaved: 8 f64 scores are two AVX registers (four SSE2 ones).
 pub const GROUP: usize = 8;
 
-/// Groups whose scores, or variables whose gradient sums, one pass of the column loops keeps
-/// going at once: independent chains of adds that overlap (8 AVX2 registers of sums).
-const UNROLL: usize = 4;
-
 /// A variable is stored dense in a block when at least 1/`DENSE_FROM` of the block's positions
 /// use it: then a vectorised pass over all of them (zeros included) is cheaper than visiting the
 /// entries one by one, and the bytes are about the same (4 per position against 5 per entry).
@@ -182,18 +178,17 @@ impl Blocked {
             let groups = group_range(&range);
             let data = &dense[groups.start * nd * GROUP..groups.end * nd * GROUP];
             let (q_groups, _) = q.as_chunks_mut::<GROUP>();
-            // UNROLL groups at a time: each position's sum still runs over the variables in
-            // order (the same bits), but the groups' sums are independent chains, so the adds
-            // overlap instead of each waiting for the last (one chain was latency-bound).
-            let weights = &scratch.weights[..nd];
-            let mut q_runs = q_groups[groups].chunks_exact_mut(UNROLL);
-            let mut data_runs = data.chunks_exact(UNROLL * nd * GROUP);
-            for (acc, run) in (&mut q_runs).zip(&mut data_runs) {
-                add_group_scores::<UNROLL>(acc, run, weights);
-            }
-            let rest = data_runs.remainder().chunks_exact(nd * GROUP);
-            for (acc, group) in q_runs.into_remainder().chunks_exact_mut(1).zip(rest) {
-                add_group_scores::<1>(acc, group, weights);
+            for (acc, group) in q_groups[groups]
+                .iter_mut()
+                .zip(data.chunks_exact(nd * GROUP))
+            {
+                let mut s = *acc;
+                for (c, &w) in group.as_chunks::<GROUP>().0.iter().zip(&scratch.weights) {
+                    for l in 0..GROUP {
+                        s[l] += w * f64::from(c[l]);
+                    }
+                }
+                *acc = s;
             }
         }
         for column in sparse {
@@ -224,19 +219,15 @@ impl Blocked {
             let groups = group_range(&range);
             let data = &dense[groups.start * nd * GROUP..groups.end * nd * GROUP];
             let d_groups = &d.as_chunks::<GROUP>().0[groups];
-            // UNROLL variables at a time: each one's sum runs down the groups in order as
-            // before (the same bits), but as independent chains, and `d` is read once for all.
-            let mut runs = variables.chunks_exact(UNROLL);
-            for (first, run) in (0..).step_by(UNROLL).zip(&mut runs) {
-                let sums = column_sums::<UNROLL>(d_groups, data, nd, first);
-                for (sum, &v) in sums.iter().zip(run) {
-                    g[usize::from(v)] += lanes_sum(sum);
+            for (k, &v) in variables.iter().enumerate() {
+                let mut acc = [0.0f64; GROUP];
+                for (dv, group) in d_groups.iter().zip(data.chunks_exact(nd * GROUP)) {
+                    let c = &group[k * GROUP..][..GROUP];
+                    for l in 0..GROUP {
+                        acc[l] += dv[l] * f64::from(c[l]);
+                    }
                 }
-            }
-            let first = nd - runs.remainder().len();
-            for (k, &v) in (first..).zip(runs.remainder()) {
-                let [sum] = column_sums::<1>(d_groups, data, nd, k);
-                g[usize::from(v)] += lanes_sum(&sum);
+                g[usize::from(v)] += lanes_sum(&acc);
             }
         }
         for column in sparse {
@@ -259,47 +250,6 @@ impl Blocked {
     pub fn column_kinds(&self) -> (usize, usize) {
         (self.dense_variables.len(), self.sparse.len())
     }
-}
-
-/// Adds to each of `U` groups' scores (`acc`) the dot product of the weights with its
-/// coefficients (`data`: the groups' interleaved columns, one group after the other), variable
-/// by variable in order.
-#[inline(always)]
-fn add_group_scores<const U: usize>(acc: &mut [[f64; GROUP]], data: &[f32], weights: &[f64]) {
-    let nd = weights.len();
-    let columns: [&[[f32; GROUP]]; U] =
-        std::array::from_fn(|u| &data[u * nd * GROUP..][..nd * GROUP].as_chunks::<GROUP>().0[..nd]);
-    let mut s: [[f64; GROUP]; U] = std::array::from_fn(|u| acc[u]);
-    for (v, &w) in weights.iter().enumerate() {
-        for (s, c) in s.iter_mut().zip(columns) {
-            let c = &c[v];
-            for l in 0..GROUP {
-                s[l] += w * f64::from(c[l]);
-            }
-        }
-    }
-    acc[..U].copy_from_slice(&s);
-}
-
-/// For `U` dense variables from the block's `first`, `Σ_groups d·c` in [`GROUP`] lanes each,
-/// down the groups in order.
-#[inline(always)]
-fn column_sums<const U: usize>(
-    d_groups: &[[f64; GROUP]],
-    data: &[f32],
-    nd: usize,
-    first: usize,
-) -> [[f64; GROUP]; U] {
-    let mut acc = [[0.0f64; GROUP]; U];
-    for (dv, group) in d_groups.iter().zip(data.chunks_exact(nd * GROUP)) {
-        let columns = &group[first * GROUP..][..U * GROUP];
-        for (acc, c) in acc.iter_mut().zip(columns.as_chunks::<GROUP>().0) {
-            for l in 0..GROUP {
-                acc[l] += dv[l] * f64::from(c[l]);
-            }
-        }
-    }
-    acc
 }
 
 /// The groups that hold the positions in `range`.
