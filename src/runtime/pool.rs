@@ -13,7 +13,7 @@
 //! way: with every part ready at once, that loop finishes trials in the order it started them,
 //! each started while the slots' other trials were measured but not yet applied.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -32,6 +32,29 @@ pub trait Feed {
     /// Every part of `trial` finished; `measurement` merges them in part order. An error stops
     /// the pool after this trial (it has been handed over, so it counts).
     fn finished(&mut self, trial: Trial, measurement: Measurement) -> Result<()>;
+
+    /// [`Feed::next_trial`] into a trial the pool keeps (a source measured at once): a feed
+    /// that can fill one in place reuses its vectors. False when there is nothing to start.
+    fn next_trial_into(&mut self, trial: &mut Trial) -> bool {
+        match self.next_trial() {
+            Some(t) => {
+                *trial = t;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`Feed::finished`] for a trial and measurement the pool keeps to reuse (a source
+    /// measured at once): a feed that only reads them leaves them there, and the next trial
+    /// is written and measured into their vectors. The default takes them.
+    fn finished_in_place(
+        &mut self,
+        trial: &mut Trial,
+        measurement: &mut Measurement,
+    ) -> Result<()> {
+        self.finished(std::mem::take(trial), std::mem::take(measurement))
+    }
 
     /// The pool stopped with `trial` unfinished (interrupted, or another trial failed).
     fn unfinished(&mut self, _trial: &Trial) {}
@@ -178,44 +201,103 @@ async fn run_at_once(
     feed: &mut dyn Feed,
     shutdown: &Shutdown,
 ) -> Result<Ending> {
-    let slots = slots.max(1);
-    let mut window: VecDeque<(Trial, Result<Measurement>)> = VecDeque::with_capacity(slots);
+    let mut window = Window::new(slots.max(1));
     let mut completed = 0u64;
-    let give_back = |feed: &mut dyn Feed, window: &VecDeque<(Trial, Result<Measurement>)>| {
-        for (trial, _) in window {
-            feed.unfinished(trial);
-        }
-    };
     loop {
-        while window.len() < slots {
-            let Some(trial) = feed.next_trial() else {
+        while let Some(next) = window.free() {
+            if !feed.next_trial_into(&mut next.trial) {
                 break;
-            };
-            let measured = source.measure(&trial);
-            window.push_back((trial, measured));
+            }
+            next.measured = source.measure_into(&next.trial, &mut next.measurement);
+            window.push();
         }
-        if window.is_empty() {
+        if window.len == 0 {
             return Ok(Ending::Finished);
         }
         if completed.is_multiple_of(YIELD_EVERY) && shutdown.is_requested() {
-            give_back(feed, &window);
+            window.give_back(feed);
             return Ok(Ending::Interrupted);
         }
-        let (trial, measured) = window.pop_front().expect("not empty");
-        let outcome = match measured {
-            Ok(m) => feed.finished(trial, m),
+        let oldest = &mut window.ring[window.head];
+        let outcome = match std::mem::replace(&mut oldest.measured, Ok(())) {
+            Ok(()) => feed.finished_in_place(&mut oldest.trial, &mut oldest.measurement),
             Err(e) => {
-                feed.unfinished(&trial);
+                feed.unfinished(&oldest.trial);
                 Err(e)
             }
         };
+        window.pop();
         if let Err(e) = outcome {
-            give_back(feed, &window);
+            window.give_back(feed);
             return Err(e);
         }
         completed += 1;
         if completed.is_multiple_of(YIELD_EVERY) {
             tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// The trials in flight in [`run_at_once`], oldest first: a ring of slots whose trials and
+/// measurements stay in place and are written again (nothing moved or allocated per trial).
+struct Window {
+    ring: Vec<InFlight>,
+    /// The oldest trial's slot, and how many are in flight.
+    head: usize,
+    len: usize,
+}
+
+struct InFlight {
+    trial: Trial,
+    measurement: Measurement,
+    measured: Result<()>,
+}
+
+impl Window {
+    fn new(slots: usize) -> Window {
+        Window {
+            ring: (0..slots)
+                .map(|_| InFlight {
+                    trial: Trial::default(),
+                    measurement: Measurement::default(),
+                    measured: Ok(()),
+                })
+                .collect(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    fn at(&self, i: usize) -> usize {
+        let at = self.head + i;
+        if at >= self.ring.len() {
+            at - self.ring.len()
+        } else {
+            at
+        }
+    }
+
+    /// The slot the next trial goes to, if one is free.
+    fn free(&mut self) -> Option<&mut InFlight> {
+        let at = self.at(self.len);
+        (self.len < self.ring.len()).then(|| &mut self.ring[at])
+    }
+
+    /// The free slot now holds a trial in flight.
+    fn push(&mut self) {
+        self.len += 1;
+    }
+
+    /// The oldest trial is done.
+    fn pop(&mut self) {
+        self.head = self.at(1);
+        self.len -= 1;
+    }
+
+    /// Every trial still in flight goes back to the feed.
+    fn give_back(&self, feed: &mut dyn Feed) {
+        for i in 0..self.len {
+            feed.unfinished(&self.ring[self.at(i)].trial);
         }
     }
 }

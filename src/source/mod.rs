@@ -133,6 +133,27 @@ impl Measurement {
             .map(|p| (p[0].value() + p[1].value() + 2) as usize)
     }
 
+    /// Empty again, keeping the vectors' room (a measurement reused for the next trial).
+    pub fn clear(&mut self) {
+        // Named field by field: a field added to the struct must be cleared here too.
+        let Measurement {
+            games,
+            faulted_games,
+            faults,
+            engine_moves,
+            overhead_us,
+            loss,
+            records,
+        } = self;
+        games.clear();
+        *faulted_games = 0;
+        faults.clear();
+        *engine_moves = 0;
+        *overhead_us = 0;
+        *loss = None;
+        records.clear();
+    }
+
     /// Every game ended in an engine fault (a sign the engines cannot play at all).
     pub fn all_faulty(&self) -> bool {
         !self.games.is_empty() && self.faulted_games as usize >= self.games.len()
@@ -180,6 +201,14 @@ pub trait AtOnce {
     /// Measure all of `trial`: the same measurement its one part gives through
     /// [`Source::run_part`].
     fn measure(&self, trial: &Trial) -> Result<Measurement>;
+
+    /// [`AtOnce::measure`] into `out`, whatever it held: the pool reuses one measurement per
+    /// trial in flight, so a source that can fill one in place (the simulator) allocates
+    /// nothing per trial. The default replaces `out`.
+    fn measure_into(&self, trial: &Trial, out: &mut Measurement) -> Result<()> {
+        *out = self.measure(trial)?;
+        Ok(())
+    }
 }
 
 /// What a run needs besides the config to open its source.

@@ -72,13 +72,17 @@ impl Simulator {
 
     /// All of a trial's pairs (pair j seeded by the trial's seed + j).
     pub fn measure(&self, trial: &Trial) -> Measurement {
-        let mut games = Vec::with_capacity(2 * trial.pairs as usize);
+        let mut m = Measurement::default();
+        self.measure_into(trial, &mut m);
+        m
+    }
+
+    /// [`Simulator::measure`] into `out`, reusing its vectors.
+    pub fn measure_into(&self, trial: &Trial, out: &mut Measurement) {
+        out.clear();
         for j in 0..u64::from(trial.pairs) {
-            games.extend(self.play_pair(&trial.plus, &trial.minus, trial.seed.wrapping_add(j)));
-        }
-        Measurement {
-            games,
-            ..Default::default()
+            let pair = self.play_pair(&trial.plus, &trial.minus, trial.seed.wrapping_add(j));
+            out.games.extend(pair);
         }
     }
 }
@@ -106,6 +110,11 @@ impl Source for Simulator {
 impl AtOnce for Simulator {
     fn measure(&self, trial: &Trial) -> anyhow::Result<Measurement> {
         Ok(Simulator::measure(self, trial))
+    }
+
+    fn measure_into(&self, trial: &Trial, out: &mut Measurement) -> anyhow::Result<()> {
+        Simulator::measure_into(self, trial, out);
+        Ok(())
     }
 }
 

@@ -164,21 +164,20 @@ impl Spsa {
         p: &mut Perturbation,
         c_k: &mut Vec<f64>,
     ) {
-        p.delta.clear();
-        p.delta.extend(signs(rng, self.len()));
-        c_k.clear();
-        c_k.extend(self.c.iter().map(|c| c * f.c));
         let n = self.len();
-        p.plus.resize(n, 0.0);
-        p.minus.resize(n, 0.0);
-        // Every slice cut to n: the loop runs without bounds checks.
-        let (theta, c_k, delta) = (&theta[..n], &c_k[..n], &p.delta[..n]);
-        let (min, max) = (&self.min[..n], &self.max[..n]);
+        for v in [&mut p.delta, &mut *c_k, &mut p.plus, &mut p.minus] {
+            v.resize(n, 0.0);
+        }
+        // Every slice cut to n: one loop, without bounds checks.
+        let (theta, c, min, max) = (&theta[..n], &self.c[..n], &self.min[..n], &self.max[..n]);
+        let (delta, c_k) = (&mut p.delta[..n], &mut c_k[..n]);
         let (plus, minus) = (&mut p.plus[..n], &mut p.minus[..n]);
-        for i in 0..n {
-            let step = c_k[i] * delta[i];
-            plus[i] = (theta[i] + step).clamp(min[i], max[i]);
-            minus[i] = (theta[i] - step).clamp(min[i], max[i]);
+        for (i, d) in (0..n).zip(signs(rng, n)) {
+            delta[i] = d;
+            c_k[i] = c[i] * f.c;
+            let step = c_k[i] * d;
+            plus[i] = within(theta[i] + step, min[i], max[i]);
+            minus[i] = within(theta[i] - step, min[i], max[i]);
         }
     }
 
@@ -196,12 +195,24 @@ impl Spsa {
         delta: impl IntoIterator<Item = f64>,
         match_result: f64,
     ) {
-        for (i, (t, d)) in theta.iter_mut().zip(delta).enumerate() {
+        let n = theta.len().min(self.len());
+        let (theta, a, c) = (&mut theta[..n], &self.a[..n], &self.c[..n]);
+        let (min, max) = (&self.min[..n], &self.max[..n]);
+        for (i, d) in (0..n).zip(delta) {
             // R_k·c_k = a_k/c_k, and 1/δ = δ for δ = ±1.
-            let step = (self.a[i] * f.a) / (self.c[i] * f.c) * match_result * d;
-            *t = self.clip(i, *t + step);
+            let step = (a[i] * f.a) / (c[i] * f.c) * match_result * d;
+            theta[i] = within(theta[i] + step, min[i], max[i]);
         }
     }
+}
+
+/// `x.clamp(min, max)` for bounds already checked (min ≤ max when the variables were read):
+/// clamp's own two comparisons (the same value, NaN and signed zeros included), which compile
+/// to a max and a min instruction, without its assertion.
+#[inline]
+fn within(x: f64, min: f64, max: f64) -> f64 {
+    let x = if x < min { min } else { x };
+    if x > max { max } else { x }
 }
 
 /// The per-iteration factors of the schedule: c_k = c_i·`c`, a_k = a_i·`a`.

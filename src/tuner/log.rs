@@ -6,26 +6,36 @@
 //! clock itself now and then ([`ThetaLog::flush_if_due`]).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::config::vars::{put_byte, put_value};
+use crate::config::vars::{FIXED_ROOM, push_value, write_fixed};
 
 /// Decimal places written for θ: enough for plots and reports, not 15 digits of noise.
 pub const LOG_DECIMALS: usize = 4;
 const FLUSH_EVERY: Duration = Duration::from_millis(50);
+/// Buffered rows are written to the file once they reach this many bytes.
+const BUFFER: usize = 1 << 16;
 
 /// An open θ log.
 pub struct ThetaLog {
     path: PathBuf,
-    file: BufWriter<File>,
+    file: File,
     /// Bytes written so far, flushed or not.
     bytes: u64,
-    /// Scratch for one row: its length is room, not content.
-    row: Vec<u8>,
+    /// Rows not yet written to the file are `buffer[..filled]`; the rest is room, where the
+    /// next row is formatted in place (no copy from a scratch row).
+    buffer: Vec<u8>,
+    filled: usize,
+    /// The last row's θ and, while it is still in the buffer, where the text of its values
+    /// (from the first comma to the newline) is: a row with the same θ (a drawn pair leaves θ
+    /// where it was) copies that text instead of formatting the values again.
+    last_theta: Vec<f64>,
+    last_values: Option<Range<usize>>,
     last_flush: Instant,
 }
 
@@ -54,8 +64,9 @@ impl ThetaLog {
             }
         }
         header.push(b'\n');
-        log.row = header;
-        log.write_row(log.row.len())?;
+        log.buffer.truncate(log.filled);
+        log.buffer.extend_from_slice(&header);
+        log.end_row(header.len())?;
         log.flush()?;
         Ok(log)
     }
@@ -86,9 +97,12 @@ impl ThetaLog {
     fn wrap(path: &Path, file: File, bytes: u64) -> ThetaLog {
         ThetaLog {
             path: path.to_path_buf(),
-            file: BufWriter::with_capacity(1 << 16, file),
+            file,
             bytes,
-            row: Vec::with_capacity(256),
+            buffer: Vec::with_capacity(BUFFER + 1024),
+            filled: 0,
+            last_theta: Vec::new(),
+            last_values: None,
             last_flush: Instant::now(),
         }
     }
@@ -101,14 +115,34 @@ impl ThetaLog {
 
     /// Append one row to the buffer, without looking at the clock.
     pub fn append_row(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
-        let row = &mut self.row;
-        let mut at = put_value(row, 0, iteration as f64, 0);
-        for &t in theta {
-            at = put_byte(row, at, b',');
-            at = put_value(row, at, t, LOG_DECIMALS);
+        let start = self.filled;
+        let end = start + (1 + theta.len()) * (1 + FIXED_ROOM);
+        if self.buffer.len() < end {
+            self.buffer.resize(end, 0);
         }
-        at = put_byte(row, at, b'\n');
-        self.write_row(at)
+        let unchanged = self.last_theta == theta;
+        let written = match self.last_values.clone().filter(|_| unchanged) {
+            Some(values) => repeated_row(&mut self.buffer, start, iteration, values),
+            None => fixed_row(&mut self.buffer[start..end], iteration, theta),
+        };
+        let len = match written {
+            Some((len, values_at)) => {
+                self.last_values = Some(start + values_at..start + len);
+                len
+            }
+            None => {
+                let row = plain_row(iteration, theta);
+                self.buffer.truncate(start);
+                self.buffer.extend_from_slice(&row);
+                self.last_values = None;
+                row.len()
+            }
+        };
+        if !unchanged {
+            self.last_theta.clear();
+            self.last_theta.extend_from_slice(theta);
+        }
+        self.end_row(len)
     }
 
     /// Flush if 50 ms have passed between the last flush and `now`.
@@ -119,22 +153,90 @@ impl ThetaLog {
         Ok(())
     }
 
-    /// Write the row's first `len` bytes (a whole line).
-    fn write_row(&mut self, len: usize) -> Result<()> {
-        self.file
-            .write_all(&self.row[..len])
-            .with_context(|| format!("{}: cannot write log", self.path.display()))?;
+    /// The row of `len` bytes after the buffered ones is complete; the buffer goes to the
+    /// file when full.
+    fn end_row(&mut self, len: usize) -> Result<()> {
+        self.filled += len;
         self.bytes += len as u64;
+        if self.filled >= BUFFER {
+            self.write_buffer()?;
+        }
         Ok(())
+    }
+
+    /// Write the buffered rows (whole lines) to the file.
+    fn write_buffer(&mut self) -> Result<()> {
+        let filled = std::mem::take(&mut self.filled);
+        self.last_values = None;
+        self.file
+            .write_all(&self.buffer[..filled])
+            .with_context(|| format!("{}: cannot write log", self.path.display()))
     }
 
     /// Push buffered rows to the file; returns the log's length, for the checkpoint.
     pub fn flush(&mut self) -> Result<u64> {
-        self.file
-            .flush()
-            .with_context(|| format!("{}: cannot write log", self.path.display()))?;
+        self.write_buffer()?;
         self.last_flush = Instant::now();
         Ok(self.bytes)
+    }
+}
+
+/// A row written in place into `out` (room for 1 + θ's length values and their separators):
+/// its length and where its values start, or `None` if a value needs the plain form
+/// ([`plain_row`]).
+#[inline]
+fn fixed_row(out: &mut [u8], iteration: u64, theta: &[f64]) -> Option<(usize, usize)> {
+    let values_at = write_fixed(iteration as f64, 0, room(out, 0))?;
+    let mut at = values_at;
+    for &t in theta {
+        out[at] = b',';
+        at += 1 + write_fixed(t, LOG_DECIMALS, room(out, at + 1))?;
+    }
+    out[at] = b'\n';
+    Some((at + 1, values_at))
+}
+
+/// A row at `buffer[start..]` whose values are the text at `values` (an earlier row's, before
+/// `start`): as [`fixed_row`] returns.
+#[inline]
+fn repeated_row(
+    buffer: &mut [u8],
+    start: usize,
+    iteration: u64,
+    values: Range<usize>,
+) -> Option<(usize, usize)> {
+    let values_at = write_fixed(iteration as f64, 0, room(buffer, start))?;
+    let len = values_at + values.len();
+    buffer.copy_within(values, start + values_at);
+    Some((len, values_at))
+}
+
+/// The `FIXED_ROOM` bytes of `out` from `at`.
+#[inline]
+fn room(out: &mut [u8], at: usize) -> &mut [u8; FIXED_ROOM] {
+    (&mut out[at..at + FIXED_ROOM])
+        .try_into()
+        .expect("FIXED_ROOM bytes")
+}
+
+/// The same row for any values (one too large for the fixed form, or not finite), as the
+/// variables file's formatter writes them.
+#[cold]
+fn plain_row(iteration: u64, theta: &[f64]) -> Vec<u8> {
+    let mut row = Vec::new();
+    push_value(&mut row, iteration as f64, 0);
+    for &t in theta {
+        row.push(b',');
+        push_value(&mut row, t, LOG_DECIMALS);
+    }
+    row.push(b'\n');
+    row
+}
+
+impl Drop for ThetaLog {
+    /// Rows still buffered go to the file, as a `BufWriter` would write them.
+    fn drop(&mut self) {
+        let _ = self.write_buffer();
     }
 }
 
@@ -161,5 +263,56 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.ends_with("1,1,-2.1235\n2,5,6\n"), "{text}");
         assert!(ThetaLog::resume(&path, 10_000).is_err());
+    }
+
+    #[test]
+    fn a_row_with_the_same_values_copies_their_text_also_across_buffers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let mut log = ThetaLog::create(&path, &["a".into(), "b".into()]).unwrap();
+        let mut want = String::from("iteration,a,b\n");
+        let mut theta = [12.5, -3.25];
+        // Enough rows to fill the buffer a few times: each value repeats for 3 rows, the last
+        // of them written in 2 forms (after 9 999 the integer part gets longer).
+        for k in 1..30_000u64 {
+            if k % 3 == 0 {
+                theta = [theta[0] + 0.0625, theta[1] - 1.0];
+            }
+            if k == 20_000 {
+                theta[0] = 1e300;
+            }
+            log.append_row(k, &theta).unwrap();
+            let mut row = format!("{k}");
+            for t in theta {
+                row.push(',');
+                row.push_str(&crate::config::vars::format_value(t, LOG_DECIMALS));
+            }
+            want.push_str(&row);
+            want.push('\n');
+        }
+        let at = log.flush().unwrap();
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text == want, "rows differ");
+        assert_eq!(at, want.len() as u64);
+    }
+
+    #[test]
+    fn rows_with_values_past_the_fixed_form_are_written_in_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let mut log = ThetaLog::create(&path, &["a".into(), "b".into()]).unwrap();
+        log.append(1, &[1e300, 0.5]).unwrap();
+        log.append(2, &[f64::NAN, -12345.00005]).unwrap();
+        log.append(3, &[-0.25, 9999.9999]).unwrap();
+        let at = log.flush().unwrap();
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let huge = format!("1{}", "0".repeat(300));
+        assert_eq!(
+            text,
+            format!("iteration,a,b\n1,{huge},0.5\n2,NaN,-12345.0001\n3,-0.25,9999.9999\n")
+        );
+        assert_eq!(at, text.len() as u64);
     }
 }

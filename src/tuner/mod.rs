@@ -298,18 +298,27 @@ impl Feed for TunerFeed<'_> {
         }
     }
 
-    fn finished(&mut self, trial: Trial, m: Measurement) -> Result<()> {
+    fn next_trial_into(&mut self, trial: &mut Trial) -> bool {
+        self.tuner.driver.next_trial_into(trial)
+    }
+
+    fn finished(&mut self, mut trial: Trial, mut m: Measurement) -> Result<()> {
+        self.finished_in_place(&mut trial, &mut m)?;
+        self.spare = Some(trial);
+        Ok(())
+    }
+
+    fn finished_in_place(&mut self, trial: &mut Trial, m: &mut Measurement) -> Result<()> {
         let t = &mut *self.tuner;
-        t.apply(&trial, &m)?;
+        t.apply(trial, m)?;
         self.observer.on_update(&Update {
             applied: t.session.state.applied,
             total: t.driver.total(),
             iteration: trial.iteration,
             theta: t.driver.theta(),
-            measurement: &m,
+            measurement: m,
             counts: &t.session.state.counts,
         });
-        self.spare = Some(trial);
         self.since_clock += 1;
         if self.since_clock >= self.clock_stride {
             self.since_clock = 0;
