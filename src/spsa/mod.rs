@@ -126,9 +126,9 @@ impl Spsa {
         }
     }
 
-    /// Clip one variable's value to its bounds.
+    /// Clip one variable's value to its bounds (as the perturbation and the update do).
     pub fn clip(&self, index: usize, value: f64) -> f64 {
-        value.clamp(self.min[index], self.max[index])
+        within(value, self.min[index], self.max[index])
     }
 
     /// Variable `index`'s bounds (min, max).
