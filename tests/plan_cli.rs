@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use indicatif::ProgressBar;
 use run_common::{spsa_in, text};
 use spsa::config::vars::{self, Variable};
-use spsa::plan::study::{StudySetup, run_study};
+use spsa::plan::study::{ModelOptimum, StudySetup, run_study};
 use spsa::spsa::Schedule;
 
 fn repo() -> PathBuf {
@@ -63,6 +63,7 @@ fn mean_loss(vars: &[Variable], n: u64, conc: usize, runs: usize, seed: u64) -> 
         draw_rate: 0.0,
         concurrency: conc,
         pairs: 1,
+        optimum: ModelOptimum::Zero,
     };
     let study = run_study(&setup, runs, seed, 2, &ProgressBar::hidden());
     study.losses.iter().sum::<f64>() / runs as f64
@@ -182,4 +183,61 @@ fn bad_input_writes_nothing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("v.var:1"), "{}", text(&o.stderr));
     assert!(!dir.path().join("out.var").exists());
+}
+
+/// The file-settings loss of variable `name` in the plan's table (its sixth column).
+fn file_loss(stdout: &str, name: &str) -> f64 {
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} row in {stdout}"));
+    row.split_whitespace().nth(5).unwrap().parse().unwrap()
+}
+
+/// A real engine's weights (simulate = false, an engine named; nothing is played) are planned
+/// with the optimum unknown: drawn in each range, so a weight starting at its bound 0 is not
+/// taken for optimal. The same file as a simulation keeps the classic optimum 0 and names the
+/// weights whose range does not hold it.
+#[test]
+fn a_real_engines_weights_are_planned_with_their_optimum_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("w.var"),
+        "Material,150,0,400,20,0.01,30\nShelter,0,0,50,4,0.01,40\n",
+    )
+    .unwrap();
+    let toml = |simulate: bool| {
+        format!(
+            "simulate = {simulate}\nvariables = \"w.var\"\nlog = \"w.log\"\niterations = 300\nA = 30\n\
+             gamma = 0.101\nalpha = 0.602\n[engine1]\ncommand = \"/usr/games/toga2\"\n[games]\ndepth = 1\n"
+        )
+    };
+    std::fs::write(d.join("real.toml"), toml(false)).unwrap();
+    std::fs::write(d.join("sim.toml"), toml(true)).unwrap();
+    let real = plan(d, &d.join("real.toml"), "real.var", "3");
+    let sim = plan(d, &d.join("sim.toml"), "sim.var", "3");
+    assert!(real.status.success(), "{}", text(&real.stderr));
+    assert!(sim.status.success(), "{}", text(&sim.stderr));
+    let (real_out, sim_out) = (text(&real.stdout), text(&sim.stdout));
+    assert!(real_out.contains("model optimum: unknown"), "{real_out}");
+    assert!(
+        !text(&real.stderr).contains("warning"),
+        "{}",
+        text(&real.stderr)
+    );
+    assert!(
+        sim_out.contains("model optimum: 0 for every variable"),
+        "{sim_out}"
+    );
+    let warned = text(&sim.stderr);
+    assert!(
+        warned.contains("`Shelter`: the model's optimum is 0")
+            && warned.contains("its lower bound 0..50"),
+        "{warned}"
+    );
+    // At its bound 0, Shelter costs (almost) nothing under the classic convention and real Elo
+    // when its optimum is unknown.
+    assert!(file_loss(&sim_out, "Shelter") < 0.1, "{sim_out}");
+    assert!(file_loss(&real_out, "Shelter") > 1.0, "{real_out}");
 }

@@ -110,6 +110,18 @@ fn the_pilot_measures_a_curvature_on_sparring_and_plans_from_it() {
         "{shown} vs {knight}\n{so}"
     );
     assert_eq!(column7(&written, "PawnValue"), 0.0);
+    // The plan's model puts the optimum where the pilot's matches do (the knight measured on
+    // both sides of its own value: an estimate inside the range; the fixed pawn: the range).
+    assert!(
+        so.contains("model optimum: from the pilot's matches for 2 of 3 variables"),
+        "{so}"
+    );
+    let estimate: f64 = tokens
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{so}"));
+    assert!((0.0..=1200.0).contains(&estimate), "{so}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::run::{Overrides, load_config};
 use crate::config::ConfigError;
-use crate::plan::study::StudySetup;
+use crate::plan::study::{ModelOptimum, StudySetup};
 use crate::plan::{Planner, file_text, render};
 
 #[derive(Args)]
@@ -66,10 +66,13 @@ pub async fn command(args: PlanArgs) -> Result<()> {
     let flags = Overrides {
         iterations: args.iterations,
         seed: args.seed,
-        simulate: !args.measure,
         ..Overrides::default()
     };
-    let config = load_config(&args.config, &flags)?;
+    let mut config = load_config(&args.config, &flags)?;
+    // A real engine's file: where its weights are best is what the tune is for, so the model
+    // does not assume it (a simulation file's optimum is 0 by convention).
+    let real_engine = !config.simulate;
+    config.simulate |= !args.measure;
     crate::config::check_writable(&args.out).map_err(|problem| {
         crate::error::UserError(format!(
             "{}: cannot be written: {problem}",
@@ -77,6 +80,9 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         ))
     })?;
     let mut setup = StudySetup::from_config(&config)?;
+    if real_engine {
+        setup.optimum = ModelOptimum::unknown(&setup.vars);
+    }
     let mut pilot_note = String::new();
     if args.measure {
         let settings = crate::plan::pilot::PilotSettings {
@@ -96,6 +102,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
                 eprintln!("warning: {w}");
             }
         }
+        setup.optimum = pilot.optimum();
         setup.vars = pilot.apply(&setup.vars);
         setup.draw_rate = pilot.draw_rate;
         pilot_note = format!(

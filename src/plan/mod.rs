@@ -20,6 +20,10 @@
 //!
 //! Variables with simul_elo ≤ 0 (nothing to find under the model) or min = max keep their
 //! settings and are named in a warning.
+//!
+//! Where the optimum is ([`ModelOptimum`]): 0 for a simulation config (the classic convention);
+//! for a real engine's config it is unknown and each simulated run draws it in the range, or
+//! where a pilot's matches put it (`--measure`). Every setting meets the same draws.
 
 pub mod pilot;
 pub mod study;
@@ -29,7 +33,7 @@ use std::fmt::Write as _;
 use indicatif::ProgressBar;
 
 use crate::config::vars::{self, Variable, format_value};
-use crate::plan::study::{Spread, StudySetup, quantile, run_study};
+use crate::plan::study::{ModelOptimum, Spread, StudySetup, quantile, run_study};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
 
@@ -179,8 +183,8 @@ impl Planner {
         !self.tunable.is_empty()
     }
 
-    /// Warnings for the variables the planner leaves alone, and for those whose model optimum
-    /// (0) is not inside their range.
+    /// Warnings for the variables the planner leaves alone, and, under the classic convention
+    /// (optimum 0), for those whose range does not hold 0 inside it.
     pub fn warnings(&self) -> Vec<String> {
         let kept = self
             .setup
@@ -201,9 +205,11 @@ impl Planner {
                     )
                 }
             });
+        let zero = self.setup.optimum == ModelOptimum::Zero;
         let optimum_outside = self
             .tunable
             .iter()
+            .filter(|_| zero)
             .map(|&i| &self.setup.vars[i])
             .filter(|v| !(v.min < 0.0 && 0.0 < v.max))
             .map(|v| {
@@ -215,7 +221,7 @@ impl Planner {
                     "outside its range"
                 };
                 format!(
-                    "`{}`: the model's optimum is 0 (the classic simulation's convention), {place} {}..{}: the plan is made as if 0 were the best value, so c_k large enough to reach it look free; for a real engine's weight check c_end against the range or keep the file's gains (docs/proofs.md, Toga II at a short clock)",
+                    "`{}`: the model's optimum is 0 (the classic simulation's convention), {place} {}..{}: the plan is made as if 0 were the best value, so c_k large enough to reach it look free; for a real engine's weights plan its config with simulate = false, where the optimum is unknown (docs/tuning.md)",
                     v.name,
                     format_value(v.min, 6),
                     format_value(v.max, 6)
@@ -263,7 +269,7 @@ impl Planner {
         );
         self.runs_played += runs;
         let sim = Simulator::new(&setup.vars, setup.draw_rate);
-        let per_run: Vec<Vec<f64>> = study.finals.iter().map(|t| sim.losses(t)).collect();
+        let per_run = study.losses_by_var(&sim);
         Batch {
             by_var: (0..setup.vars.len())
                 .map(|i| per_run.iter().map(|l| l[i]).collect())
@@ -391,8 +397,12 @@ pub fn render(setup: &StudySetup, o: &PlanOutcome) -> String {
     let n = setup.schedule.iterations;
     let _ = writeln!(
         out,
-        "plan for {n} iterations, Concurrency {}, draw rate {}: {} simulated runs (seeds from {})",
-        setup.concurrency, setup.draw_rate, o.runs_played, o.first_seed
+        "plan for {n} iterations, Concurrency {}, draw rate {}: {} simulated runs (seeds from {})\n{}",
+        setup.concurrency,
+        setup.draw_rate,
+        o.runs_played,
+        o.first_seed,
+        setup.optimum.describe()
     );
     let rows: Vec<Vec<String>> = setup
         .vars
@@ -498,6 +508,7 @@ mod tests {
             draw_rate: 0.0,
             concurrency: 1,
             pairs: 1,
+            optimum: ModelOptimum::Zero,
         }
     }
 

@@ -21,6 +21,7 @@ use crate::config::{Config, GamesConfig};
 use crate::engine::OptionValue;
 use crate::matchrun::args::{MatchFlags, plan};
 use crate::matchrun::{self, MatchEnding};
+use crate::plan::study::{ModelOptimum, OptimumPrior};
 use crate::runtime::shutdown::Shutdown;
 use crate::stats::{Tally, pentanomial};
 
@@ -92,6 +93,18 @@ impl Curvature {
     pub fn measurable(&self) -> bool {
         self.se.is_finite() && self.simul_elo - 1.96 * self.se > 0.0
     }
+
+    /// Where the fit puts the optimum, for people: x0 + slope/(2k) when the curvature is
+    /// measurable, else only the side the slope points to (the plan draws within the errors).
+    pub fn optimum_from(&self, x0: f64) -> String {
+        if self.measurable() {
+            format_value(x0 + self.slope / (2.0 * self.simul_elo / 1e4), 0)
+        } else if self.slope > 0.0 {
+            format!("> {}", format_value(x0, 0))
+        } else {
+            format!("< {}", format_value(x0, 0))
+        }
+    }
 }
 
 /// Fit d(u) = −A·u² − B·u through two points: A = (d2·u1 − d1·u2) / (u1·u2·(u1 − u2)), with the
@@ -124,6 +137,8 @@ pub fn elo_with_se(t: &Tally) -> Option<(f64, f64)> {
 #[derive(Clone, Debug)]
 pub struct Measured {
     pub name: String,
+    /// The (rounded) start value the offsets are taken from.
+    pub x0: f64,
     pub file_simul_elo: f64,
     pub outcome: Result<(Offsets, [Point; 2], Curvature), String>,
 }
@@ -180,6 +195,24 @@ impl Pilot {
             .collect()
     }
 
+    /// Where the plan's model puts each variable's optimum: from its two matches where the
+    /// pilot played them (however uncertain; a run draws within their errors), else anywhere
+    /// in its range.
+    pub fn optimum(&self) -> ModelOptimum {
+        ModelOptimum::Drawn(
+            self.measured
+                .iter()
+                .map(|m| match &m.outcome {
+                    Ok((_, points, _)) => OptimumPrior::Measured {
+                        x0: m.x0,
+                        points: *points,
+                    },
+                    Err(_) => OptimumPrior::Range,
+                })
+                .collect(),
+        )
+    }
+
     /// The table printed before the plan.
     pub fn render(&self) -> String {
         let rows: Vec<Vec<String>> = self
@@ -206,6 +239,7 @@ impl Pilot {
                         ),
                         file,
                         format_value(c.slope, 3),
+                        c.optimum_from(m.x0),
                     ],
                     Err(why) => vec![
                         m.name.clone(),
@@ -213,6 +247,7 @@ impl Pilot {
                         "-".into(),
                         why.clone(),
                         file,
+                        "-".into(),
                         "-".into(),
                     ],
                 }
@@ -226,6 +261,7 @@ impl Pilot {
                 "measured simul_elo (±SE)",
                 "file",
                 "slope Elo/unit",
+                "optimum (est.)",
             ],
             &rows,
         );
@@ -307,6 +343,7 @@ pub async fn measure(
         };
         measured.push(Measured {
             name: var.name.clone(),
+            x0: start[i],
             file_simul_elo: var.simul_elo,
             outcome,
         });

@@ -14,6 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::ProgressBar;
 
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
 use crate::config::vars::{Variable, format_value};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
@@ -29,6 +32,111 @@ pub struct StudySetup {
     pub concurrency: usize,
     /// Game pairs per iteration.
     pub pairs: u32,
+    /// Where the model's optimum is.
+    pub optimum: ModelOptimum,
+}
+
+/// Where the quadratic model puts each variable's optimum.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelOptimum {
+    /// 0 for every variable: the classic simulation's convention, which simulation files are
+    /// written for (their ranges hold 0 and their starts are distances from it).
+    Zero,
+    /// A real engine's optimum is not known: each simulated run draws one per variable from
+    /// its prior (seeded by the run's seed, so every setting a plan compares meets the same
+    /// optima).
+    Drawn(Vec<OptimumPrior>),
+}
+
+/// What is known about one variable's optimum.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptimumPrior {
+    /// Nothing: anywhere in [min, max] with equal probability.
+    Range,
+    /// A pilot's two matches about `x0` (Elo of x0+u against x0, with standard errors). A run
+    /// draws each match's Elo from its normal and refits d(u) = −A·u² − B·u: with A > 0 the
+    /// optimum is x0 − B/(2A); without curvature the slope −B only says on which side of x0
+    /// it lies, anywhere between x0 and that bound. Clamped to the range.
+    Measured {
+        x0: f64,
+        points: [crate::plan::pilot::Point; 2],
+    },
+}
+
+impl ModelOptimum {
+    /// Every variable's optimum unknown (a real engine's file without a pilot).
+    pub fn unknown(vars: &[Variable]) -> ModelOptimum {
+        ModelOptimum::Drawn(vec![OptimumPrior::Range; vars.len()])
+    }
+
+    /// The optimum of each variable in the run seeded `seed`; `None` for [`ModelOptimum::Zero`].
+    pub fn draw(&self, vars: &[Variable], seed: u64) -> Option<Vec<f64>> {
+        let ModelOptimum::Drawn(priors) = self else {
+            return None;
+        };
+        // Its own stream, apart from the games' seeds: "optimum" in ASCII.
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0x6f70_7469_6d75_6d00);
+        Some(
+            vars.iter()
+                .zip(priors)
+                .map(|(v, prior)| prior.draw(v, &mut rng))
+                .collect(),
+        )
+    }
+
+    /// One line for people: what the plan or study assumed.
+    pub fn describe(&self) -> String {
+        match self {
+            ModelOptimum::Zero => "model optimum: 0 for every variable".into(),
+            ModelOptimum::Drawn(priors) => {
+                let measured = priors
+                    .iter()
+                    .filter(|p| matches!(p, OptimumPrior::Measured { .. }))
+                    .count();
+                if measured == 0 {
+                    "model optimum: unknown, drawn anywhere in each variable's range per simulated run (losses are means over those optima)".into()
+                } else {
+                    format!(
+                        "model optimum: from the pilot's matches for {measured} of {} variables (drawn within their errors per simulated run), anywhere in the range for the rest",
+                        priors.len()
+                    )
+                }
+            }
+        }
+    }
+}
+
+impl OptimumPrior {
+    fn draw(&self, v: &Variable, rng: &mut SmallRng) -> f64 {
+        let (lo, hi) = (v.min.min(v.max), v.max.max(v.min));
+        let uniform = |rng: &mut SmallRng, a: f64, b: f64| a + (b - a) * rng.random::<f64>();
+        match self {
+            OptimumPrior::Range => uniform(rng, lo, hi),
+            OptimumPrior::Measured { x0, points } => {
+                let drawn = points.map(|p| crate::plan::pilot::Point {
+                    elo: p.elo + p.se * standard_normal(rng),
+                    ..p
+                });
+                let c = crate::plan::pilot::fit(drawn);
+                let a = c.simul_elo / 1e4;
+                let x0 = x0.clamp(lo, hi);
+                if a > 0.0 {
+                    (x0 + c.slope / (2.0 * a)).clamp(lo, hi)
+                } else if c.slope > 0.0 {
+                    uniform(rng, x0, hi)
+                } else {
+                    uniform(rng, lo, x0)
+                }
+            }
+        }
+    }
+}
+
+/// A standard normal draw (Box–Muller).
+fn standard_normal(rng: &mut SmallRng) -> f64 {
+    let u1 = 1.0 - rng.random::<f64>(); // in (0, 1]
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 impl StudySetup {
@@ -40,6 +148,7 @@ impl StudySetup {
             draw_rate: config.draw_rate,
             concurrency: config.concurrency,
             pairs: config.pairs_per_iteration,
+            optimum: ModelOptimum::Zero,
         })
     }
 }
@@ -50,10 +159,28 @@ pub struct Study {
     pub first_seed: u64,
     /// Final θ of each run, in seed order.
     pub finals: Vec<Vec<f64>>,
+    /// Each run's optimum (all 0 under [`ModelOptimum::Zero`]).
+    pub optima: Vec<Vec<f64>>,
     /// The model's Elo loss (≥ 0) of each run's final θ.
     pub losses: Vec<f64>,
-    /// The Elo loss of the starting θ.
+    /// The Elo loss of the starting θ (a mean over the runs' optima when they are drawn).
     pub start_loss: f64,
+}
+
+impl Study {
+    /// Each run's Elo loss per variable, relative to that run's optimum.
+    pub fn losses_by_var(&self, sim: &Simulator) -> Vec<Vec<f64>> {
+        self.finals
+            .iter()
+            .zip(&self.optima)
+            .map(|(t, o)| sim.losses(&distance(t, o)))
+            .collect()
+    }
+}
+
+/// θ − optimum, per variable.
+fn distance(theta: &[f64], optimum: &[f64]) -> Vec<f64> {
+    theta.iter().zip(optimum).map(|(x, o)| x - o).collect()
 }
 
 /// Mean, median and the 10th/90th percentiles.
@@ -88,17 +215,46 @@ impl Spread {
     }
 }
 
-/// One simulated run in memory; returns the final θ.
-pub fn simulate_run(setup: &StudySetup, seed: u64) -> Vec<f64> {
-    let theta: Vec<f64> = setup.vars.iter().map(|v| v.start).collect();
+/// One simulated run in memory; returns the final θ and the run's optimum.
+///
+/// The model is played around 0, so a drawn optimum x* shifts the variables instead (start,
+/// min and max minus x*; the gains are distances and stay): the same run, with the tuner and
+/// simulator untouched. Under [`ModelOptimum::Zero`] nothing is shifted.
+pub fn simulate_run(setup: &StudySetup, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let Some(optimum) = setup.optimum.draw(&setup.vars, seed) else {
+        let zero = vec![0.0; setup.vars.len()];
+        return (simulate_around_zero(setup, &setup.vars, seed), zero);
+    };
+    let shifted: Vec<Variable> = setup
+        .vars
+        .iter()
+        .zip(&optimum)
+        .map(|(v, &o)| Variable {
+            start: v.start - o,
+            min: v.min - o,
+            max: v.max - o,
+            ..v.clone()
+        })
+        .collect();
+    let theta = simulate_around_zero(setup, &shifted, seed)
+        .iter()
+        .zip(&optimum)
+        .map(|(x, o)| x + o)
+        .collect();
+    (theta, optimum)
+}
+
+/// One run of `vars` on the model with its optimum at 0.
+fn simulate_around_zero(setup: &StudySetup, vars: &[Variable], seed: u64) -> Vec<f64> {
+    let theta: Vec<f64> = vars.iter().map(|v| v.start).collect();
     let mut driver = Driver::new(
-        Spsa::new(&setup.vars, setup.schedule),
+        Spsa::new(vars, setup.schedule),
         Rounding::Continuous,
         setup.pairs,
         seed,
         DriverState::start(theta),
     );
-    let sim = Simulator::new(&setup.vars, setup.draw_rate);
+    let sim = Simulator::new(vars, setup.draw_rate);
     let in_flight = setup.concurrency.max(1);
     let mut queue: VecDeque<(u64, f64)> = VecDeque::with_capacity(in_flight);
     loop {
@@ -127,7 +283,8 @@ pub fn run_study(
     progress: &ProgressBar,
 ) -> Study {
     let next = AtomicUsize::new(0);
-    let finals: Mutex<Vec<Option<Vec<f64>>>> = Mutex::new(vec![None; runs]);
+    type Run = (Vec<f64>, Vec<f64>);
+    let done: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; runs]);
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, runs.max(1)) {
             scope.spawn(|| {
@@ -136,26 +293,36 @@ pub fn run_study(
                     if i >= runs {
                         break;
                     }
-                    let theta = simulate_run(setup, first_seed.wrapping_add(i as u64));
-                    finals.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(theta);
+                    let run = simulate_run(setup, first_seed.wrapping_add(i as u64));
+                    done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(run);
                     progress.inc(1);
                 }
             });
         }
     });
-    let finals: Vec<Vec<f64>> = finals
+    let (finals, optima): (Vec<Vec<f64>>, Vec<Vec<f64>>) = done
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .flatten()
-        .collect();
+        .unzip();
     let sim = Simulator::new(&setup.vars, setup.draw_rate);
     let start: Vec<f64> = setup.vars.iter().map(|v| v.start).collect();
+    let start_loss = optima
+        .iter()
+        .map(|o| -sim.elo(&distance(&start, o)))
+        .sum::<f64>()
+        / optima.len().max(1) as f64;
     Study {
         first_seed,
-        losses: finals.iter().map(|t| -sim.elo(t)).collect(),
+        losses: finals
+            .iter()
+            .zip(&optima)
+            .map(|(t, o)| -sim.elo(&distance(t, o)))
+            .collect(),
         finals,
-        start_loss: -sim.elo(&start),
+        optima,
+        start_loss,
     }
 }
 
@@ -172,7 +339,7 @@ pub fn render(setup: &StudySetup, study: &Study) -> String {
         setup.concurrency,
         setup.draw_rate
     );
-    let _ = writeln!(out, "model optimum: 0 for every variable\n\nfinal values:");
+    let _ = writeln!(out, "{}\n\nfinal values:", setup.optimum.describe());
     let rows: Vec<Vec<String>> = setup
         .vars
         .iter()
@@ -235,6 +402,7 @@ mod tests {
             draw_rate: 0.2,
             concurrency,
             pairs: 1,
+            optimum: ModelOptimum::Zero,
         }
     }
 
@@ -256,7 +424,7 @@ mod tests {
         assert_eq!(a, b, "same seed, any thread count: same study");
         assert_eq!(
             a.finals[3],
-            simulate_run(&setup(1), 10),
+            simulate_run(&setup(1), 10).0,
             "run i uses seed S+i"
         );
         let c = run_study(&setup(1), 16, 8, 2, &hidden);
@@ -280,6 +448,133 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Elo loss"), "{text}");
+    }
+
+    fn drawn(text: &str, priors: Vec<OptimumPrior>) -> StudySetup {
+        StudySetup {
+            vars: crate::config::vars::parse(text, Path::new("t.var")).unwrap(),
+            optimum: ModelOptimum::Drawn(priors),
+            ..setup(1)
+        }
+    }
+
+    /// Points on d(u) = −k·u² − 2k·(x0 − x*)·u, as a pilot would measure them with `se`.
+    fn points(k: f64, x0: f64, x_star: f64, us: [f64; 2], se: f64) -> [Point; 2] {
+        let e = |x: f64| -k * (x - x_star) * (x - x_star);
+        us.map(|u| Point {
+            u,
+            elo: e(x0 + u) - e(x0),
+            se,
+        })
+    }
+
+    use crate::plan::pilot::Point;
+
+    /// An unknown optimum is drawn inside the range, the same for the same seed (so every
+    /// setting a plan compares meets it), different across seeds; losses are measured from it.
+    #[test]
+    fn an_unknown_optimum_is_drawn_in_the_range_per_run() {
+        let s = drawn(
+            "w,150,0,400,20,0.01,30\nt,0,0,50,4,0.1,400\n",
+            vec![OptimumPrior::Range; 2],
+        );
+        let hidden = ProgressBar::hidden();
+        let a = run_study(&s, 24, 3, 2, &hidden);
+        assert_eq!(a, run_study(&s, 24, 3, 1, &hidden));
+        for o in &a.optima {
+            assert!(
+                (0.0..=400.0).contains(&o[0]) && (0.0..=50.0).contains(&o[1]),
+                "{o:?}"
+            );
+        }
+        let first: Vec<f64> = a.optima.iter().map(|o| o[0]).collect();
+        assert!(first.windows(2).all(|w| w[0] != w[1]), "{first:?}");
+        let spread = Spread::of(&first);
+        assert!(spread.p10 < 100.0 && spread.p90 > 300.0, "{spread:?}");
+        // The losses are distances from each run's own optimum.
+        let sim = Simulator::new(&s.vars, s.draw_rate);
+        for (r, by_var) in a.losses_by_var(&sim).iter().enumerate() {
+            let d = a.finals[r][1] - a.optima[r][1];
+            assert!((by_var[1] - 0.04 * d * d).abs() < 1e-9);
+            assert!((by_var.iter().sum::<f64>() - a.losses[r]).abs() < 1e-9);
+        }
+        // A weight starting at its bound 0 is not at its optimum any more (it was under the
+        // classic convention): the start costs Elo and the tune moves it up.
+        assert!(a.start_loss > 0.0);
+        let zero = StudySetup {
+            optimum: ModelOptimum::Zero,
+            ..s.clone()
+        };
+        let z = run_study(&zero, 24, 3, 2, &hidden);
+        assert!(z.optima.iter().all(|o| o == &[0.0, 0.0]));
+        let mean_t = |st: &Study| st.finals.iter().map(|t| t[1]).sum::<f64>() / 24.0;
+        assert!(
+            mean_t(&a) > 15.0 && mean_t(&z) < 10.0,
+            "{} vs {}",
+            mean_t(&a),
+            mean_t(&z)
+        );
+    }
+
+    /// A pilot's exact points put the optimum where the quadratic has it; within their errors
+    /// the draws scatter around it; a run tunes toward it, including from a start at a bound.
+    #[test]
+    fn a_measured_optimum_comes_from_the_pilots_points() {
+        let exact = points(0.04, 0.0, 30.0, [6.0, 12.0], 1e-9);
+        let noisy = points(0.004, 100.0, 140.0, [-40.0, 40.0], 3.0);
+        let s = drawn(
+            "t,0,0,50,4,0.1,400\nw,100,0,400,20,0.01,40\n",
+            vec![
+                OptimumPrior::Measured {
+                    x0: 0.0,
+                    points: exact,
+                },
+                OptimumPrior::Measured {
+                    x0: 100.0,
+                    points: noisy,
+                },
+            ],
+        );
+        let a = run_study(&s, 40, 5, 2, &ProgressBar::hidden());
+        for o in &a.optima {
+            assert!((o[0] - 30.0).abs() < 1e-3, "{o:?}");
+        }
+        let w = Spread::of(&a.optima.iter().map(|o| o[1]).collect::<Vec<_>>());
+        assert!(
+            (w.median - 140.0).abs() < 15.0 && w.p90 - w.p10 > 2.0,
+            "{w:?}"
+        );
+        let t = Spread::of(&a.finals.iter().map(|f| f[0]).collect::<Vec<_>>());
+        assert!(
+            (t.median - 30.0).abs() < 5.0,
+            "from its bound 0 to 30: {t:?}"
+        );
+    }
+
+    /// Without curvature in a draw, the slope only says which side: the optimum is drawn
+    /// between the start and the bound it points to.
+    #[test]
+    fn a_flat_measurement_draws_on_the_slopes_side() {
+        // Linear: d(u) = 0.5·u, better upward, no curvature.
+        let p = [-40.0, 40.0].map(|u| Point {
+            u,
+            elo: 0.5 * u,
+            se: 2.0,
+        });
+        let s = drawn(
+            "w,100,0,400,20,0.01,40\n",
+            vec![OptimumPrior::Measured {
+                x0: 100.0,
+                points: p,
+            }],
+        );
+        let mut above = 0;
+        for seed in 0..200 {
+            let o = s.optimum.draw(&s.vars, seed).unwrap()[0];
+            assert!((0.0..=400.0).contains(&o));
+            above += usize::from(o >= 100.0);
+        }
+        assert!(above >= 190, "{above} of 200 above the start");
     }
 
     #[test]
@@ -310,6 +605,6 @@ mod tests {
             .unwrap();
         rt.block_on(tuner.run(&sim, &Shutdown::new(), &mut Quiet))
             .unwrap();
-        assert_eq!(simulate_run(&s, 42), tuner.state().theta);
+        assert_eq!(simulate_run(&s, 42).0, tuner.state().theta);
     }
 }
