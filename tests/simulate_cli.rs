@@ -298,3 +298,52 @@ fn sigint_stops_cleanly_with_a_checkpoint_and_resume_completes() {
     assert_eq!(its.len() as u64, n);
     assert_eq!(*its.last().unwrap(), n);
 }
+
+/// A simulation's θ log is formatted and written by a thread of its own. A write that fails
+/// (here the file-size limit, as a full disk would) still stops the run with the log's name and
+/// the reason, the checkpoint holds only rows that reached the file, and once there is room a
+/// resume finishes the same log an uninterrupted run writes.
+#[test]
+fn a_log_write_that_fails_stops_the_run_with_the_files_name_and_resume_completes() {
+    let n = 200_000;
+    let dir = setup("", VARS);
+    std::fs::write(dir.path().join("t.toml"), long_toml(n)).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        // 256 blocks of 512 bytes (or of 1 KiB): the log outgrows it, the checkpoint never.
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 256; exec '{}' run t.toml --concurrency 4",
+            env!("CARGO_BIN_EXE_spsa")
+        ))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("logs/t.log: cannot write log: File too large"),
+        "{err}"
+    );
+    let ck = std::fs::read_to_string(dir.path().join("logs/t.checkpoint.var")).unwrap();
+    let at: u64 = ck
+        .lines()
+        .find_map(|l| l.strip_prefix("#: log_bytes = "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let written = std::fs::metadata(dir.path().join("logs/t.log"))
+        .unwrap()
+        .len();
+    assert!(
+        at <= written,
+        "checkpoint claims {at} bytes, the log has {written}"
+    );
+
+    let resumed = run(dir.path(), &["run", "t.toml", "--resume"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let its = log_iterations(&dir.path().join("logs/t.log"));
+    assert_eq!(its.len() as u64, n, "every iteration once");
+    let mut sorted = its.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (1..=n).collect::<Vec<_>>());
+}

@@ -4,14 +4,23 @@
 //! simulation loses at most 50 ms of rows, which a resume recomputes anyway. A caller that
 //! writes millions of rows a second appends with [`ThetaLog::append_row`] and looks at the
 //! clock itself now and then ([`ThetaLog::flush_if_due`]).
+//!
+//! Such a caller can also have the rows formatted and written on a thread of their own
+//! ([`ThetaLog::in_background`]): it then only copies each row's numbers into a block, and the
+//! writer turns full blocks into the same text, in the same order, on the other core. A flush
+//! is a barrier: it returns once the writer has written every row handed to it, with the log's
+//! length, so a checkpoint never records a row that is not in the file. A write error stops
+//! the writer; the next append or flush returns it, with the file's name.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 use crate::config::vars::{FIXED_ROOM, push_value, write_fixed};
 
@@ -20,9 +29,29 @@ pub const LOG_DECIMALS: usize = 4;
 const FLUSH_EVERY: Duration = Duration::from_millis(50);
 /// Buffered rows are written to the file once they reach this many bytes.
 const BUFFER: usize = 1 << 16;
+/// Rows in a block handed to the writer thread, and the blocks there are: the caller waits
+/// for a free block only when the writer is this many rows behind.
+const BLOCK_ROWS: usize = 2048;
+const BLOCKS: usize = 4;
 
 /// An open θ log.
 pub struct ThetaLog {
+    path: PathBuf,
+    mode: Mode,
+    last_flush: Instant,
+}
+
+enum Mode {
+    /// Rows are formatted and written on the caller's thread.
+    Here(Rows),
+    /// A writer thread formats and writes them.
+    Away(Away),
+    /// The writer thread stopped on an error: its text, returned by every later call.
+    Failed(String),
+}
+
+/// The log's text and file: formats rows into its buffer and writes it out.
+struct Rows {
     path: PathBuf,
     file: File,
     /// Bytes written so far, flushed or not.
@@ -36,7 +65,35 @@ pub struct ThetaLog {
     /// where it was) copies that text instead of formatting the values again.
     last_theta: Vec<f64>,
     last_values: Option<Range<usize>>,
-    last_flush: Instant,
+}
+
+/// The caller's end of a writer thread.
+struct Away {
+    /// Rows being collected, handed over when full or at a flush.
+    block: Block,
+    jobs: Option<Sender<Job>>,
+    /// Blocks the writer is done with.
+    free: Receiver<Block>,
+    /// The log's length after each [`Job::Flush`].
+    flushed: Receiver<u64>,
+    thread: Option<JoinHandle<Result<()>>>,
+}
+
+/// Rows as numbers: `iterations[i]` and `theta[i·width..(i+1)·width]`.
+#[derive(Default)]
+struct Block {
+    width: usize,
+    iterations: Vec<u64>,
+    theta: Vec<f64>,
+}
+
+enum Job {
+    /// Format these rows (and give the block back).
+    Rows(Block),
+    /// Write the buffered rows to the file.
+    Write,
+    /// Write them and send back the log's length.
+    Flush,
 }
 
 impl ThetaLog {
@@ -51,7 +108,7 @@ impl ThetaLog {
             .create_new(true)
             .open(path)
             .with_context(|| format!("{}: cannot create log", path.display()))?;
-        let mut log = ThetaLog::wrap(path, file, 0);
+        let mut rows = Rows::new(path, file, 0);
         let mut header = b"iteration".to_vec();
         for name in names {
             header.push(b',');
@@ -64,11 +121,11 @@ impl ThetaLog {
             }
         }
         header.push(b'\n');
-        log.buffer.truncate(log.filled);
-        log.buffer.extend_from_slice(&header);
-        log.end_row(header.len())?;
-        log.flush()?;
-        Ok(log)
+        rows.buffer.truncate(rows.filled);
+        rows.buffer.extend_from_slice(&header);
+        rows.end_row(header.len())?;
+        rows.flush()?;
+        Ok(ThetaLog::wrap(rows))
     }
 
     /// Reopen a log for a resumed run: rows written after the checkpoint (`bytes` long) belong
@@ -91,20 +148,52 @@ impl ThetaLog {
         let mut file = file;
         use std::io::Seek;
         file.seek(std::io::SeekFrom::End(0))?;
-        Ok(ThetaLog::wrap(path, file, bytes))
+        Ok(ThetaLog::wrap(Rows::new(path, file, bytes)))
     }
 
-    fn wrap(path: &Path, file: File, bytes: u64) -> ThetaLog {
+    fn wrap(rows: Rows) -> ThetaLog {
         ThetaLog {
-            path: path.to_path_buf(),
-            file,
-            bytes,
-            buffer: Vec::with_capacity(BUFFER + 1024),
-            filled: 0,
-            last_theta: Vec::new(),
-            last_values: None,
+            path: rows.path.clone(),
+            mode: Mode::Here(rows),
             last_flush: Instant::now(),
         }
+    }
+
+    /// From now on, rows are formatted and written by a thread of their own (see the module's
+    /// documentation); the text is the same. Nothing changes if they already are.
+    pub fn in_background(&mut self) -> Result<()> {
+        let Mode::Here(_) = self.mode else {
+            return Ok(());
+        };
+        let Mode::Here(rows) = std::mem::replace(&mut self.mode, Mode::Failed(String::new()))
+        else {
+            unreachable!("matched above")
+        };
+        let (jobs, jobs_rx) = channel();
+        let (free_tx, free) = channel();
+        let (flushed_tx, flushed) = channel();
+        for _ in 1..BLOCKS {
+            let _ = free_tx.send(Block::default());
+        }
+        let spawned = std::thread::Builder::new()
+            .name("theta-log".into())
+            .spawn(move || write_rows(rows, jobs_rx, free_tx, flushed_tx))
+            .with_context(|| format!("{}: cannot start the log's writer", self.path.display()));
+        let thread = match spawned {
+            Ok(thread) => thread,
+            Err(e) => {
+                self.mode = Mode::Failed(format!("{e:#}"));
+                return Err(e);
+            }
+        };
+        self.mode = Mode::Away(Away {
+            block: Block::default(),
+            jobs: Some(jobs),
+            free,
+            flushed,
+            thread: Some(thread),
+        });
+        Ok(())
     }
 
     /// Append one row; flushes if the last flush was long enough ago.
@@ -113,8 +202,180 @@ impl ThetaLog {
         self.flush_if_due(Instant::now())
     }
 
-    /// Append one row to the buffer, without looking at the clock.
+    /// Append one row (to the buffer, or to the block for the writer), without looking at the
+    /// clock.
+    #[inline]
     pub fn append_row(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
+        match &mut self.mode {
+            Mode::Here(rows) => rows.append_row(iteration, theta),
+            Mode::Away(away) => {
+                let block = &mut away.block;
+                if block.width != theta.len() || block.iterations.len() >= BLOCK_ROWS {
+                    if !block.iterations.is_empty() {
+                        self.hand_over()?;
+                    }
+                    let Mode::Away(away) = &mut self.mode else {
+                        unreachable!("hand_over keeps the writer or fails")
+                    };
+                    away.block.width = theta.len();
+                    away.block.push(iteration, theta);
+                } else {
+                    block.push(iteration, theta);
+                }
+                Ok(())
+            }
+            Mode::Failed(e) => Err(anyhow!("{e}")),
+        }
+    }
+
+    /// Flush if 50 ms have passed between the last flush and `now`. With a writer thread the
+    /// rows are handed over to be written, without waiting for it.
+    pub fn flush_if_due(&mut self, now: Instant) -> Result<()> {
+        if now.saturating_duration_since(self.last_flush) < FLUSH_EVERY {
+            return Ok(());
+        }
+        if let Mode::Away(_) = self.mode {
+            self.send(Job::Write)?;
+            self.last_flush = Instant::now();
+            return Ok(());
+        }
+        self.flush().map(|_| ())
+    }
+
+    /// Push buffered rows to the file; returns the log's length, for the checkpoint. With a
+    /// writer thread, waits until it has written every row handed to it.
+    pub fn flush(&mut self) -> Result<u64> {
+        let bytes = match &mut self.mode {
+            Mode::Here(rows) => rows.flush()?,
+            Mode::Away(_) => {
+                self.send(Job::Flush)?;
+                let Mode::Away(away) = &mut self.mode else {
+                    unreachable!("send keeps the writer or fails")
+                };
+                match away.flushed.recv() {
+                    Ok(bytes) => bytes,
+                    Err(_) => return Err(self.writer_failed()),
+                }
+            }
+            Mode::Failed(e) => bail!("{e}"),
+        };
+        self.last_flush = Instant::now();
+        Ok(bytes)
+    }
+
+    /// Hand the rows collected so far, then `job`, to the writer.
+    fn send(&mut self, job: Job) -> Result<()> {
+        if let Mode::Away(away) = &self.mode
+            && !away.block.iterations.is_empty()
+        {
+            self.hand_over()?;
+        }
+        let Mode::Away(away) = &mut self.mode else {
+            return Ok(());
+        };
+        let sent = away.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self.writer_failed())
+        }
+    }
+
+    /// Hand the current block to the writer and take a free one (waiting for the writer if it
+    /// has none).
+    #[cold]
+    fn hand_over(&mut self) -> Result<()> {
+        let Mode::Away(away) = &mut self.mode else {
+            return Ok(());
+        };
+        let Ok(mut next) = away.free.recv() else {
+            return Err(self.writer_failed());
+        };
+        next.width = away.block.width;
+        let full = std::mem::replace(&mut away.block, next);
+        let sent = away
+            .jobs
+            .as_ref()
+            .is_some_and(|j| j.send(Job::Rows(full)).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self.writer_failed())
+        }
+    }
+
+    /// The writer thread stopped: its error, which later calls repeat.
+    #[cold]
+    fn writer_failed(&mut self) -> anyhow::Error {
+        let mode = std::mem::replace(&mut self.mode, Mode::Failed(String::new()));
+        let error = match mode {
+            Mode::Away(mut away) => {
+                away.jobs = None;
+                match away.thread.take().map(JoinHandle::join) {
+                    Some(Ok(Err(e))) => e,
+                    _ => anyhow!("{}: the log's writer stopped", self.path.display()),
+                }
+            }
+            Mode::Failed(e) => anyhow!("{e}"),
+            Mode::Here(_) => anyhow!("{}: the log's writer stopped", self.path.display()),
+        };
+        self.mode = Mode::Failed(format!("{error:#}"));
+        error
+    }
+}
+
+impl Block {
+    #[inline]
+    fn push(&mut self, iteration: u64, theta: &[f64]) {
+        self.iterations.push(iteration);
+        self.theta.extend_from_slice(theta);
+    }
+}
+
+/// The writer thread: formats the blocks of rows it is handed, in order, and writes them.
+fn write_rows(
+    mut rows: Rows,
+    jobs: Receiver<Job>,
+    free: Sender<Block>,
+    flushed: Sender<u64>,
+) -> Result<()> {
+    for job in jobs {
+        match job {
+            Job::Rows(mut block) => {
+                let width = block.width;
+                for (i, &k) in block.iterations.iter().enumerate() {
+                    rows.append_row(k, &block.theta[i * width..(i + 1) * width])?;
+                }
+                block.iterations.clear();
+                block.theta.clear();
+                // The caller may be gone (dropped after its last flush): nothing to give back.
+                let _ = free.send(block);
+            }
+            Job::Write => rows.write_buffer()?,
+            Job::Flush => {
+                let bytes = rows.flush()?;
+                let _ = flushed.send(bytes);
+            }
+        }
+    }
+    rows.write_buffer()
+}
+
+impl Rows {
+    fn new(path: &Path, file: File, bytes: u64) -> Rows {
+        Rows {
+            path: path.to_path_buf(),
+            file,
+            bytes,
+            buffer: Vec::with_capacity(BUFFER + 1024),
+            filled: 0,
+            last_theta: Vec::new(),
+            last_values: None,
+        }
+    }
+
+    /// Append one row to the buffer.
+    fn append_row(&mut self, iteration: u64, theta: &[f64]) -> Result<()> {
         let start = self.filled;
         let end = start + (1 + theta.len()) * (1 + FIXED_ROOM);
         if self.buffer.len() < end {
@@ -145,14 +406,6 @@ impl ThetaLog {
         self.end_row(len)
     }
 
-    /// Flush if 50 ms have passed between the last flush and `now`.
-    pub fn flush_if_due(&mut self, now: Instant) -> Result<()> {
-        if now.saturating_duration_since(self.last_flush) >= FLUSH_EVERY {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
     /// The row of `len` bytes after the buffered ones is complete; the buffer goes to the
     /// file when full.
     fn end_row(&mut self, len: usize) -> Result<()> {
@@ -173,10 +426,9 @@ impl ThetaLog {
             .with_context(|| format!("{}: cannot write log", self.path.display()))
     }
 
-    /// Push buffered rows to the file; returns the log's length, for the checkpoint.
-    pub fn flush(&mut self) -> Result<u64> {
+    /// Write the buffered rows; the log's length.
+    fn flush(&mut self) -> Result<u64> {
         self.write_buffer()?;
-        self.last_flush = Instant::now();
         Ok(self.bytes)
     }
 }
@@ -233,10 +485,29 @@ fn plain_row(iteration: u64, theta: &[f64]) -> Vec<u8> {
     row
 }
 
-impl Drop for ThetaLog {
+impl Drop for Rows {
     /// Rows still buffered go to the file, as a `BufWriter` would write them.
     fn drop(&mut self) {
         let _ = self.write_buffer();
+    }
+}
+
+impl Drop for ThetaLog {
+    /// With a writer thread: the rows collected so far go to it, and it finishes writing
+    /// before the log is gone (errors are dropped, as a `BufWriter`'s are).
+    fn drop(&mut self) {
+        if let Mode::Away(away) = &mut self.mode {
+            let block = std::mem::take(&mut away.block);
+            if let Some(jobs) = away.jobs.take() {
+                if !block.iterations.is_empty() {
+                    let _ = jobs.send(Job::Rows(block));
+                }
+                drop(jobs);
+            }
+            if let Some(thread) = away.thread.take() {
+                let _ = thread.join();
+            }
+        }
     }
 }
 
@@ -244,75 +515,160 @@ impl Drop for ThetaLog {
 mod tests {
     use super::*;
 
+    /// Each test runs with the rows written here and by a writer thread.
+    fn both(mut test: impl FnMut(&dyn Fn(&mut ThetaLog))) {
+        test(&|_| {});
+        test(&|log| log.in_background().unwrap());
+    }
+
     #[test]
     fn writes_header_rows_and_resumes_by_truncating() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/x.log");
-        let mut log = ThetaLog::create(&path, &["a".into(), "Pawn \"x\"".into()]).unwrap();
-        log.append(1, &[1.0, -2.123456]).unwrap();
-        let at = log.flush().unwrap();
-        log.append(2, &[3.0, 4.0]).unwrap();
-        log.flush().unwrap();
-        drop(log);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text, "iteration,a,\"Pawn \"\"x\"\"\"\n1,1,-2.1235\n2,3,4\n");
-        assert!(ThetaLog::create(&path, &[]).is_err(), "never overwrites");
-        let mut log = ThetaLog::resume(&path, at).unwrap();
-        log.append(2, &[5.0, 6.0]).unwrap();
-        log.flush().unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.ends_with("1,1,-2.1235\n2,5,6\n"), "{text}");
-        assert!(ThetaLog::resume(&path, 10_000).is_err());
+        both(|mode| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("sub/x.log");
+            let mut log = ThetaLog::create(&path, &["a".into(), "Pawn \"x\"".into()]).unwrap();
+            mode(&mut log);
+            log.append(1, &[1.0, -2.123456]).unwrap();
+            let at = log.flush().unwrap();
+            log.append(2, &[3.0, 4.0]).unwrap();
+            log.flush().unwrap();
+            drop(log);
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(text, "iteration,a,\"Pawn \"\"x\"\"\"\n1,1,-2.1235\n2,3,4\n");
+            assert!(ThetaLog::create(&path, &[]).is_err(), "never overwrites");
+            let mut log = ThetaLog::resume(&path, at).unwrap();
+            mode(&mut log);
+            log.append(2, &[5.0, 6.0]).unwrap();
+            log.flush().unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.ends_with("1,1,-2.1235\n2,5,6\n"), "{text}");
+            assert!(ThetaLog::resume(&path, 10_000).is_err());
+        });
     }
 
     #[test]
     fn a_row_with_the_same_values_copies_their_text_also_across_buffers() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.log");
-        let mut log = ThetaLog::create(&path, &["a".into(), "b".into()]).unwrap();
-        let mut want = String::from("iteration,a,b\n");
-        let mut theta = [12.5, -3.25];
-        // Enough rows to fill the buffer a few times: each value repeats for 3 rows, the last
-        // of them written in 2 forms (after 9 999 the integer part gets longer).
-        for k in 1..30_000u64 {
-            if k % 3 == 0 {
-                theta = [theta[0] + 0.0625, theta[1] - 1.0];
+        both(|mode| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.log");
+            let mut log = ThetaLog::create(&path, &["a".into(), "b".into()]).unwrap();
+            mode(&mut log);
+            let mut want = String::from("iteration,a,b\n");
+            let mut theta = [12.5, -3.25];
+            // Enough rows to fill the buffer (and the writer's blocks) a few times: each value
+            // repeats for 3 rows, the last of them written in 2 forms (after 9 999 the integer
+            // part gets longer).
+            for k in 1..30_000u64 {
+                if k % 3 == 0 {
+                    theta = [theta[0] + 0.0625, theta[1] - 1.0];
+                }
+                if k == 20_000 {
+                    theta[0] = 1e300;
+                }
+                log.append_row(k, &theta).unwrap();
+                let mut row = format!("{k}");
+                for t in theta {
+                    row.push(',');
+                    row.push_str(&crate::config::vars::format_value(t, LOG_DECIMALS));
+                }
+                want.push_str(&row);
+                want.push('\n');
+                if k == 10_007 {
+                    // A flush in the middle returns the length written so far, and the file
+                    // holds exactly that: every row handed over is written.
+                    let at = log.flush().unwrap();
+                    assert_eq!(at, want.len() as u64);
+                    assert!(std::fs::read_to_string(&path).unwrap() == want);
+                }
             }
-            if k == 20_000 {
-                theta[0] = 1e300;
-            }
-            log.append_row(k, &theta).unwrap();
-            let mut row = format!("{k}");
-            for t in theta {
-                row.push(',');
-                row.push_str(&crate::config::vars::format_value(t, LOG_DECIMALS));
-            }
-            want.push_str(&row);
-            want.push('\n');
-        }
-        let at = log.flush().unwrap();
-        drop(log);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text == want, "rows differ");
-        assert_eq!(at, want.len() as u64);
+            let at = log.flush().unwrap();
+            drop(log);
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text == want, "rows differ");
+            assert_eq!(at, want.len() as u64);
+        });
     }
 
     #[test]
     fn rows_with_values_past_the_fixed_form_are_written_in_full() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.log");
-        let mut log = ThetaLog::create(&path, &["a".into(), "b".into()]).unwrap();
-        log.append(1, &[1e300, 0.5]).unwrap();
-        log.append(2, &[f64::NAN, -12345.00005]).unwrap();
-        log.append(3, &[-0.25, 9999.9999]).unwrap();
-        let at = log.flush().unwrap();
-        drop(log);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let huge = format!("1{}", "0".repeat(300));
-        assert_eq!(
-            text,
-            format!("iteration,a,b\n1,{huge},0.5\n2,NaN,-12345.0001\n3,-0.25,9999.9999\n")
-        );
-        assert_eq!(at, text.len() as u64);
+        both(|mode| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.log");
+            let mut log = ThetaLog::create(&path, &["a".into(), "b".into()]).unwrap();
+            mode(&mut log);
+            log.append(1, &[1e300, 0.5]).unwrap();
+            log.append(2, &[f64::NAN, -12345.00005]).unwrap();
+            log.append(3, &[-0.25, 9999.9999]).unwrap();
+            let at = log.flush().unwrap();
+            drop(log);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let huge = format!("1{}", "0".repeat(300));
+            assert_eq!(
+                text,
+                format!("iteration,a,b\n1,{huge},0.5\n2,NaN,-12345.0001\n3,-0.25,9999.9999\n")
+            );
+            assert_eq!(at, text.len() as u64);
+        });
+    }
+
+    /// Rows not flushed when the log is dropped still reach the file, also from the writer.
+    #[test]
+    fn dropping_the_log_writes_what_is_left() {
+        both(|mode| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.log");
+            let mut log = ThetaLog::create(&path, &["a".into()]).unwrap();
+            mode(&mut log);
+            let mut want = String::from("iteration,a\n");
+            for k in 1..=5000u64 {
+                log.append_row(k, &[k as f64 / 8.0]).unwrap();
+                want.push_str(&format!(
+                    "{k},{}\n",
+                    crate::config::vars::format_value(k as f64 / 8.0, LOG_DECIMALS)
+                ));
+            }
+            drop(log);
+            assert!(std::fs::read_to_string(&path).unwrap() == want);
+        });
+    }
+
+    /// A write that fails (the disk is full) is reported with the file's name, whether the
+    /// rows are written here or by the writer thread, and again by every later call.
+    #[test]
+    fn a_failing_write_is_reported_with_the_files_name() {
+        both(|mode| {
+            let full = Path::new("/dev/full");
+            let file = OpenOptions::new().write(true).open(full).unwrap();
+            let mut log = ThetaLog::wrap(Rows::new(full, file, 0));
+            mode(&mut log);
+            let mut failed = None;
+            for k in 1..=20_000u64 {
+                if let Err(e) = log.append_row(k, &[1.5, -2.25, k as f64]) {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            let e = match failed {
+                Some(e) => e,
+                None => log.flush().unwrap_err(),
+            };
+            let text = format!("{e:#}");
+            assert!(
+                text.starts_with("/dev/full: cannot write log: ") && text.contains("No space"),
+                "{text}"
+            );
+            if let Mode::Failed(_) = log.mode {
+                // The writer thread is gone: a later flush cannot claim rows were written.
+                let again = format!("{:#}", log.flush().unwrap_err());
+                assert_eq!(again, text);
+                let again = log.append_row(1, &[0.0, 0.0, 0.0]).unwrap_err();
+                assert_eq!(format!("{again:#}"), text);
+            } else {
+                assert!(
+                    matches!(log.mode, Mode::Here(_)),
+                    "only a writer thread fails"
+                );
+            }
+        });
     }
 }

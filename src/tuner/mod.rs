@@ -209,7 +209,10 @@ impl Tuner {
         // Trials of a source that waits (games, positions) take far longer than a clock read;
         // one measured at once (simulation) takes less than one, so the clock is read every
         // CLOCK_STRIDE of its updates.
+        // Such a source also hands its θ log rows to a writer thread, which formats them on
+        // the other core while this one measures.
         let clock_stride = if source.at_once().is_some() {
+            self.session.log_in_background()?;
             CLOCK_STRIDE
         } else {
             1

@@ -189,6 +189,12 @@ impl Session {
         self.log.append_row(row, theta)
     }
 
+    /// Have the θ log's rows formatted and written by a thread of their own (for a run that
+    /// appends millions a second); [`Session::save`] still checkpoints only written rows.
+    pub fn log_in_background(&mut self) -> Result<()> {
+        self.log.in_background()
+    }
+
     /// Flush the θ log if it has waited long enough (cheap to call after every row).
     pub fn flush_log_if_due(&mut self, now: std::time::Instant) -> Result<()> {
         self.log.flush_if_due(now)
