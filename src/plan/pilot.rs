@@ -94,11 +94,17 @@ impl Curvature {
         self.se.is_finite() && self.simul_elo - 1.96 * self.se > 0.0
     }
 
-    /// Where the fit puts the optimum, for people: x0 + slope/(2k) when the curvature is
+    /// The fitted parabola's vertex for offsets taken from `x0`: x0 + slope/(2k), k the
+    /// curvature per unit² (an optimum only when k > 0).
+    pub fn vertex(&self, x0: f64) -> f64 {
+        x0 + self.slope / (2.0 * (self.simul_elo / 1e4))
+    }
+
+    /// Where the fit puts the optimum, for people: the vertex when the curvature is
     /// measurable, else only the side the slope points to (the plan draws within the errors).
     pub fn optimum_from(&self, x0: f64) -> String {
         if self.measurable() {
-            format_value(x0 + self.slope / (2.0 * self.simul_elo / 1e4), 0)
+            format_value(self.vertex(x0), 0)
         } else if self.slope > 0.0 {
             format!("> {}", format_value(x0, 0))
         } else {

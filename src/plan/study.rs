@@ -108,7 +108,8 @@ impl ModelOptimum {
 
 impl OptimumPrior {
     fn draw(&self, v: &Variable, rng: &mut SmallRng) -> f64 {
-        let (lo, hi) = (v.min.min(v.max), v.max.max(v.min));
+        // The variables file's reader keeps min ≤ max.
+        let (lo, hi) = (v.min, v.max);
         let uniform = |rng: &mut SmallRng, a: f64, b: f64| a + (b - a) * rng.random::<f64>();
         match self {
             OptimumPrior::Range => uniform(rng, lo, hi),
@@ -118,10 +119,9 @@ impl OptimumPrior {
                     ..p
                 });
                 let c = crate::plan::pilot::fit(drawn);
-                let a = c.simul_elo / 1e4;
                 let x0 = x0.clamp(lo, hi);
-                if a > 0.0 {
-                    (x0 + c.slope / (2.0 * a)).clamp(lo, hi)
+                if c.simul_elo > 0.0 {
+                    c.vertex(x0).clamp(lo, hi)
                 } else if c.slope > 0.0 {
                     uniform(rng, x0, hi)
                 } else {
