@@ -481,7 +481,8 @@ fn verify_a_tiny_run() {
     assert!(stderr(&o).contains("none.var: checkpoint not found"));
 }
 
-/// `[verify]` in the config: the tune ends with its verification match, the verdict is printed
+/// `[verify]` in the config: the tune ends with its verification match (at the run's
+/// `--concurrency`, not the file's), the verdict is printed
 /// with the summary and recorded beside the θ log; a resume of the finished run prints the
 /// recorded verdict without playing again, and `--fresh` keeps the old record as a backup.
 #[test]
@@ -495,13 +496,15 @@ fn a_tune_with_a_verify_table_ends_with_its_recorded_verdict() {
     let d = dir.path();
     let conf = d.join("t.toml");
     let conf = conf.to_str().unwrap();
-    let o = run(&["run", conf]);
+    // The config says Concurrency 2; the run's flag holds for its verification too.
+    let o = run(&["run", conf, "--concurrency", "1"]);
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
     assert!(
         out.contains("vs the engine's defaults (no tuned option sent)"),
         "{out}"
     );
+    assert!(out.contains("20 pairs, concurrency 1, "), "{out}");
     // The defaults' column is empty: nothing was sent to that side.
     assert!(
         out.lines().any(|l| {

@@ -46,7 +46,9 @@ pub struct VerifyArgs {
 }
 
 impl VerifyArgs {
-    /// The verification a config's `[verify]` table asks for, of the run's final θ.
+    /// The verification a config's `[verify]` table asks for, of the run's final θ. It plays at
+    /// the run's concurrency, `spsa run --concurrency` included (the config file is read again
+    /// for the rest).
     pub fn from_config(config: &Config, v: &VerifyConfig) -> VerifyArgs {
         VerifyArgs {
             config: config.path.clone(),
@@ -59,6 +61,7 @@ impl VerifyArgs {
             flags: MatchFlags {
                 pairs: v.pairs,
                 sprt: v.sprt.clone(),
+                concurrency: Some(config.concurrency),
                 progress: 5.0,
                 max_faulty_pairs: 5,
                 ..MatchFlags::default()
