@@ -2,9 +2,11 @@
 //! time per evaluation next to the engine's, for sparring and Stockfish at depth 1 and 2, one
 //! engine process, measured side by side in one run (medians over rounds).
 //!
-//! The engine is driven as a positions run drives each of its engines: `EvalEngine::score`, which
-//! blocks the calling thread on the engine's pipe (here the bench's main thread; in a run, the
-//! engine's own thread).
+//! The engine is driven as an SPSA tune from positions drives each of its engines: one trial's
+//! FENs written once (`FenBatch`, as `Evaluator::paired_loss` does) and scored at θ+ and at θ−
+//! by `EvalEngine::score_both`, which blocks the calling thread on the engine's pipe (here the
+//! bench's main thread; in a run, the engine's own thread). Rates and CPU are per evaluation (a
+//! position at one θ).
 //!
 //! Our CPU is the on-CPU time of this process's threads (/proc/self/task/*/schedstat: the position
 //! store, FEN writing, the UCI exchange, the loss); the engine's is the same figure for its
@@ -29,7 +31,7 @@ use shakmaty::{Chess, Position};
 use spsa::arena::EngineSetup;
 use spsa::config::positions::PositionSearch;
 use spsa::engine::{EngineSpec, OptionValue};
-use spsa::positions::eval::{EvalEngine, EvalSettings};
+use spsa::positions::eval::{EvalEngine, EvalSettings, FenBatch};
 use spsa::positions::{LabelledPositions, Loss, LossKind, Outcome};
 
 /// On-CPU seconds of a process: the larger of two readings. The sum of the first fields of
@@ -217,6 +219,8 @@ async fn measure(
     let engine_pid = pid.to_string();
     let all: Vec<usize> = (0..set.len()).collect();
     let loss = Loss::new(LossKind::Texel, 1.0);
+    // θ− of a trial: every tuned value one step away, so each side sends its own values.
+    let tuned_minus: Vec<(String, f64)> = tuned.iter().map(|(n, v)| (n.clone(), v + 1.0)).collect();
     // Warm-up: page in the engine, its hash, our buffers.
     e.score(set, &all[..20.min(all.len())], tuned)
         .await
@@ -253,17 +257,25 @@ async fn measure(
             bare_round();
         }
         let (o0, t0, w0) = (cpu_of("self"), cpu_of(&engine_pid), Instant::now());
-        let s = e.score(set, &all, tuned).await.expect("scores");
-        let l = loss.mean(
-            s.scores
-                .iter()
-                .enumerate()
-                .filter_map(|(i, q)| q.map(|q| (set.outcome(i), q))),
-        );
-        std::hint::black_box(l);
+        // One SPSA trial's part, as `Evaluator::paired_loss` runs it: the FENs written once and
+        // scored at θ+ and θ−, and both losses.
+        let fens = FenBatch::of(set, &all);
+        let (plus, minus) = e
+            .score_both(&fens, tuned, &tuned_minus)
+            .await
+            .expect("scores");
+        for s in [plus, minus] {
+            let l = loss.mean(
+                s.scores
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, q)| q.map(|q| (set.outcome(i), q))),
+            );
+            std::hint::black_box(l);
+        }
         let wall = w0.elapsed().as_secs_f64();
         let (o1, t1) = (cpu_of("self"), cpu_of(&engine_pid));
-        let n = set.len() as f64;
+        let n = 2.0 * set.len() as f64;
         rate.push(n / wall);
         ours.push((o1 - o0) / n * 1e6);
         theirs.push((t1 - t0) / n * 1e6);

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use spsa::engine::parse::{EngineLine, parse_line};
+use spsa::engine::parse::{EngineLine, SearchLine, parse_line, parse_search_line};
 
 const ROUNDS: usize = 7;
 
@@ -104,17 +104,25 @@ fn main() {
         EngineLine::Info(i) => i.depth.unwrap_or(0) as usize + i.pv_moves().count(),
         _ => 0,
     };
+    // What a search reads of each line: the fields before the pv.
+    let mut search_f = |l: &str| match parse_search_line(l) {
+        SearchLine::Info { depth, nodes, .. } => {
+            depth.unwrap_or(0) as usize + nodes.unwrap_or(0) as usize
+        }
+        _ => 0,
+    };
     let mut theirs_f = |l: &str| match vampirc_uci::parse_one(l) {
         vampirc_uci::UciMessage::Info(a) => a.len(),
         _ => 0,
     };
     // Rounds alternate between the two parsers so that load from other processes hits both alike.
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours, mut search, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         ours.push(once(&all_refs, 30, &mut ours_f));
+        search.push(once(&all_refs, 30, &mut search_f));
         theirs.push(once(&vampirc_ok, 1, &mut theirs_f));
     }
-    let (ours, theirs) = (median(ours), median(theirs));
+    let (ours, search, theirs) = (median(ours), median(search), median(theirs));
 
     let wdl = all_refs.iter().filter(|l| l.contains(" wdl ")).count();
     println!(
@@ -122,6 +130,10 @@ fn main() {
         all_refs.len()
     );
     println!("  ours (spsa::engine::parse): {:>12.0} lines/s", ours);
+    println!(
+        "  ours, up to the pv (a search's progress): {:>12.0} lines/s",
+        search
+    );
     println!(
         "  vampirc-uci 0.11:           {:>12.0} lines/s   ({excluded} lines excluded: vampirc panics on them)",
         theirs

@@ -182,14 +182,7 @@ pub fn parse_line(line: &str) -> EngineLine<'_> {
     match t.next() {
         Some("info") => EngineLine::Info(parse_info_fields(&mut t)),
         Some("bestmove") => {
-            let best = match t.next() {
-                None | Some("(none)") | Some("0000") => None,
-                Some(m) => Some(m),
-            };
-            let ponder = match (t.next(), t.next()) {
-                (Some("ponder"), Some(p)) if p != "(none)" && p != "0000" => Some(p),
-                _ => None,
-            };
+            let (best, ponder) = parse_bestmove(&mut t);
             EngineLine::BestMove { best, ponder }
         }
         Some("uciok") => EngineLine::UciOk,
@@ -211,6 +204,71 @@ pub fn parse_info(rest: &str) -> Info<'_> {
     parse_info_fields(&mut Tokens::new(rest))
 }
 
+/// The moves after `bestmove`: (best, ponder), `None` for `(none)`, `0000` or a missing one.
+fn parse_bestmove<'a>(t: &mut Tokens<'a>) -> (Option<&'a str>, Option<&'a str>) {
+    let best = match t.next() {
+        None | Some("(none)") | Some("0000") => None,
+        Some(m) => Some(m),
+    };
+    let ponder = match (t.next(), t.next()) {
+        (Some("ponder"), Some(p)) if p != "(none)" && p != "0000" => Some(p),
+        _ => None,
+    };
+    (best, ponder)
+}
+
+/// What a search keeps of a line while it waits for `bestmove` (see [`parse_search_line`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchLine<'a> {
+    /// An `info` line's fields that a search's progress keeps, as [`parse_line`] reads them.
+    Info {
+        multipv: Option<u32>,
+        depth: Option<u32>,
+        score: Option<Score>,
+        nodes: Option<u64>,
+    },
+    /// `bestmove`, as in [`EngineLine::BestMove`].
+    BestMove {
+        best: Option<&'a str>,
+    },
+    Other,
+}
+
+/// The few fields a search needs from each line it waits through: an `info` line is read only up
+/// to its `pv` (most of its bytes) and only for the four fields kept, and nothing else is built.
+/// Engines print a line per iteration, so this runs about ten times per move; every field it
+/// returns equals [`parse_line`]'s (a property test holds the two together).
+pub fn parse_search_line(line: &str) -> SearchLine<'_> {
+    let mut t = Tokens::new(line);
+    match t.next() {
+        Some("info") => {
+            let (mut multipv, mut depth, mut score, mut nodes) = (None, None, None, None);
+            while let Some(key) = t.next() {
+                match key {
+                    "depth" => depth = num(&mut t, parse_u32).or(depth),
+                    "multipv" => multipv = num(&mut t, parse_u32).or(multipv),
+                    "nodes" => nodes = num(&mut t, parse_u64).or(nodes),
+                    "score" => score = parse_score(&mut t).0.or(score),
+                    // Nothing kept comes after these; `currmove`'s move is skipped as a
+                    // token of its own, as an unknown word is (a keyword never is a move).
+                    "pv" | "string" => break,
+                    _ => {}
+                }
+            }
+            SearchLine::Info {
+                multipv,
+                depth,
+                score,
+                nodes,
+            }
+        }
+        Some("bestmove") => SearchLine::BestMove {
+            best: parse_bestmove(&mut t).0,
+        },
+        _ => SearchLine::Other,
+    }
+}
+
 fn parse_info_fields<'a>(t: &mut Tokens<'a>) -> Info<'a> {
     let mut info = Info::default();
     while let Some(key) = t.next() {
@@ -230,7 +288,11 @@ fn parse_info_fields<'a>(t: &mut Tokens<'a>) -> Info<'a> {
                     t.next();
                 }
             }
-            "score" => parse_score(t, &mut info),
+            "score" => {
+                let (score, bound) = parse_score(t);
+                info.score = score.or(info.score);
+                info.bound = bound.unwrap_or(info.bound);
+            }
             "wdl" => {
                 let w = num(t, parse_u32);
                 let d = w.and_then(|_| num(t, parse_u32));
@@ -277,33 +339,36 @@ fn is_keyword(tok: &str) -> bool {
     )
 }
 
-/// `score` is followed by any of `cp N`, `mate N`, `lowerbound`, `upperbound`.
-fn parse_score(t: &mut Tokens<'_>, info: &mut Info<'_>) {
+/// `score` is followed by any of `cp N`, `mate N`, `lowerbound`, `upperbound`: the last score
+/// and the last bound among them.
+fn parse_score(t: &mut Tokens<'_>) -> (Option<Score>, Option<Bound>) {
+    let (mut score, mut bound) = (None, None);
     while let Some(tok) = t.peek() {
         match tok {
             "cp" => {
                 t.next();
                 if let Some(v) = num(t, parse_i32) {
-                    info.score = Some(Score::Cp(v));
+                    score = Some(Score::Cp(v));
                 }
             }
             "mate" => {
                 t.next();
                 if let Some(v) = num(t, parse_i32) {
-                    info.score = Some(Score::Mate(v));
+                    score = Some(Score::Mate(v));
                 }
             }
             "lowerbound" => {
                 t.next();
-                info.bound = Bound::Lower;
+                bound = Some(Bound::Lower);
             }
             "upperbound" => {
                 t.next();
-                info.bound = Bound::Upper;
+                bound = Some(Bound::Upper);
             }
-            _ => return,
+            _ => break,
         }
     }
+    (score, bound)
 }
 
 /// Split `a b c string d e` into (`a b c`, Some(`d e`)). `string` must be a whole token.
@@ -432,6 +497,51 @@ mod tests {
         assert_eq!(i.pv, None);
     }
 
+    /// What [`parse_search_line`] must return for `line`: [`parse_line`]'s fields.
+    fn search_fields_of(line: &str) -> SearchLine<'_> {
+        match parse_line(line) {
+            EngineLine::Info(i) => SearchLine::Info {
+                multipv: i.multipv,
+                depth: i.depth,
+                score: i.score,
+                nodes: i.nodes,
+            },
+            EngineLine::BestMove { best, .. } => SearchLine::BestMove { best },
+            _ => SearchLine::Other,
+        }
+    }
+
+    #[test]
+    fn a_search_line_keeps_what_the_whole_parse_reads() {
+        for line in [
+            "info depth 24 seldepth 33 multipv 2 score cp -31 upperbound wdl 85 862 53 nodes 1234567 \
+             nps 987654 hashfull 412 tbhits 3 time 1250 pv e2e4 e7e5 g1f3",
+            "info depth 3 pv e2e4 e7e5 string depth 9 hello",
+            "info depth 3 score mate -4 lowerbound cp 12 nodes 9 pv",
+            "info string NNUE evaluation using nn-ad9b42354671.nnue enabled depth 4",
+            "info depth 5 currmove e2e4 currmovenumber 1",
+            "info depth 5 currmove depth 6 nodes x nodes 8 multipv",
+            "info nodes 7 depth 2 score cp",
+            "info depth abc score cp nodes 7 wdl 1 2 time 9 currmove depth 4",
+            "bestmove e2e4 ponder e7e5",
+            "bestmove (none)",
+            "readyok",
+            "info",
+            "",
+        ] {
+            assert_eq!(parse_search_line(line), search_fields_of(line), "{line}");
+        }
+        assert_eq!(
+            parse_search_line("info depth 7 multipv 1 score cp 20 nodes 99 pv e2e4 depth 9"),
+            SearchLine::Info {
+                multipv: Some(1),
+                depth: Some(7),
+                score: Some(Score::Cp(20)),
+                nodes: Some(99)
+            }
+        );
+    }
+
     #[test]
     fn malformed_fields_are_skipped() {
         let i = info("info depth abc score cp nodes 7 wdl 1 2 time 9 currmove depth 4");
@@ -484,6 +594,21 @@ mod tests {
                 let _ = parse_line(&format!("info {s}"));
                 let _ = parse_line(&format!("bestmove {s}"));
                 let _ = parse_line(&format!("info score {s} pv {s}"));
+            }
+
+            #[test]
+            fn a_search_line_agrees_with_the_whole_parse(
+                words in proptest::collection::vec(prop_oneof![
+                    Just("info"), Just("depth"), Just("multipv"), Just("nodes"), Just("score"),
+                    Just("cp"), Just("mate"), Just("lowerbound"), Just("upperbound"), Just("pv"),
+                    Just("string"), Just("currmove"), Just("wdl"), Just("seldepth"), Just("7"),
+                    Just("-3"), Just("e2e4"), Just("x"), Just("bestmove"), Just("0000"),
+                ], 0..24),
+            ) {
+                let line = format!("info {}", words.join(" "));
+                prop_assert_eq!(parse_search_line(&line), search_fields_of(&line));
+                let line = words.join(" ");
+                prop_assert_eq!(parse_search_line(&line), search_fields_of(&line));
             }
 
             #[test]

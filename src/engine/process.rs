@@ -11,7 +11,7 @@ use tokio::time::{Instant, timeout, timeout_at};
 use tracing::{debug, trace, warn};
 
 use super::options::{self, OptionError, OptionValue, UciOption};
-use super::parse::{EngineLine, parse_line};
+use super::parse::{EngineLine, SearchLine, parse_line, parse_search_line};
 use super::watchdog::{Verdict, Watchdog};
 use super::{BestMove, EngineFault, GoCommand, Player, Score, SearchReply};
 
@@ -72,7 +72,11 @@ struct LineReader<R = ChildStdout> {
     /// The unread bytes are `buf[start..end]`.
     start: usize,
     end: usize,
+    /// A line that began in an earlier read (or is the part of one read so far); a line that
+    /// lies whole in `buf` is not copied here but read in place (`in_buf`).
     line: Vec<u8>,
+    /// Where the current line lies in `buf`, when it lies there whole.
+    in_buf: Option<(usize, usize)>,
     complete: bool,
 }
 
@@ -90,31 +94,54 @@ impl<R> LineReader<R> {
             start: 0,
             end: 0,
             line: Vec::with_capacity(1024),
+            in_buf: None,
             complete: false,
         }
     }
 
-    /// Move buffered bytes into the line up to and including a newline; true when a whole line
-    /// is in `line`. Consumes every buffered byte when there is no newline.
+    /// Take buffered bytes up to and including a newline as the current line; true when a whole
+    /// line is there. Consumes every buffered byte when there is no newline (keeping them for
+    /// the line's rest). A line that lies whole in the buffer stays there (most lines: no copy).
     fn take_line(&mut self) -> bool {
         if self.complete {
             self.line.clear();
+            self.in_buf = None;
             self.complete = false;
         }
         let avail = &self.buf[self.start..self.end];
-        let (take, used, done) = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, i + 1, true),
-            None => (avail.len(), avail.len(), false),
+        let Some(i) = avail.iter().position(|&b| b == b'\n') else {
+            let room = MAX_LINE.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&avail[..avail.len().min(room)]);
+            self.start = self.end;
+            return false;
         };
-        let room = MAX_LINE.saturating_sub(self.line.len());
-        self.line.extend_from_slice(&avail[..take.min(room)]);
-        self.start += used;
-        self.complete = done;
-        done
+        if self.line.is_empty() {
+            // The buffer (64 KiB) is shorter than MAX_LINE, so no truncation is due.
+            self.in_buf = Some((self.start, self.start + i));
+        } else {
+            let room = MAX_LINE.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&avail[..i.min(room)]);
+        }
+        self.start += i + 1;
+        self.complete = true;
+        true
     }
 
+    /// The current line's bytes, without its newline.
+    fn bytes(&self) -> &[u8] {
+        match self.in_buf {
+            Some((from, to)) => &self.buf[from..to],
+            None => &self.line,
+        }
+    }
+
+    /// The current line as text (invalid UTF-8 replaced; engines print ASCII, checked fast).
     fn text(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.line)
+        let bytes = self.bytes();
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        }
     }
 }
 
@@ -808,16 +835,21 @@ struct SearchProgress {
 impl SearchProgress {
     /// Take one engine line; the reply once it is `bestmove`.
     fn line(&mut self, text: &str, elapsed: impl FnOnce() -> Duration) -> Option<SearchReply> {
-        match parse_line(text) {
-            EngineLine::Info(info) => {
-                if info.multipv.is_none_or(|m| m <= 1) {
-                    self.score = info.score.or(self.score);
-                    self.depth = info.depth.or(self.depth);
+        match parse_search_line(text) {
+            SearchLine::Info {
+                multipv,
+                depth,
+                score,
+                nodes,
+            } => {
+                if multipv.is_none_or(|m| m <= 1) {
+                    self.score = score.or(self.score);
+                    self.depth = depth.or(self.depth);
                 }
-                self.nodes = info.nodes.or(self.nodes);
+                self.nodes = nodes.or(self.nodes);
                 None
             }
-            EngineLine::BestMove { best, .. } => Some(SearchReply {
+            SearchLine::BestMove { best } => Some(SearchReply {
                 best: match best {
                     Some(m) => BestMove::Move(m.to_string()),
                     None => BestMove::NoMove,
@@ -827,7 +859,7 @@ impl SearchProgress {
                 nodes: self.nodes,
                 elapsed: elapsed(),
             }),
-            _ => None,
+            SearchLine::Other => None,
         }
     }
 }
@@ -899,7 +931,6 @@ pub fn push_position(buf: &mut String, start_fen: &str, moves: &[String]) {
 
 /// `go` with the limits that are set, in the order UCI lists them.
 pub fn push_go(buf: &mut String, go: &GoCommand) {
-    use std::fmt::Write;
     buf.push_str("go");
     let fields: [(&str, Option<u64>); 8] = [
         ("wtime", go.wtime_ms),
@@ -913,9 +944,27 @@ pub fn push_go(buf: &mut String, go: &GoCommand) {
     ];
     for (key, value) in fields {
         if let Some(v) = value {
-            let _ = write!(buf, " {key} {v}");
+            buf.push(' ');
+            buf.push_str(key);
+            buf.push(' ');
+            push_decimal(buf, v);
         }
     }
+}
+
+/// `v` in decimal, without the formatting machinery (this runs once per search).
+fn push_decimal(buf: &mut String, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 #[cfg(test)]
@@ -943,10 +992,40 @@ mod tests {
             w
         });
         assert!(matches!(rd.read(later).await, Read::Line));
-        assert_eq!(rd.line.len(), MAX_LINE);
+        assert_eq!(rd.bytes().len(), MAX_LINE);
         assert!(matches!(rd.read(later).await, Read::Line));
         assert_eq!(rd.text(), "readyok");
         drop(writer.await.unwrap());
+        assert!(matches!(rd.read(later).await, Read::Eof));
+    }
+
+    #[tokio::test]
+    async fn lines_are_read_in_place_or_carried_across_reads() {
+        let (mut w, r) = tokio::io::duplex(1 << 16);
+        let mut rd = LineReader::new(r);
+        let later = Instant::now() + Duration::from_secs(1);
+        w.write_all(b"info depth 1\ninfo \xff depth 2\nbestm")
+            .await
+            .unwrap();
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "info depth 1");
+        assert!(rd.in_buf.is_some() && rd.line.is_empty(), "not copied");
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(
+            rd.text(),
+            "info \u{fffd} depth 2",
+            "invalid UTF-8 is replaced"
+        );
+        // The rest of a line that began in the previous read.
+        w.write_all(b"ove e2e4\n\nreadyok\n").await.unwrap();
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "bestmove e2e4");
+        assert!(rd.in_buf.is_none(), "carried");
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "", "an empty line");
+        assert!(matches!(rd.read(later).await, Read::Line));
+        assert_eq!(rd.text(), "readyok");
+        drop(w);
         assert!(matches!(rd.read(later).await, Read::Eof));
     }
 
@@ -1015,6 +1094,17 @@ mod tests {
         b.clear();
         push_go(&mut b, &GoCommand::default());
         assert_eq!(b, "go");
+        for v in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX] {
+            b.clear();
+            push_go(
+                &mut b,
+                &GoCommand {
+                    nodes: Some(v),
+                    ..GoCommand::default()
+                },
+            );
+            assert_eq!(b, format!("go nodes {v}"));
+        }
         b.clear();
         push_setoption(&mut b, "Pawn Structure (Endgame)", Some("120"));
         assert_eq!(b, "setoption name Pawn Structure (Endgame) value 120");

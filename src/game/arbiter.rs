@@ -146,7 +146,17 @@ pub async fn play_game<W: Player, B: Player>(
             });
         };
         let fullmove = pos.fullmoves().get();
-        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        // The engine's own token when it is already the standard spelling (as a rule), so no
+        // move is formatted again; e1h1-style castling and the like are respelled.
+        let standard = m.to_uci(CastlingMode::Standard);
+        let uci = if standard == uci && !token.bytes().any(|b| b.is_ascii_uppercase()) {
+            let mut token = token;
+            token.truncate(token.trim_end().len());
+            token.drain(..token.len() - token.trim_start().len());
+            token
+        } else {
+            standard.to_string()
+        };
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
         history.push(position_key(&pos));
         game.record.moves.push(PlayedMove {

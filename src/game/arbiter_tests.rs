@@ -177,6 +177,22 @@ async fn castling_in_king_two_squares_form_is_accepted() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn moves_are_recorded_and_sent_in_the_standard_spelling() {
+    let o = opening("r3k3/1P6/8/8/8/8/8/4K2R w K - 0 1", &[]);
+    // King takes rook for castling, spaces around a token.
+    let mut w = ScriptedPlayer::moves("w", &["e1h1", "b7a8q ", "x"]);
+    let mut b = ScriptedPlayer::moves("b", &[" e8d7 ", "d7e7"]);
+    let r = play(&mut w, &mut b, &o, &nodes_settings()).await;
+    assert!(matches!(r.end, EndReason::UnparsableMove { by: White, .. }));
+    let ucis: Vec<&str> = r.moves.iter().map(|m| m.uci.as_str()).collect();
+    assert_eq!(ucis, ["e1g1", "e8d7", "b7a8q", "d7e7"]);
+    let sent = ["e1g1", "e8d7", "b7a8q", "d7e7"];
+    assert_eq!(w.calls[2].moves, sent, "what the engines are sent");
+    let sans: Vec<&str> = r.moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(sans, ["O-O", "Kd7", "bxa8=Q", "Ke7"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn no_move_while_legal_moves_exist_loses() {
     let mut w = ScriptedPlayer::new("w", [Step::no_move()]);
     let mut b = ScriptedPlayer::moves("b", &[]);
