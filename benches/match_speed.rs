@@ -22,7 +22,8 @@
 //! Each side's CPU is read from /proc/<pid>/stat once the process has exited and before it is
 //! reaped (a zombie's times are final and its children's are kept apart: `waitid` with
 //! `WNOWAIT` waits for the exit without reaping); a thread samples the program's peak RSS and
-//! its threads' context switches (wake-ups) every half second. fastchess is not part of this
+//! its threads' context switches (wake-ups) and their run-queue wait (time runnable without a
+//! core, from /proc/…/schedstat) every half second. fastchess is not part of this
 //! project: bring and build your own and name its path.
 //!
 //! `MATCH_SPEED_SUITE=high` (with `FASTCHESS`) instead compares many games at once: the bundled
@@ -264,6 +265,11 @@ struct Run {
     peak_rss_mb: f64,
     /// Voluntary + involuntary context switches of its threads, summed (the largest sample).
     switches: u64,
+    /// Time its threads spent runnable but waiting for a core (schedstat's run delay), and the
+    /// number of times they got one, summed over its threads (the largest sample): how late
+    /// the manager itself gets to an engine's answer on a crowded machine.
+    run_delay_s: f64,
+    slices: u64,
 }
 
 impl Run {
@@ -296,22 +302,46 @@ fn status_value(status: &str, key: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// Peak RSS (MB) of process `pid`, and its live threads' context switches summed.
-fn sample(pid: u32) -> (Option<f64>, u64) {
+/// What the sampler reads of a running process.
+#[derive(Clone, Copy, Default)]
+struct Sample {
+    /// Peak RSS, MB.
+    rss: Option<f64>,
+    /// Its live threads' context switches, summed.
+    switches: u64,
+    /// Its live threads' run-queue wait (ns) and time slices, summed (/proc/…/schedstat).
+    run_delay_ns: u64,
+    slices: u64,
+}
+
+fn sample(pid: u32) -> Sample {
     let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| status_value(&s, "VmHWM:"))
         .map(|kb| kb as f64 / 1024.0);
-    let mut switches = 0;
+    let mut out = Sample {
+        rss,
+        ..Sample::default()
+    };
     if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
         for t in tasks.flatten() {
             if let Ok(s) = std::fs::read_to_string(t.path().join("status")) {
-                switches += status_value(&s, "voluntary_ctxt_switches:").unwrap_or(0)
+                out.switches += status_value(&s, "voluntary_ctxt_switches:").unwrap_or(0)
                     + status_value(&s, "nonvoluntary_ctxt_switches:").unwrap_or(0);
+            }
+            if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
+                let f: Vec<u64> = s
+                    .split_whitespace()
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                if let [_, delay, slices] = f[..] {
+                    out.run_delay_ns += delay;
+                    out.slices += slices;
+                }
             }
         }
     }
-    (rss, switches)
+    out
 }
 
 /// Run `cmd` to its end in `dir`: wait for its exit without reaping it (`waitid` with
@@ -331,16 +361,19 @@ fn measure(mut cmd: Command, dir: &Path) -> Run {
     let sampler = {
         let done = done.clone();
         std::thread::spawn(move || {
-            let (mut rss, mut switches) = (f64::NAN, 0u64);
+            let (mut rss, mut most) = (f64::NAN, Sample::default());
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let (r, s) = sample(pid);
-                if let Some(r) = r {
+                let s = sample(pid);
+                if let Some(r) = s.rss {
                     rss = r;
                 }
-                switches = switches.max(s);
+                most.switches = most.switches.max(s.switches);
+                if s.run_delay_ns > most.run_delay_ns {
+                    (most.run_delay_ns, most.slices) = (s.run_delay_ns, s.slices);
+                }
                 std::thread::sleep(Duration::from_millis(500));
             }
-            (rss, switches)
+            (rss, most)
         })
     };
     // SAFETY: waitid fills one siginfo_t through a valid pointer; WNOWAIT leaves the child
@@ -367,7 +400,7 @@ fn measure(mut cmd: Command, dir: &Path) -> Run {
     let wall = started.elapsed().as_secs_f64();
     let (_, times) = proc_times(pid).expect("the zombie's /proc/<pid>/stat");
     done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let (peak_rss_mb, switches) = sampler.join().expect("sampler");
+    let (peak_rss_mb, most) = sampler.join().expect("sampler");
     let status = child.wait().expect("wait");
     assert!(status.success(), "{cmd:?} failed ({status})");
     Run {
@@ -376,7 +409,9 @@ fn measure(mut cmd: Command, dir: &Path) -> Run {
         own_sys: times[1],
         engines: times[2] + times[3],
         peak_rss_mb,
-        switches,
+        switches: most.switches,
+        run_delay_s: most.run_delay_ns as f64 / 1e9,
+        slices: most.slices,
     }
 }
 
@@ -599,7 +634,7 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
             let games = movetexts(&pgn);
             let n = game_count(&games);
             println!(
-                "round {}: {:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {n} games, {} on time, peak RSS {:.1} MB, {} context switches, load {}",
+                "round {}: {:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {n} games, {} on time, peak RSS {:.1} MB, {} context switches, run-queue wait {:.3} s ({:.0} µs per slice), load {}",
                 round + 1,
                 names[side],
                 run.wall,
@@ -611,6 +646,8 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
                 time_losses(&pgn),
                 run.peak_rss_mb,
                 run.switches,
+                run.run_delay_s,
+                run.run_delay_s * 1e6 / run.slices.max(1) as f64,
                 load_average()
             );
             losses[side].push(time_losses(&pgn));
@@ -625,9 +662,10 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     let engines = |s: usize| median(runs[s].iter().map(|r| r.engines).collect());
     let rss = |s: usize| median(runs[s].iter().map(|r| r.peak_rss_mb).collect());
     let switches = |s: usize| median(runs[s].iter().map(|r| r.switches as f64).collect());
+    let waits = |s: usize| median(runs[s].iter().map(|r| r.run_delay_s).collect());
     for (side, name) in names.iter().enumerate() {
         println!(
-            "median {name:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s = {:.2} ms per game, engines {:.2} s, peak RSS {:.1} MB = {:.0} kB per slot, {:.0} context switches per game, time losses {:?}",
+            "median {name:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s = {:.2} ms per game, engines {:.2} s, peak RSS {:.1} MB = {:.0} kB per slot, {:.0} context switches per game, run-queue wait {:.2} ms per game, time losses {:?}",
             wall(side),
             games * 60.0 / wall(side),
             own(side),
@@ -636,6 +674,7 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
             rss(side),
             rss(side) * 1024.0 / c,
             switches(side) / games,
+            waits(side) * 1000.0 / games,
             losses[side]
         );
     }

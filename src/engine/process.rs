@@ -714,9 +714,11 @@ impl UciEngine {
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
         use std::os::fd::AsRawFd;
-        if self.yielded.elapsed() >= YIELD_EVERY {
+        let mut started = std::time::Instant::now();
+        if started.duration_since(self.yielded) >= YIELD_EVERY {
             tokio::task::yield_now().await;
-            self.yielded = std::time::Instant::now();
+            started = std::time::Instant::now();
+            self.yielded = started;
         }
         let p = self.proc_mut()?;
         if p.blocking.is_none() {
@@ -731,7 +733,6 @@ impl UciEngine {
         self.compose_search(start_fen, moves, go);
         trace!(engine = %self.spec.name, ">> {}", self.buf);
         self.buf.push('\n');
-        let started = std::time::Instant::now();
         let p = self.proc.as_mut().expect("checked above");
         let limit = started + self.spec.ready_timeout;
         let written = write_blocking(p.stdin.as_raw_fd(), self.buf.as_bytes(), limit);
