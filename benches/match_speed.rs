@@ -32,6 +32,9 @@
 //! a 50 ms time margin on 16 slots, 64 games, counting the games each program lost on time
 //! (`MATCH_SPEED_CLOCK=0` skips it). It prints per game: own CPU, context switches, and peak
 //! RSS per slot, with the ratios spsa/fastchess.
+//!
+//! `MATCH_SPEED_BASELINE=/path/to/an/older/spsa` puts that binary in fastchess's place (and needs
+//! no fastchess): a change measured against the code before it, in the same alternating rounds.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -198,7 +201,10 @@ fn main() {
         println!("match did not finish: {:?}", out.ending);
         std::process::exit(1);
     }
-    if let Ok(fastchess) = std::env::var("FASTCHESS") {
+    let baseline = std::env::var("MATCH_SPEED_BASELINE").is_ok();
+    if let Ok(fastchess) =
+        std::env::var("FASTCHESS").or_else(|e| if baseline { Ok(String::new()) } else { Err(e) })
+    {
         let setup = Setup {
             engine,
             options: vec!["Threads=1", "Hash=16"],
@@ -508,8 +514,10 @@ impl Setup {
         )
     }
 
-    fn spsa(&self, epd: &str) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_spsa"));
+    /// `spsa match` by `binary` (this build's, or an older one to compare with), its games
+    /// written to `pgn`.
+    fn spsa(&self, binary: &Path, epd: &str, pgn: &str) -> Command {
+        let mut c = Command::new(binary);
         c.args(["match", "--engine1", &self.engine]);
         for o in &self.options {
             c.args(["--option", o]);
@@ -522,7 +530,7 @@ impl Setup {
         c.args(["--concurrency", &self.concurrency.to_string()])
             .args(["--pairs", &self.pairs.to_string(), "--book", epd])
             .args(["--sequential", "--seed", "1"])
-            .args(["--progress", "0", "--pgn", "spsa.pgn"]);
+            .args(["--progress", "0", "--pgn", pgn]);
         c
     }
 
@@ -593,6 +601,13 @@ fn plain_epd(book: &Path, dir: &Path) -> PathBuf {
 /// The same match with fastchess and with `spsa match`, alternating which goes first, side by
 /// side; prints each run, the medians and the ratios spsa/fastchess.
 fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
+    // `MATCH_SPEED_BASELINE=/path/to/an/older/spsa`: that binary takes fastchess's side, so a
+    // change is measured against the code before it in the same alternating rounds.
+    let baseline = std::env::var_os("MATCH_SPEED_BASELINE").map(PathBuf::from);
+    let (other, fastchess) = match &baseline {
+        Some(b) => ("baseline", b.as_path()),
+        None => ("fastchess", fastchess),
+    };
     if !fastchess.exists() {
         println!(
             "fastchess: {} not found; skipping the comparison",
@@ -608,7 +623,7 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     let epd = plain_epd(book, dir.path());
     let epd = epd.to_str().expect("utf-8 path");
     println!(
-        "\nvs fastchess {}: {}, {rounds} rounds alternating, load average {}",
+        "\nvs {other} {}: {}, {rounds} rounds alternating, load average {}",
         fastchess.display(),
         setup.describe(),
         load_average()
@@ -616,18 +631,25 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut losses: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     let mut last_games: [HashMap<String, usize>; 2] = [HashMap::new(), HashMap::new()];
-    let names = ["fastchess", "spsa"];
-    let pgn_names = ["fastchess.pgn", "spsa.pgn"];
+    let names = [other, "spsa"];
+    let pgn_names = [
+        if baseline.is_some() {
+            "baseline.pgn"
+        } else {
+            "fastchess.pgn"
+        },
+        "spsa.pgn",
+    ];
     for round in 0..rounds {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for side in order {
-            for pgn in ["spsa.pgn", "fastchess.pgn", "config.json"] {
+            for pgn in ["spsa.pgn", "fastchess.pgn", "baseline.pgn", "config.json"] {
                 let _ = std::fs::remove_file(dir.path().join(pgn));
             }
-            let cmd = if side == 0 {
-                setup.fastchess(fastchess, epd)
-            } else {
-                setup.spsa(epd)
+            let cmd = match (side, &baseline) {
+                (0, None) => setup.fastchess(fastchess, epd),
+                (0, Some(b)) => setup.spsa(b, epd, pgn_names[0]),
+                _ => setup.spsa(Path::new(env!("CARGO_BIN_EXE_spsa")), epd, pgn_names[1]),
             };
             let run = measure(cmd, dir.path());
             let pgn = std::fs::read_to_string(dir.path().join(pgn_names[side])).unwrap_or_default();
@@ -688,7 +710,7 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
         )
     };
     println!(
-        "ratio spsa/fastchess: wall {:.3} (median of per-round ratios {:.3}), games/min {:.3}, own CPU {:.3} ({:.3}), engines CPU {:.3}, peak RSS {:.3}, context switches {:.3}",
+        "ratio spsa/{other}: wall {:.3} (median of per-round ratios {:.3}), games/min {:.3}, own CPU {:.3} ({:.3}), engines CPU {:.3}, peak RSS {:.3}, context switches {:.3}",
         wall(1) / wall(0),
         per_round(&|r| r.wall),
         wall(0) / wall(1),

@@ -305,6 +305,8 @@ pub struct UciEngine {
     blocking_searches: bool,
     /// When a blocking search last gave the runtime a turn.
     yielded: std::time::Instant,
+    /// How long unclocked searches took lately (see [`SearchPace`]).
+    pace: SearchPace,
 }
 
 impl std::fmt::Debug for UciEngine {
@@ -330,6 +332,7 @@ impl UciEngine {
             buf: String::with_capacity(256),
             blocking_searches: false,
             yielded: std::time::Instant::now(),
+            pace: SearchPace::default(),
         };
         engine.launch().await?;
         Ok(engine)
@@ -748,13 +751,20 @@ impl UciEngine {
         let out = p.blocking.as_mut().expect("opened above");
         out.watchdog
             .arm(started, started + deadline, stop_grace(deadline));
+        if let Some(pause) = self.pace.pause(go) {
+            // Its first `info` lines wait in the pipe and are read in one wake-up.
+            std::thread::sleep(pause);
+        }
         let mut progress = SearchProgress::default();
         loop {
             match p.out.read_blocking(&mut out.pipe) {
                 Read::Line => {
                     if let Some(reply) = progress.line(&p.out.text(), || started.elapsed()) {
                         return match out.watchdog.disarm() {
-                            Verdict::InTime => Ok(reply),
+                            Verdict::InTime => {
+                                self.pace.record(go, reply.elapsed);
+                                Ok(reply)
+                            }
                             Verdict::Stopped { after } | Verdict::Killed { after } => {
                                 Err(EngineFault::Stalled {
                                     waited: after,
@@ -812,6 +822,50 @@ impl UciEngine {
                 }
             }
         }
+    }
+}
+
+/// How long the searches of an engine without a clock (`go depth`, `go nodes`) took lately, so
+/// that its reader can sleep through the first quarter of the next one instead of waking for every
+/// `info` line the engine prints meanwhile (Stockfish prints one per iteration, each flushed: a
+/// wake-up of our thread each, which is most of what a match costs us). Iterative deepening
+/// prints most of its lines in a search's first quarter (each iteration takes about twice the
+/// one before), and a quarter of the shortest of the last searches ends before the engine
+/// answers unless a search is four times shorter than any of the last eight (a node or depth
+/// limit keeps a search's length steady from one move to the next). Never on a clock or a
+/// movetime: there the time is charged, and every line is read as it comes.
+#[derive(Clone, Debug, Default)]
+struct SearchPace {
+    /// The last [`SearchPace::KEPT`] unclocked searches' lengths, as a ring.
+    recent: [Duration; SearchPace::KEPT],
+    /// How many were recorded (the ring's next slot is this modulo its length).
+    seen: usize,
+}
+
+impl SearchPace {
+    const KEPT: usize = 8;
+    /// Shorter pauses are not worth a timer's wake-up.
+    const SHORTEST: Duration = Duration::from_micros(500);
+
+    fn unclocked(go: &GoCommand) -> bool {
+        go.wtime_ms.is_none() && go.btime_ms.is_none() && go.movetime_ms.is_none()
+    }
+
+    fn record(&mut self, go: &GoCommand, took: Duration) {
+        if Self::unclocked(go) {
+            self.recent[self.seen % Self::KEPT] = took;
+            self.seen += 1;
+        }
+    }
+
+    /// How long to sleep before reading a search with these limits: a quarter of the shortest of
+    /// the last [`SearchPace::KEPT`], once that many were seen; none on a clock or when short.
+    fn pause(&self, go: &GoCommand) -> Option<Duration> {
+        if !Self::unclocked(go) || self.seen < Self::KEPT {
+            return None;
+        }
+        let quarter = *self.recent.iter().min()? / 4;
+        (quarter >= Self::SHORTEST).then_some(quarter)
     }
 }
 
@@ -1063,6 +1117,51 @@ mod tests {
         assert_eq!(rd.text(), "partial line");
         drop(w);
         assert!(matches!(rd.read_blocking(&mut pipe), Read::Eof));
+    }
+
+    #[test]
+    fn unclocked_searches_pause_for_a_quarter_of_the_shortest_recent_one() {
+        let nodes = GoCommand {
+            nodes: Some(5000),
+            ..GoCommand::default()
+        };
+        let clock = GoCommand {
+            wtime_ms: Some(1000),
+            btime_ms: Some(1000),
+            ..GoCommand::default()
+        };
+        let movetime = GoCommand {
+            movetime_ms: Some(100),
+            ..GoCommand::default()
+        };
+        let ms = Duration::from_millis;
+        let mut pace = SearchPace::default();
+        for i in 0..SearchPace::KEPT as u64 {
+            assert_eq!(
+                pace.pause(&nodes),
+                None,
+                "not before {} searches",
+                SearchPace::KEPT
+            );
+            pace.record(&nodes, ms(4 + i));
+            // Clocked searches are neither paused nor counted.
+            pace.record(&clock, ms(1));
+        }
+        assert_eq!(pace.pause(&nodes), Some(ms(1)));
+        assert_eq!(pace.pause(&clock), None);
+        assert_eq!(pace.pause(&movetime), None);
+        // One short search shortens the pause; it is forgotten after KEPT more.
+        pace.record(&nodes, ms(3));
+        assert_eq!(pace.pause(&nodes), Some(Duration::from_micros(750)));
+        for _ in 0..SearchPace::KEPT {
+            pace.record(&nodes, ms(10));
+        }
+        assert_eq!(pace.pause(&nodes), Some(Duration::from_micros(2500)));
+        // Searches too short to be worth a timer: no pause.
+        for _ in 0..SearchPace::KEPT {
+            pace.record(&nodes, Duration::from_micros(1900));
+        }
+        assert_eq!(pace.pause(&nodes), None);
     }
 
     #[test]
