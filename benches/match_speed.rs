@@ -201,10 +201,10 @@ fn main() {
         println!("match did not finish: {:?}", out.ending);
         std::process::exit(1);
     }
-    let baseline = std::env::var("MATCH_SPEED_BASELINE").is_ok();
-    if let Ok(fastchess) =
-        std::env::var("FASTCHESS").or_else(|e| if baseline { Ok(String::new()) } else { Err(e) })
+    // A baseline build takes fastchess's side when named (see `against_fastchess`).
+    if std::env::var_os("FASTCHESS").is_some() || std::env::var_os("MATCH_SPEED_BASELINE").is_some()
     {
+        let fastchess = std::env::var("FASTCHESS").unwrap_or_default();
         let setup = Setup {
             engine,
             options: vec!["Threads=1", "Hash=16"],
@@ -632,14 +632,7 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     let mut losses: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     let mut last_games: [HashMap<String, usize>; 2] = [HashMap::new(), HashMap::new()];
     let names = [other, "spsa"];
-    let pgn_names = [
-        if baseline.is_some() {
-            "baseline.pgn"
-        } else {
-            "fastchess.pgn"
-        },
-        "spsa.pgn",
-    ];
+    let pgn_names = names.map(|name| format!("{name}.pgn"));
     for round in 0..rounds {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for side in order {
@@ -648,11 +641,12 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
             }
             let cmd = match (side, &baseline) {
                 (0, None) => setup.fastchess(fastchess, epd),
-                (0, Some(b)) => setup.spsa(b, epd, pgn_names[0]),
-                _ => setup.spsa(Path::new(env!("CARGO_BIN_EXE_spsa")), epd, pgn_names[1]),
+                (0, Some(b)) => setup.spsa(b, epd, &pgn_names[0]),
+                _ => setup.spsa(Path::new(env!("CARGO_BIN_EXE_spsa")), epd, &pgn_names[1]),
             };
             let run = measure(cmd, dir.path());
-            let pgn = std::fs::read_to_string(dir.path().join(pgn_names[side])).unwrap_or_default();
+            let pgn =
+                std::fs::read_to_string(dir.path().join(&pgn_names[side])).unwrap_or_default();
             let games = movetexts(&pgn);
             let n = game_count(&games);
             println!(

@@ -109,22 +109,20 @@ impl<R> LineReader<R> {
             self.complete = false;
         }
         let avail = &self.buf[self.start..self.end];
-        let Some(i) = avail.iter().position(|&b| b == b'\n') else {
-            let room = MAX_LINE.saturating_sub(self.line.len());
-            self.line.extend_from_slice(&avail[..avail.len().min(room)]);
-            self.start = self.end;
-            return false;
+        let (take, used, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, i + 1, true),
+            None => (avail.len(), avail.len(), false),
         };
-        if self.line.is_empty() {
-            // The buffer (64 KiB) is shorter than MAX_LINE, so no truncation is due.
-            self.in_buf = Some((self.start, self.start + i));
+        if done && self.line.is_empty() {
+            // Whole in the buffer (64 KiB, shorter than MAX_LINE: no truncation is due).
+            self.in_buf = Some((self.start, self.start + take));
         } else {
             let room = MAX_LINE.saturating_sub(self.line.len());
-            self.line.extend_from_slice(&avail[..i.min(room)]);
+            self.line.extend_from_slice(&avail[..take.min(room)]);
         }
-        self.start += i + 1;
-        self.complete = true;
-        true
+        self.start += used;
+        self.complete = done;
+        done
     }
 
     /// The current line's bytes, without its newline.
@@ -986,6 +984,7 @@ pub fn push_position(buf: &mut String, start_fen: &str, moves: &[String]) {
 
 /// `go` with the limits that are set, in the order UCI lists them.
 pub fn push_go(buf: &mut String, go: &GoCommand) {
+    use std::fmt::Write;
     buf.push_str("go");
     let fields: [(&str, Option<u64>); 8] = [
         ("wtime", go.wtime_ms),
@@ -999,27 +998,9 @@ pub fn push_go(buf: &mut String, go: &GoCommand) {
     ];
     for (key, value) in fields {
         if let Some(v) = value {
-            buf.push(' ');
-            buf.push_str(key);
-            buf.push(' ');
-            push_decimal(buf, v);
+            let _ = write!(buf, " {key} {v}");
         }
     }
-}
-
-/// `v` in decimal, without the formatting machinery (this runs once per search).
-fn push_decimal(buf: &mut String, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 #[cfg(test)]

@@ -179,8 +179,8 @@ async fn castling_in_king_two_squares_form_is_accepted() {
 #[tokio::test(start_paused = true)]
 async fn moves_are_recorded_and_sent_in_the_standard_spelling() {
     let o = opening("r3k3/1P6/8/8/8/8/8/4K2R w K - 0 1", &[]);
-    // King takes rook for castling, spaces around a token.
-    let mut w = ScriptedPlayer::moves("w", &["e1h1", "b7a8q ", "x"]);
+    // King takes rook for castling, an upper-case promotion, spaces around a token.
+    let mut w = ScriptedPlayer::moves("w", &["e1h1", "b7a8Q ", "x"]);
     let mut b = ScriptedPlayer::moves("b", &[" e8d7 ", "d7e7"]);
     let r = play(&mut w, &mut b, &o, &nodes_settings()).await;
     assert!(matches!(r.end, EndReason::UnparsableMove { by: White, .. }));
