@@ -17,6 +17,7 @@ pub mod error;
 pub mod game;
 pub mod matchrun;
 pub mod method;
+pub mod output;
 pub mod plan;
 pub mod positions;
 pub mod report;

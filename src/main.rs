@@ -7,6 +7,7 @@ use clap::Parser;
 use spsa::cli::{Cli, dispatch};
 
 fn main() -> ExitCode {
+    spsa::output::install_panic_hook();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -30,6 +31,8 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(dispatch(cli.command)) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our results stopped reading (`| head -1`): a quiet end.
+        Err(e) if spsa::output::is_pipe_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("spsa: {e:#}");
             ExitCode::from(spsa::error::exit_code(&e))

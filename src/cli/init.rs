@@ -56,7 +56,7 @@ pub async fn command(args: InitArgs) -> Result<()> {
     std::fs::write(&args.out, file_text(&shown, &vars))
         .with_context(|| format!("{}: cannot write", args.out.display()))?;
     for v in &vars {
-        println!(
+        crate::outln!(
             "{}: start {}, [{}, {}], c_end {}, R_end {}",
             v.name,
             format_setting(v.start),
@@ -64,8 +64,8 @@ pub async fn command(args: InitArgs) -> Result<()> {
             format_setting(v.max),
             format_setting(v.c_end),
             format_setting(v.r_end)
-        );
+        )?;
     }
-    println!("wrote {} variables to {}", vars.len(), args.out.display());
+    crate::outln!("wrote {} variables to {}", vars.len(), args.out.display())?;
     Ok(())
 }

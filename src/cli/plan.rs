@@ -96,7 +96,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
             args.pairs
         );
         let pilot = crate::plan::pilot::measure(&config, &setup.vars, &settings).await?;
-        print!("{}", pilot.render());
+        crate::out!("{}", pilot.render())?;
         for m in &pilot.measured {
             if let Some(w) = m.warning() {
                 eprintln!("warning: {w}");
@@ -137,7 +137,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
     );
     std::fs::write(&args.out, file_text(&how, &outcome))
         .with_context(|| format!("{}: cannot write", args.out.display()))?;
-    print!("{}", render(&setup, &outcome));
-    println!("wrote {}", args.out.display());
+    crate::out!("{}", render(&setup, &outcome))?;
+    crate::outln!("wrote {}", args.out.display())?;
     Ok(())
 }

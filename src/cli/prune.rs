@@ -27,9 +27,9 @@ fn days_flag(text: &str) -> Result<f64, String> {
 }
 
 pub async fn command(args: PruneArgs) -> Result<()> {
-    print!(
+    crate::out!(
         "{}",
         crate::db::prune::prune(&args.db, args.older_than, args.dry_run).await?
-    );
+    )?;
     Ok(())
 }

@@ -196,7 +196,7 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
             method.progress(&end.session.state)
         );
     }
-    print!("{}", method.summary(&end.session));
+    crate::out!("{}", method.summary(&end.session))?;
     if end.session.state.finished {
         verify_finished(&config).await?;
     }
@@ -216,7 +216,7 @@ async fn verify_finished(config: &Config) -> Result<()> {
         Some(line.to_string())
     });
     if let Some(line) = recorded {
-        println!("{line} (recorded in {})", record.display());
+        crate::outln!("{line} (recorded in {})", record.display())?;
         return Ok(());
     }
     eprintln!(

@@ -57,6 +57,6 @@ pub async fn command(args: SimulateArgs) -> Result<()> {
     let progress = ProgressBar::with_draw_target(Some(runs as u64), target);
     let study = run_study(&setup, runs, first_seed, threads, &progress);
     progress.finish_and_clear();
-    print!("{}", render(&setup, &study));
+    crate::out!("{}", render(&setup, &study))?;
     Ok(())
 }

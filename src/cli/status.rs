@@ -11,6 +11,6 @@ pub struct StatusArgs {
 }
 
 pub async fn command(args: StatusArgs) -> Result<()> {
-    print!("{}", crate::db::status::render(&args.db).await?);
+    crate::out!("{}", crate::db::status::render(&args.db).await?)?;
     Ok(())
 }

@@ -209,12 +209,12 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         );
     }
     let decimals = if config.simulate { 2 } else { 0 };
-    print!(
+    crate::out!(
         "{}",
         summary::final_table(mirror.vars(), &state.start, &state.theta, decimals)
-    );
+    )?;
     if !config.simulate && config.positions.is_none() {
-        print!("{}", summary::games_line(&state.counts));
+        crate::out!("{}", summary::games_line(&state.counts))?;
     }
     Ok(())
 }

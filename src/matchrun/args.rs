@@ -585,14 +585,14 @@ pub async fn run_match(args: MatchArgs) -> Result<()> {
     let mut plan = args.plan()?;
     let source = plan.start_source().await?;
     let (n1, n2) = plan.names();
-    println!(
+    crate::outln!(
         "match: {n1} ({}) vs {n2} ({}), {} pairs, concurrency {}, {}",
         describe_options(&plan.a_options),
         describe_options(&plan.b_options),
         plan.pairs,
         plan.concurrency,
         plan.description
-    );
+    )?;
     play_to_end(&source, &plan, &args.flags).await
 }
 

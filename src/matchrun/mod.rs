@@ -288,7 +288,7 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
 /// Print the outcome (results on stdout, how it ended on stderr) and turn a failure into the
 /// command's error.
 pub fn finish(out: MatchOutcome) -> Result<()> {
-    print!("{}", out.report());
+    crate::out!("{}", out.report())?;
     match out.ending {
         MatchEnding::Finished => Ok(()),
         MatchEnding::Interrupted => {

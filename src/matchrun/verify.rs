@@ -281,7 +281,7 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
         "{} pairs, concurrency {}, {}\n",
         plan.pairs, plan.concurrency, plan.description
     ));
-    print!("{text}");
+    crate::out!("{text}")?;
     tracing::debug!(
         "A: {}; B: {}",
         describe_options(&plan.a_options),
@@ -292,7 +292,7 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
     let complete = matches!(out.ending, MatchEnding::Finished);
     text.push_str(&out.report());
     finish(out)?;
-    println!("verdict: {verdict}");
+    crate::outln!("verdict: {verdict}")?;
     text.push_str(&format!("verdict: {verdict}\n"));
     Ok(Verified {
         text,

@@ -51,12 +51,12 @@ pub fn run(req: &ReportRequest) -> Result<()> {
     let st = loaded.status(req.window);
     match req.format {
         Format::Table => {
-            print!("{}", status::render(&st, req.window));
+            crate::out!("{}", status::render(&st, req.window))?;
             if let Some(rows) = &loaded.losses {
-                print!("{}", loss_curve::summary(rows));
+                crate::out!("{}", loss_curve::summary(rows))?;
             }
         }
-        f => print!("{}", export::render(f, &ck.vars, &st.theta, req.decimals)),
+        f => crate::out!("{}", export::render(f, &ck.vars, &st.theta, req.decimals))?,
     }
     Ok(())
 }
