@@ -408,8 +408,12 @@ fn spsa_on_coefficient_files_brings_the_pieces_back_without_an_engine() {
         log_iterations(&d.join("s.log")),
         (1..=1500).collect::<Vec<u64>>()
     );
-    // One row per iteration (SPSA's loss log, as for positions through engines, has no header).
+    // A header row, then one row per iteration (as the gradient methods' loss logs).
     let loss = std::fs::read_to_string(d.join("s.loss.csv")).unwrap();
-    assert_eq!(loss.lines().count(), 1500, "{}", &loss[..200]);
-    assert!(loss.starts_with("1,"), "{}", &loss[..200]);
+    assert_eq!(loss.lines().count(), 1 + 1500, "{}", &loss[..200]);
+    assert!(
+        loss.starts_with(&format!("{}1,", spsa::report::loss_curve::HEADER)),
+        "{}",
+        &loss[..200]
+    );
 }

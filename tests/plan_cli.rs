@@ -101,6 +101,16 @@ fn plan_beats_sweep(var_file: &str, n: u64, conc: usize) {
     let out = text(&o.stdout);
     assert!(out.contains("file settings"), "{out}");
     assert!(out.contains("within 1 Elo"), "{out}");
+    // The draw rate is shown as a rate, not to the last bit of a float.
+    let rate = out
+        .split("draw rate ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("no draw rate in {out}"));
+    assert!(
+        rate.len() == 5 && rate.starts_with("0."),
+        "draw rate `{rate}`"
+    );
     let planned = vars::load(&dir.path().join("out.var")).unwrap();
     let original = vars::load(&vars_path).unwrap();
     for (p, v) in planned.iter().zip(&original) {

@@ -51,6 +51,13 @@ fn spsa_on_positions_runs_through_the_tuner() {
     // round(15 / (0.2·20)) = 4th).
     let loss = std::fs::read_to_string(d.join("run.loss.csv")).unwrap();
     let rows: Vec<&str> = loss.lines().collect();
+    // A header row first, as every method's loss log has, then the parts.
+    assert_eq!(
+        rows[0],
+        spsa::report::loss_curve::HEADER.trim_end(),
+        "{loss}"
+    );
+    let rows = &rows[1..];
     assert_eq!(rows.len(), 4 * 2 + 2, "{loss}");
     assert_eq!(
         rows.iter().filter(|r| !r.ends_with(',')).count(),
@@ -86,7 +93,8 @@ fn local_search_keeps_the_run_files() {
     assert!(err.contains("pass 1: training loss"), "{err}");
     assert!(err.contains("(no change: done)"), "{err}");
     let loss = std::fs::read_to_string(d.join("run.loss.csv")).unwrap();
-    let passes = loss.lines().count();
+    assert!(loss.starts_with(spsa::report::loss_curve::HEADER), "{loss}");
+    let passes = loss.lines().count() - 1;
     assert!(passes >= 1);
     // Every pass row has a validation loss.
     assert!(loss.lines().all(|r| !r.ends_with(',')), "{loss}");

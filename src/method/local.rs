@@ -21,7 +21,7 @@ use crate::positions::local::{
     LocalEvent, LocalObjective, LocalProblem, Scored, UciLoss, local_search,
 };
 use crate::positions::loss::{KFit, Loss, LossKind, fit_k, k_still_moving, start_loss};
-use crate::report::loss_curve::{loss_log_path, part_line};
+use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
 use crate::runtime::shutdown::Shutdown;
 use crate::source::Record;
@@ -247,6 +247,12 @@ async fn search(
             return Err(e);
         }
     };
+    if session.is_new_run() {
+        session.record(&Record {
+            path: loss_log.clone(),
+            text: HEADER.into(),
+        })?;
+    }
     let problem = LocalProblem {
         names,
         steps: vars.iter().map(|v| v.c_end.round().max(1.0)).collect(),

@@ -61,9 +61,15 @@ impl Method for SpsaTune {
             })
             .await?;
             start.add_outputs(source.outputs());
-            let tuner = start
-                .open()
-                .and_then(|session| Tuner::with_session(session, self.plan));
+            let tuner = start.open().and_then(|mut session| {
+                if session.is_new_run() {
+                    for header in source.headers() {
+                        session.record(&header)?;
+                    }
+                    session.save()?;
+                }
+                Tuner::with_session(session, self.plan)
+            });
             let mut tuner = match tuner {
                 Ok(tuner) => tuner,
                 Err(e) => {

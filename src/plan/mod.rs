@@ -25,6 +25,7 @@
 //! for a real engine's config it is unknown and each simulated run draws it in the range, or
 //! where a pilot's matches put it (`--measure`). Every setting meets the same draws.
 
+pub mod curvature;
 pub mod pilot;
 pub mod study;
 
@@ -397,7 +398,7 @@ pub fn render(setup: &StudySetup, o: &PlanOutcome) -> String {
     let n = setup.schedule.iterations;
     let _ = writeln!(
         out,
-        "plan for {n} iterations, Concurrency {}, draw rate {}: {} simulated runs (seeds from {})\n{}",
+        "plan for {n} iterations, Concurrency {}, draw rate {:.3}: {} simulated runs (seeds from {})\n{}",
         setup.concurrency,
         setup.draw_rate,
         o.runs_played,

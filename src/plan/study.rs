@@ -59,7 +59,7 @@ pub enum OptimumPrior {
     /// it lies, anywhere between x0 and that bound. Clamped to the range.
     Measured {
         x0: f64,
-        points: [crate::plan::pilot::Point; 2],
+        points: [crate::plan::curvature::Point; 2],
     },
 }
 
@@ -114,11 +114,11 @@ impl OptimumPrior {
         match self {
             OptimumPrior::Range => uniform(rng, lo, hi),
             OptimumPrior::Measured { x0, points } => {
-                let drawn = points.map(|p| crate::plan::pilot::Point {
+                let drawn = points.map(|p| crate::plan::curvature::Point {
                     elo: p.elo + p.se * standard_normal(rng),
                     ..p
                 });
-                let c = crate::plan::pilot::fit(drawn);
+                let c = crate::plan::curvature::fit(drawn);
                 let x0 = x0.clamp(lo, hi);
                 if c.simul_elo > 0.0 {
                     c.vertex(x0).clamp(lo, hi)
@@ -332,7 +332,7 @@ pub fn render(setup: &StudySetup, study: &Study) -> String {
     let runs = study.finals.len();
     let _ = writeln!(
         out,
-        "{runs} simulated runs of {} iterations, seeds {}..={}, Concurrency {}, draw rate {}",
+        "{runs} simulated runs of {} iterations, seeds {}..={}, Concurrency {}, draw rate {:.3}",
         setup.schedule.iterations,
         study.first_seed,
         study.first_seed.wrapping_add(runs.saturating_sub(1) as u64),
@@ -468,7 +468,7 @@ mod tests {
         })
     }
 
-    use crate::plan::pilot::Point;
+    use crate::plan::curvature::Point;
 
     /// An unknown optimum is drawn inside the range, the same for the same seed (so every
     /// setting a plan compares meets it), different across seeds; losses are measured from it.

@@ -1,8 +1,9 @@
 //! The loss log of a tune from positions, and its learning curve (training and validation loss
 //! against the iteration, as chess4j plots them).
 //!
-//! The log sits beside the θ log (`x.log` → `x.loss.csv`): one row per measured part (no header:
-//! the rows are records the tuner appends with its checkpoint; [`HEADER`] names the columns), `iteration,plus_sum,minus_sum,count,validation_loss`. A trial's parts (one per engine)
+//! The log sits beside the θ log (`x.log` → `x.loss.csv`): the header row [`HEADER`]
+//! (`iteration,plus_sum,minus_sum,count,validation_loss`, written when a run starts, whatever the
+//! method), then one row per measured part, appended with the checkpoint. A trial's parts (one per engine)
 //! each write their loss sums at θ+ and θ−; the reader adds the rows of an iteration up, so the
 //! training loss of an iteration is (ΣL+ + ΣL−)/(2·Σcount): the batch's mean loss around θ, free
 //! with every SPSA iteration and noisy (the curve shows its running mean). The validation loss is

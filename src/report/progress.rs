@@ -70,9 +70,11 @@ impl BarProgress {
                 .unwrap_or_else(ProgressDrawTarget::hidden);
             let bar = ProgressBar::with_draw_target(Some(u.total), target)
                 .with_style(
-                    ProgressStyle::with_template("{bar:20.cyan/blue} {wide_msg}")
+                    // Framed and filled (`[=====>----]`): a bare `>` and spaces early in a run
+                    // read as a stray prompt.
+                    ProgressStyle::with_template("[{bar:20.cyan/blue}] {wide_msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
+                        .progress_chars("=>-"),
                 )
                 .with_finish(ProgressFinish::Abandon)
                 .with_position(self.started_at);

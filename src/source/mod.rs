@@ -190,6 +190,11 @@ pub trait Source: Send + Sync {
         Vec::new()
     }
 
+    /// The header rows of those files, written once when a new run starts.
+    fn headers(&self) -> Vec<Record> {
+        Vec::new()
+    }
+
     /// Release what the source holds (engine processes) before the program exits.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})

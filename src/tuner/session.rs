@@ -84,6 +84,8 @@ pub struct Session {
     pub parts: Parts,
     log: ThetaLog,
     outputs: Outputs,
+    /// Opened as a new run (not resumed): the time to write the files' header rows.
+    new_run: bool,
 }
 
 impl Session {
@@ -146,6 +148,7 @@ impl Session {
                 parts: ck.parts,
                 log,
                 outputs,
+                new_run: false,
             });
         }
         if mode == StartMode::Fresh {
@@ -171,9 +174,15 @@ impl Session {
             parts: Parts::default(),
             log,
             outputs,
+            new_run: true,
         };
         session.save()?;
         Ok(session)
+    }
+
+    /// Whether this session started a new run (a resumed one has its header rows already).
+    pub fn is_new_run(&self) -> bool {
+        self.new_run
     }
 
     pub fn vars(&self) -> &[Variable] {
