@@ -25,7 +25,8 @@ fn documents() -> Vec<PathBuf> {
 }
 
 /// `spsa ...` commands in fenced code blocks, with their line numbers: `\` continuations joined,
-/// `# comments` cut, and the part after `&&` taken when a line chains commands.
+/// `# comments` cut, the part after `&&` taken when a line chains commands, and a redirection
+/// (`> FILE`) or pipe cut off.
 fn commands(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut fenced = false;
@@ -52,6 +53,8 @@ fn commands(text: &str) -> Vec<(usize, String)> {
             _ => joined.clone(),
         };
         for part in code.split("&&") {
+            // What a shell redirects or pipes to is not the command's own argument.
+            let part = part.split(['>', '|']).next().unwrap_or_default();
             let part = part.trim().trim_start_matches("$ ");
             if part.starts_with("spsa ") {
                 out.push((number, part.to_string()));

@@ -3,7 +3,9 @@
 //! error to an exit status ([`crate::error::exit_code`]).
 
 pub mod coefficients;
+pub mod completions;
 pub mod init;
+pub mod man;
 pub mod r#match;
 pub mod plan;
 pub mod positions;
@@ -56,6 +58,10 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Delete the stored games and results of finished shared runs, keeping their summaries.
     Prune(prune::PruneArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff), or write one per command into a folder with --dir.
+    Man(man::ManArgs),
 }
 
 /// Run one command to its end.
@@ -74,6 +80,8 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Status(args) => status::command(args).await,
         Command::Serve(args) => serve::command(args).await,
         Command::Prune(args) => prune::command(args).await,
+        Command::Completions(args) => completions::command(&args),
+        Command::Man(args) => man::command(&args),
     }
 }
 
