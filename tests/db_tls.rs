@@ -152,7 +152,7 @@ fn verify_ca_and_verify_full_check_the_servers_certificate() {
     let out = spsa_in(dir.path(), &["status", "--db", &worker("127.0.0.1", &full)]);
     let why = refused(&out, worker_password);
     assert!(
-        why.contains("certificate verify failed") && why.contains("IP address mismatch"),
+        why.contains("certificate verify failed") && why.contains("does not name this host"),
         "{why}"
     );
     assert!(
@@ -204,5 +204,23 @@ fn verify_ca_and_verify_full_check_the_servers_certificate() {
     assert!(
         why.contains(&format!("sslrootcert {}", missing.display())) && why.contains("cannot read"),
         "{why}"
+    );
+}
+
+/// TLS is rustls: the dependency tree holds no OpenSSL to build against (`libssl-dev` and
+/// `pkg-config` are not needed to install), in the library or the tests.
+#[test]
+fn no_openssl_in_the_dependency_tree() {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    for crate_name in ["openssl-sys", "openssl", "native-tls"] {
+        assert!(
+            !lock.contains(&format!("name = \"{crate_name}\"\n")),
+            "{crate_name} is in Cargo.lock"
+        );
+    }
+    assert!(
+        lock.contains("name = \"rustls\"\n"),
+        "rustls is the TLS client"
     );
 }

@@ -89,7 +89,9 @@ impl Browser {
         let serde_json::Value::Object(caps) = caps else {
             unreachable!()
         };
-        let client = ClientBuilder::native()
+        // Plain HTTP to chromedriver on loopback: no TLS client needed.
+        let http = hyper_util::client::legacy::connect::HttpConnector::new();
+        let client = ClientBuilder::new(http)
             .capabilities(caps)
             .connect(&format!("http://127.0.0.1:{port}"))
             .await

@@ -148,7 +148,7 @@ pub struct Db {
     url_shown: String,
     tls: TlsSettings,
     /// The TLS client (None: plain connections).
-    connector: Option<native_tls::TlsConnector>,
+    connector: Option<tls::Connector>,
     client: Option<Arc<Client>>,
     /// Whether a connection was ever opened: until then a failure ends the command at once
     /// (the URL is wrong or nothing is there); after, it is reconnected with backoff.
@@ -201,8 +201,7 @@ impl Db {
     async fn open(&self) -> Result<Client, tokio_postgres::Error> {
         let client = match &self.connector {
             Some(connector) => {
-                let tls = postgres_native_tls::MakeTlsConnector::new(connector.clone());
-                let (client, connection) = self.config.connect(tls).await?;
+                let (client, connection) = self.config.connect(connector.clone()).await?;
                 tokio::spawn(connection);
                 client
             }
@@ -218,15 +217,9 @@ impl Db {
     /// Why the first connection failed, with what a verifying mode checked when the TLS
     /// handshake was what failed.
     fn why_not_reached(&self, e: &tokio_postgres::Error) -> String {
-        // native-tls's own message carries OpenSSL's verdict ("IP address mismatch", "unable
-        // to get local issuer certificate"), which its source drops.
-        let mut source = std::error::Error::source(e);
-        let mut handshake = None;
-        while let Some(s) = source {
-            handshake = handshake.or(s.downcast_ref::<native_tls::Error>());
-            source = s.source();
-        }
-        let (Some(tls_error), Some(root)) = (handshake, self.tls.root.as_ref()) else {
+        // The certificate's verdict in words (rustls's error sits inside an I/O error).
+        let (Some(tls_error), Some(root)) = (tls::certificate_failure(e), self.tls.root.as_ref())
+        else {
             return reason(e);
         };
         let why = format!("{e}: {tls_error}");

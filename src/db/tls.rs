@@ -13,9 +13,21 @@
 //!
 //! `sslrootcert=system` trusts the system's CAs instead of a file, and then (as libpq 16) only
 //! `verify-full` is accepted, its default.
+//!
+//! The client is rustls with ring's cryptography, so building `spsa` needs no system OpenSSL.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 
 /// How much TLS the URL asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,50 +159,218 @@ fn settings(mode: Option<&str>, root: Option<&str>) -> Result<TlsSettings, Strin
     Ok(TlsSettings { mode, root })
 }
 
-/// The TLS client the settings ask for: None for `disable` (and for `prefer` when this machine
-/// has no TLS). Err names the CA file when it cannot be read or holds no certificate.
-pub fn connector(settings: &TlsSettings) -> Result<Option<native_tls::TlsConnector>, String> {
-    let mut builder = native_tls::TlsConnector::builder();
-    match settings.mode {
+/// The TLS client (rustls with ring: no system OpenSSL to build or install against).
+pub type Connector = tokio_postgres_rustls::MakeRustlsConnect;
+
+/// The TLS client the settings ask for: None for `disable`. Err names the CA file when it
+/// cannot be read or holds no certificate.
+pub fn connector(settings: &TlsSettings) -> Result<Option<Connector>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier: Arc<dyn ServerCertVerifier> = match settings.mode {
         SslMode::Disable => return Ok(None),
-        SslMode::Prefer | SslMode::Require => {
-            builder
-                .danger_accept_invalid_certs(true)
-                .danger_accept_invalid_hostnames(true);
-        }
+        // Encrypted, not authenticated (libpq's meaning): any certificate, but the handshake's
+        // signatures are still checked against it.
+        SslMode::Prefer | SslMode::Require => Arc::new(AnyCertificate(provider.clone())),
         SslMode::VerifyCa | SslMode::VerifyFull => {
-            if let Some(RootCert::File(path)) = &settings.root {
-                let shown = path.display();
-                let pem = std::fs::read(path).map_err(|e| {
-                    format!(
-                        "sslrootcert {shown}: cannot read it ({e}); sslmode={} checks the server's certificate against the CA in this file",
-                        settings.mode
-                    )
-                })?;
-                let certs = native_tls::Certificate::stack_from_pem(&pem)
-                    .map_err(|e| format!("sslrootcert {shown}: not PEM certificates: {e}"))?;
-                if certs.is_empty() {
-                    return Err(format!(
-                        "sslrootcert {shown}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it"
-                    ));
-                }
-                builder.disable_built_in_roots(true);
-                for cert in certs {
-                    builder.add_root_certificate(cert);
-                }
-            }
+            let roots = match &settings.root {
+                Some(RootCert::File(path)) => roots_from_file(path, settings.mode)?,
+                Some(RootCert::System) | None => system_roots()?,
+            };
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| format!("sslmode={}: {e}", settings.mode))?;
             if settings.mode == SslMode::VerifyCa {
-                builder.danger_accept_invalid_hostnames(true);
+                Arc::new(ChainOnly(webpki))
+            } else {
+                webpki
             }
+        }
+    };
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("sslmode={}: TLS unavailable: {e}", settings.mode))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(Some(tokio_postgres_rustls::MakeRustlsConnect::new(config)))
+}
+
+/// The CAs of a PEM file, or why they cannot be had.
+fn roots_from_file(path: &Path, mode: SslMode) -> Result<RootCertStore, String> {
+    let shown = path.display();
+    let pem = std::fs::read(path).map_err(|e| {
+        format!(
+            "sslrootcert {shown}: cannot read it ({e}); sslmode={mode} checks the server's certificate against the CA in this file"
+        )
+    })?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("sslrootcert {shown}: not PEM certificates: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "sslrootcert {shown}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it"
+        ));
+    }
+    let mut roots = RootCertStore::empty();
+    for cert in certs {
+        roots
+            .add(cert)
+            .map_err(|e| format!("sslrootcert {shown}: not a CA certificate: {e}"))?;
+    }
+    Ok(roots)
+}
+
+/// The system's trusted CAs (`sslrootcert=system`), read from its certificate files.
+fn system_roots() -> Result<RootCertStore, String> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = RootCertStore::empty();
+    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        let why = found
+            .errors
+            .first()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        return Err(format!(
+            "sslrootcert=system: no trusted CA certificates found on this machine{why}"
+        ));
+    }
+    Ok(roots)
+}
+
+/// Why a TLS handshake failed, in words, from the error tokio-postgres returned; None when the
+/// failure was not the certificate's.
+pub fn certificate_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut source = Some(e);
+    while let Some(s) = source {
+        // An I/O error's `source` skips the error it wraps: look inside it too.
+        let inner = s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+        if let Some(tls) = s.downcast_ref::<rustls::Error>().or(inner) {
+            return Some(match tls {
+                rustls::Error::InvalidCertificate(why) => format!(
+                    "certificate verify failed: {}",
+                    certificate_error_words(why)
+                ),
+                other => format!("TLS handshake failed: {other}"),
+            });
+        }
+        source = s.source();
+    }
+    None
+}
+
+fn certificate_error_words(e: &CertificateError) -> String {
+    match e {
+        CertificateError::UnknownIssuer => "not signed by a trusted CA (unknown issuer)".into(),
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+            format!("the certificate does not name this host ({e})")
+        }
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+            format!("the certificate has expired ({e})")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `prefer` and `require`: encrypted, the certificate not checked (libpq's meaning), the
+/// handshake's signatures checked against whatever certificate was sent.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `verify-ca`: the chain must lead to a trusted CA; the host need not be named. webpki checks
+/// the chain before the name, so a name mismatch means the chain was good.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
         }
     }
-    match builder.build() {
-        Ok(connector) => Ok(Some(connector)),
-        Err(e) if settings.mode == SslMode::Prefer => {
-            tracing::warn!("TLS unavailable, connecting without: {e}");
-            Ok(None)
-        }
-        Err(e) => Err(format!("sslmode={}: TLS unavailable: {e}", settings.mode)),
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
     }
 }
 
@@ -400,12 +580,16 @@ mod tests {
             mode: SslMode::VerifyFull,
             root: Some(RootCert::File(path.to_path_buf())),
         };
-        let err = connector(&verify(&missing)).unwrap_err();
+        let Err(err) = connector(&verify(&missing)) else {
+            panic!("a missing CA file was accepted")
+        };
         assert!(err.contains(&missing.display().to_string()), "{err}");
         assert!(err.contains("cannot read"), "{err}");
         let junk = dir.path().join("junk.crt");
         std::fs::write(&junk, "not a certificate\n").unwrap();
-        let err = connector(&verify(&junk)).unwrap_err();
+        let Err(err) = connector(&verify(&junk)) else {
+            panic!("a file without certificates was accepted")
+        };
         assert!(err.contains(&junk.display().to_string()), "{err}");
         // Unverified modes read no file.
         let require = TlsSettings {
