@@ -308,6 +308,11 @@ async fn play_in<E: Seat>(
         } else {
             black.name().to_string()
         };
+        // The engine's own account (its exit status and last words on stderr) goes to the
+        // user; the tallies keep only the kind.
+        if let Some(f) = &record.fault {
+            tracing::warn!("{name}: {kind}: {}", f.fault);
+        }
         faults.push((name, kind.to_string()));
     }
     recover(white, black, &record).await;

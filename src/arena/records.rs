@@ -8,7 +8,7 @@ use crate::game::{GameRecord, PgnOptions, write_pgn};
 /// which opening, and how it ended; `note` (e.g. the θ values) is appended after a `;`.
 pub fn game_log_line(g: &GameRecord, round: &str, slot: usize, note: &str) -> String {
     format!(
-        "[{}] round {round} slot {}: {} (White) vs {} (Black), opening {}: {} {} after {} plies{}\n",
+        "[{}] round {round} slot {}: {} (White) vs {} (Black), opening {}: {} {} after {} plies{}{}\n",
         timestamp(),
         slot + 1,
         g.white,
@@ -17,6 +17,10 @@ pub fn game_log_line(g: &GameRecord, round: &str, slot: usize, note: &str) -> St
         g.result.pgn(),
         g.end,
         g.ply_count(),
+        match &g.fault {
+            Some(f) => format!(" ({})", f.fault).replace('\n', " "),
+            None => String::new(),
+        },
         if note.is_empty() {
             String::new()
         } else {

@@ -1,8 +1,10 @@
 //! [`UciEngine`]: one engine process driven over UCI, with a deadline on every wait.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
@@ -280,10 +282,79 @@ fn write_blocking(
     Ok(())
 }
 
+/// How much of an engine's stderr is kept: its last words when it fails to start or crashes.
+const STDERR_TAIL: usize = 4096;
+
+/// The end of what an engine wrote to stderr. A thread of its own drains the pipe as the engine
+/// writes (blocking reads, whatever the runtime is doing), so a chatty engine never blocks on a
+/// full pipe, and only the last [`STDERR_TAIL`] bytes are kept.
+#[derive(Clone, Default)]
+struct StderrTail(Arc<Mutex<TailState>>);
+
+#[derive(Default)]
+struct TailState {
+    bytes: VecDeque<u8>,
+    /// The pipe reached its end (every writer closed it).
+    closed: bool,
+}
+
+impl StderrTail {
+    fn drain(mut reader: std::io::PipeReader) -> std::io::Result<StderrTail> {
+        let tail = StderrTail::default();
+        let state = tail.0.clone();
+        std::thread::Builder::new()
+            .name("engine-stderr".into())
+            .spawn(move || {
+                let mut buf = [0u8; 4096];
+                loop {
+                    let n = std::io::Read::read(&mut reader, &mut buf).unwrap_or(0);
+                    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+                    if n == 0 {
+                        s.closed = true;
+                        return;
+                    }
+                    s.bytes.extend(&buf[..n]);
+                    let extra = s.bytes.len().saturating_sub(STDERR_TAIL);
+                    s.bytes.drain(..extra);
+                }
+            })?;
+        Ok(tail)
+    }
+
+    /// The kept text, once the pipe has closed or `wait` has passed (an engine's children may
+    /// hold it open), as whole lines joined by ` | `; None when the engine said nothing.
+    fn last_words(&self, wait: Duration) -> Option<String> {
+        let until = std::time::Instant::now() + wait;
+        loop {
+            let s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if s.closed || std::time::Instant::now() >= until {
+                let bytes: Vec<u8> = s.bytes.iter().copied().collect();
+                let text = String::from_utf8_lossy(&bytes);
+                // A cut at the front of the buffer leaves a partial first line: drop it.
+                let text = if s.bytes.len() >= STDERR_TAIL {
+                    text.split_once('\n').map_or("", |(_, rest)| rest)
+                } else {
+                    &text
+                };
+                let lines: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                return (!lines.is_empty()).then(|| lines.join(" | "));
+            }
+            drop(s);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 struct Proc {
     child: Child,
     stdin: ChildStdin,
     out: LineReader,
+    /// The end of the engine's stderr (None where no pipe could be made for it).
+    stderr: Option<StderrTail>,
     /// For [`UciEngine::search_blocking`]; `None` until the first one (and where /proc is
     /// missing, for good: those searches then go through the runtime).
     blocking: Option<BlockingOut>,
@@ -387,8 +458,19 @@ impl UciEngine {
         cmd.args(&self.spec.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .kill_on_drop(true);
+        // stderr into a pipe of our own, drained by a thread (see [`StderrTail`]); our end of
+        // the writing side goes with `cmd` at the end of this function.
+        let stderr = match std::io::pipe() {
+            Ok((reader, writer)) => {
+                cmd.stderr(writer);
+                StderrTail::drain(reader).ok()
+            }
+            Err(_) => {
+                cmd.stderr(Stdio::null());
+                None
+            }
+        };
         if let Some(dir) = &self.spec.working_dir {
             cmd.current_dir(dir);
         }
@@ -402,6 +484,7 @@ impl UciEngine {
             child,
             stdin,
             out: LineReader::new(stdout),
+            stderr,
             blocking: None,
         });
 
@@ -535,12 +618,20 @@ impl UciEngine {
         let Some(mut p) = self.proc.take() else {
             return "not running".into();
         };
-        match timeout(Duration::from_millis(200), p.child.wait()).await {
+        let status = match timeout(Duration::from_millis(200), p.child.wait()).await {
             Ok(Ok(status)) => status.to_string(),
             _ => {
                 let _ = timeout(Duration::from_secs(1), p.child.kill()).await;
                 "closed its output; killed".into()
             }
+        };
+        let words = p
+            .stderr
+            .as_ref()
+            .and_then(|t| t.last_words(Duration::from_millis(200)));
+        match words {
+            Some(words) => format!("{status}; its stderr ended with: {words}"),
+            None => status,
         }
     }
 
