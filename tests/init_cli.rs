@@ -126,3 +126,139 @@ fn settings_are_written_rounded_without_float_noise() {
     let vars = spsa::config::vars::load(&out).unwrap();
     assert!((vars[0].c_end - 0.15).abs() < 1e-12);
 }
+
+/// From an engine to a running tune in two commands: `spsa init --config` writes a config that
+/// loads, names the engine's fixed options, the bundled book beside it, the limit, this
+/// machine's cores and a [verify] SPRT, and plays as it is (its [verify] cut short here).
+#[test]
+fn init_writes_a_ready_config_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = spsa()
+        .args([
+            "init",
+            "--engine",
+            sparring(),
+            "-o",
+            "s.var",
+            "--config",
+            "tune.toml",
+        ])
+        .args(["--depth", "1", "--iterations", "4"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("spsa run tune.toml"), "{}", stdout(&o));
+    let book = std::fs::read_to_string(d.join("balanced_6ply.epd")).unwrap();
+    assert_eq!(
+        book,
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd")
+        )
+        .unwrap()
+    );
+    let text = std::fs::read_to_string(d.join("tune.toml")).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    for want in [
+        "\"Hash\" = 16".to_string(),
+        "depth = 1".into(),
+        "iterations = 4".into(),
+        format!("concurrency = {cores}"),
+        "sprt = \"0,5\"".into(),
+        "book = \"balanced_6ply.epd\"".into(),
+    ] {
+        assert!(text.contains(&want), "no `{want}` in\n{text}");
+    }
+    // Every key has its comment.
+    for line in text
+        .lines()
+        .filter(|l| l.contains(" = ") && !l.starts_with('"'))
+    {
+        if !line.starts_with("command") {
+            assert!(line.contains('#'), "uncommented: {line}");
+        }
+    }
+    let config = spsa::config::Config::load(&d.join("tune.toml")).unwrap();
+    assert_eq!(config.schedule.iterations, 4);
+    // Played as written, with its [verify] cut to a few pairs.
+    std::fs::write(
+        d.join("tune.toml"),
+        text.replace("pairs = 2000", "pairs = 3"),
+    )
+    .unwrap();
+    let o = spsa()
+        .args(["run", "tune.toml"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = std::fs::read_to_string(d.join("logs/tune.log")).unwrap();
+    assert_eq!(log.lines().count(), 1 + 4, "{log}");
+    assert!(stdout(&o).contains("verdict"), "{}", stdout(&o));
+
+    // Never overwritten; a different file where the book would go is refused; nothing written.
+    let again = spsa()
+        .args([
+            "init",
+            "--engine",
+            sparring(),
+            "-o",
+            "t.var",
+            "--config",
+            "tune.toml",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("not overwritten"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(
+        !d.join("t.var").exists(),
+        "checked before anything is written"
+    );
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        other.path().join("balanced_6ply.epd"),
+        "8/8/8/8/8/8/8/K6k w - -\n",
+    )
+    .unwrap();
+    let o = spsa()
+        .args([
+            "init",
+            "--engine",
+            sparring(),
+            "-o",
+            "s.var",
+            "--config",
+            "t.toml",
+        ])
+        .current_dir(other.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!other.path().join("t.toml").exists() && !other.path().join("s.var").exists());
+    // A bad clock is a usage error naming the flag.
+    let o = spsa()
+        .args([
+            "init",
+            "--engine",
+            sparring(),
+            "-o",
+            "u.var",
+            "--config",
+            "u.toml",
+            "--tc",
+            "fast",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--tc `fast`"), "{}", stderr(&o));
+    assert!(!d.join("u.toml").exists() && !d.join("u.var").exists());
+}

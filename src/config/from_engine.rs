@@ -132,6 +132,137 @@ pub fn file_text(engine: &str, vars: &[Variable]) -> String {
     )
 }
 
+/// How long each move of a generated config's games may take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Limit {
+    Depth(u32),
+    Nodes(u64),
+    /// Base and increment per game, in milliseconds.
+    Clock {
+        base_ms: u64,
+        inc_ms: u64,
+    },
+}
+
+/// What `spsa init --config` writes into a ready tune's config.
+pub struct TuneConfig<'a> {
+    /// The engine's path as the config names it (absolute, so the config works from anywhere).
+    pub engine: &'a str,
+    /// The options every game sets: Threads 1, Hash 16, Ponder and OwnBook off, where declared.
+    pub fixed: Vec<(String, String)>,
+    /// Paths relative to the config's folder.
+    pub variables: &'a str,
+    pub log: &'a str,
+    pub book: &'a str,
+    pub limit: Limit,
+    pub concurrency: usize,
+    pub iterations: u64,
+}
+
+/// The options a tune fixes rather than tunes, with the values to send: one thread (a search's
+/// nodes must not depend on a race), a small hash, no pondering, no own book (the book is ours).
+pub fn fixed_options(declared: &[UciOption]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let named = |want: &str| declared.iter().find(|o| o.name.eq_ignore_ascii_case(want));
+    // `Threads`, Toga's `Number of Threads`: the shortest such name, not Glaurung's `Maximum
+    // Number of Threads per Split Point`.
+    if let Some(o) = declared
+        .iter()
+        .filter(|o| o.name.to_ascii_lowercase().contains("thread"))
+        .filter(|o| matches!(o.kind, OptionKind::Spin { .. }))
+        .min_by_key(|o| o.name.len())
+    {
+        out.push((o.name.clone(), "1".into()));
+    }
+    if let Some(o) = named("Hash")
+        && let OptionKind::Spin { min, max, .. } = o.kind
+    {
+        let hash = 16.clamp(min.unwrap_or(1), max.unwrap_or(i64::MAX));
+        out.push((o.name.clone(), hash.to_string()));
+    }
+    for name in ["Ponder", "OwnBook"] {
+        if let Some(o) = named(name).filter(|o| matches!(o.kind, OptionKind::Check { .. })) {
+            out.push((o.name.clone(), "false".into()));
+        }
+    }
+    out
+}
+
+/// A TOML string, quoted and escaped.
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The text of a ready tune's config, every key commented (docs/files.md has the rest).
+pub fn config_text(c: &TuneConfig<'_>) -> String {
+    let options: String = c
+        .fixed
+        .iter()
+        .map(|(name, value)| {
+            let value = match value.as_str() {
+                "true" | "false" => value.clone(),
+                v if v.parse::<i64>().is_ok() => value.clone(),
+                v => toml_str(v),
+            };
+            format!("{} = {value}\n", toml_str(name))
+        })
+        .collect();
+    let limit = match c.limit {
+        Limit::Depth(d) => {
+            format!(
+                "depth = {d}                         # each move searched to this depth (load-proof)\n"
+            )
+        }
+        Limit::Nodes(n) => format!(
+            "nodes = {n}                     # each move searched this many nodes (some engines ignore it)\n"
+        ),
+        Limit::Clock { base_ms, inc_ms } => format!(
+            "base_time_ms = {base_ms}               # a clock per game: base time ...\n\
+             inc_time_ms = {inc_ms}                 # ... and increment per move, in ms\n"
+        ),
+    };
+    let a = (c.iterations / 10).max(1);
+    format!(
+        "# A tune of {engine}'s spin options, written by `spsa init --config`.\n\
+         # Start it with `spsa run THIS_FILE`; watch it with `spsa report` (docs/tuning.md).\n\
+         variables = {vars}   # the variables: start, bounds, c_end, R_end (docs/files.md)\n\
+         log = {log}          # the θ log; its checkpoint, PGN and verdict go beside it\n\
+         iterations = {n}                 # game pairs to play (one SPSA iteration each)\n\
+         A = {a}                           # the step size's stability constant, about N/10\n\
+         alpha = 0.602                     # how fast the step size shrinks\n\
+         gamma = 0.101                     # how fast the perturbation shrinks\n\
+         concurrency = {conc}                   # game pairs at once: this machine's cores\n\
+         \n\
+         [engine1]                         # the engine; θ+ and θ− both play it\n\
+         command = {engine}\n\
+         [engine1.options]                 # sent once after the handshake, never tuned\n\
+         {options}\
+         \n\
+         [games]\n\
+         book = {book}   # openings: 20% held out for [verify], the rest tuned on\n\
+         {limit}\
+         max_plies = 400                   # a draw after this many plies\n\
+         \n\
+         [adjudication]                    # end decided games early, by both engines' scores\n\
+         win_score_limit = 600             # a win when the mover reports >= +600 cp ...\n\
+         win_move_limit = 5                # ... for this many moves in a row\n\
+         draw_score_limit = 10             # a draw when both report within ±10 cp ...\n\
+         draw_move_limit = 10              # ... for this many moves in a row ...\n\
+         draw_min_move = 30                # ... after move 30\n\
+         \n\
+         [verify]                          # when the tune ends: tuned values against the start\n\
+         sprt = \"0,5\"                      # SPRT: H0 Elo <= 0 against H1 Elo >= 5 ...\n\
+         pairs = 2000                      # ... stopping at this many pairs if undecided\n\
+         against = \"start\"                 # or \"defaults\": the engine's own values\n",
+        engine = toml_str(c.engine),
+        vars = toml_str(c.variables),
+        log = toml_str(c.log),
+        n = c.iterations,
+        conc = c.concurrency,
+        book = toml_str(c.book),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +324,36 @@ mod tests {
         let only_controls: Vec<UciOption> = declared()[..2].to_vec();
         let err = select("e", &only_controls, &[]).unwrap_err();
         assert!(err.0.contains("no spin option to tune"), "{err}");
+    }
+
+    #[test]
+    fn fixed_options_pick_the_engines_own_controls() {
+        let declared: Vec<UciOption> = [
+            "option name Maximum Number of Threads per Split Point type spin default 5 min 4 max 8",
+            "option name Threads type spin default 1 min 1 max 8",
+            "option name Hash type spin default 32 min 4 max 4096",
+            "option name Ponder type check default true",
+            "option name OwnBook type check default true",
+            "option name Knight Value type spin default 320 min 0 max 1200",
+        ]
+        .iter()
+        .map(|l| parse_option_line(l).unwrap())
+        .collect();
+        let fixed = fixed_options(&declared);
+        let want = [
+            ("Threads", "1"),
+            ("Hash", "16"),
+            ("Ponder", "false"),
+            ("OwnBook", "false"),
+        ];
+        assert_eq!(fixed, want.map(|(n, v)| (n.to_string(), v.to_string())));
+        // A hash whose range does not reach 16 is clamped into it; no such option, none sent.
+        let small =
+            [parse_option_line("option name Hash type spin default 1 min 1 max 8").unwrap()];
+        assert_eq!(
+            fixed_options(&small),
+            [("Hash".to_string(), "8".to_string())]
+        );
+        assert!(fixed_options(&[]).is_empty());
     }
 }
