@@ -76,6 +76,7 @@ fn write_known_run(dir: &Path, pentanomial: [u64; 5]) -> (PathBuf, PathBuf) {
         alpha: ALPHA,
         gamma: GAMMA,
         pairs_per_iteration: 1,
+        holdout: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),
@@ -413,6 +414,7 @@ fn write_run_with(
         alpha: ALPHA,
         gamma: GAMMA,
         pairs_per_iteration: 1,
+        holdout: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),

@@ -38,8 +38,21 @@ impl Method for SpsaTune {
         check_same_run(ck, &self.vars, &self.plan)
     }
 
+    /// A tune of games records its held-out share (0 with a separate `verify_book`), so resume
+    /// and verification draw the same split from the run's seed.
     fn fresh_state(&self) -> RunState {
-        self.plan.fresh_state(&self.vars)
+        let mut state = self.plan.fresh_state(&self.vars);
+        if let Some(g) = &self.config.games
+            && g.book.is_some()
+            && !self.config.simulate
+        {
+            state.holdout = Some(if g.verify_book.is_some() {
+                0.0
+            } else {
+                g.holdout
+            });
+        }
+        state
     }
 
     /// A finished run asked for more iterations than it had is extended, not finished.
