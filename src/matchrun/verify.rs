@@ -249,10 +249,10 @@ fn openings_choice(
         return all(String::new());
     }
     if args.flags.book.is_some() {
-        return all("--book: all of them".into());
+        return all("--book".into());
     }
     if args.all_openings {
-        return all("--all-openings: all of them, the tune's own included".into());
+        return all("--all-openings: the tune's own openings included".into());
     }
     if let Some(vb) = games.verify_book.clone() {
         if std::fs::metadata(&vb).is_err() {
@@ -264,14 +264,12 @@ fn openings_choice(
         }
         let tuned = games.book.replace(vb);
         let tuned = tuned.map(|b| b.display().to_string()).unwrap_or_default();
-        return all(format!(
-            "verify_book: all of them (the tune played {tuned})"
-        ));
+        return all(format!("verify_book, the tune played {tuned}"));
     }
     let ck_path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
     if std::fs::metadata(ck_path).is_ok() {
         let state = checkpoint::read(ck_path)?.state;
-        let from = format!("{}'s split", ck_path.display());
+        let from = format!("the split recorded in {}", ck_path.display());
         return match state.holdout {
             Some(share) if share > 0.0 => Ok(OpeningsChoice {
                 held_out: Some(Holdout {
@@ -279,16 +277,16 @@ fn openings_choice(
                     seed: state.seed()?,
                 }),
                 why: format!(
-                    "held out of the tune (holdout {share}, seed {}, {from})",
+                    "held out of the tune by holdout {share} and seed {} ({from})",
                     state.seed
                 ),
             }),
             Some(_) => all(format!(
-                "all of them: holdout = 0 in {}, so the tune played them too",
+                "holdout = 0 in {}, so the tune played them too",
                 ck_path.display()
             )),
             None => all(format!(
-                "all of them: {} records no held-out openings (a run from before they existed), so the tune played them too; give --book FILE for openings it never saw",
+                "{} records no held-out openings (a run from before they existed), so the tune played them too; give --book FILE for openings it never saw",
                 ck_path.display()
             )),
         };
@@ -300,14 +298,12 @@ fn openings_choice(
                 seed,
             }),
             why: format!(
-                "held out by the config (holdout {}, seed {seed}; no checkpoint yet)",
+                "held out by the config's holdout {} and seed {seed} (no checkpoint yet)",
                 games.holdout
             ),
         }),
-        Some(_) => all("all of them: holdout = 0".into()),
-        None => all(
-            "all of them: no checkpoint and no seed in the config to draw the split from".into(),
-        ),
+        Some(_) => all("holdout = 0".into()),
+        None => all("no checkpoint and no seed in the config to draw the split from".into()),
     }
 }
 
@@ -326,11 +322,11 @@ fn choose_openings(plan: &mut Plan, games: &GamesConfig, choice: OpeningsChoice)
     };
     let n = book.len();
     let line = format!(
-        "openings: {n} of {whole} in {} ({}); {} pairs play each about {:.1} times\n",
+        "openings: {n} of {whole} in {}, {} pairs play each about {:.1} times: {}\n",
         path.display(),
-        choice.why,
         plan.pairs,
-        plan.pairs as f64 / n as f64
+        plan.pairs as f64 / n as f64,
+        choice.why,
     );
     plan.book = Some(book);
     Ok(line)
