@@ -67,7 +67,7 @@ fn verification_never_plays_a_tuning_opening_by_seed_across_resume_and_at_iterat
     let ck = std::fs::read_to_string(d.join("t.checkpoint.var")).unwrap();
     assert!(ck.contains("#: holdout = 0.2\n"), "{ck}");
     // The resume keeps the checkpoint's split even though the config now asks for another.
-    let changed = std::fs::read_to_string(&conf)
+    let changed = std::fs::read_to_string(conf)
         .unwrap()
         .replace("[games]\n", "[games]\nholdout = 0.5\n");
     std::fs::write(conf, changed).unwrap();
