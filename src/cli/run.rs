@@ -237,7 +237,13 @@ fn settle_openings(config: &mut Config, resumed: Option<Option<f64>>, seed: u64)
         .into());
     }
     match resumed {
-        Some(Some(share)) => games.holdout = share,
+        Some(Some(share)) => {
+            games.holdout = share;
+            // A split tune stays split even if a verify_book was added since.
+            if share > 0.0 {
+                games.verify_book = None;
+            }
+        }
         Some(None) if games.book.is_some() => {
             games.holdout = 0.0;
             eprintln!(
