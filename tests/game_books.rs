@@ -174,7 +174,11 @@ fn large_book_sample_is_balanced_by_stockfish() {
     };
     writeln!(input, "uci").unwrap();
     wait_for("uciok");
-    writeln!(input, "setoption name Threads value 1\nsetoption name Hash value 16").unwrap();
+    writeln!(
+        input,
+        "setoption name Threads value 1\nsetoption name Hash value 16"
+    )
+    .unwrap();
     let lines = large_lines();
     let step = lines.len() / 50;
     let mut evals = Vec::new();
