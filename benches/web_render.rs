@@ -75,6 +75,7 @@ fn big_run() -> Loaded {
         gamma: 0.101,
         pairs_per_iteration: 1,
         holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: ITERATIONS,

@@ -157,10 +157,29 @@ fn verification_never_plays_a_tuning_opening_by_seed_across_resume_and_at_iterat
         v4.to_str().unwrap(),
     ]));
     assert!(
-        out.contains("records no held-out openings (a run from before they existed), so the tune played them too"),
+        out.contains("records no held-out openings (a run from before they existed, or a shared or simulated one), so the tune may have played them too"),
         "{out}"
     );
     assert_eq!(openings_played(&v4).len(), 10);
+
+    // The book changed size since the split was drawn: the same seed would hold out other
+    // openings, so verification and resume refuse it (exit 2, naming the book).
+    assert!(ck.contains("#: holdout_openings = 10\n"), "{ck}");
+    small_book(d, "ten.epd", 11);
+    for args in [
+        vec!["verify", conf, "--pairs", "1"],
+        vec!["run", conf, "--resume", "--iterations", "14"],
+    ] {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "ten.epd: the book has 11 openings, but the run's split was drawn from 10"
+            ),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -77,6 +77,7 @@ fn write_known_run(dir: &Path, pentanomial: [u64; 5]) -> (PathBuf, PathBuf) {
         gamma: GAMMA,
         pairs_per_iteration: 1,
         holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),
@@ -415,6 +416,7 @@ fn write_run_with(
         gamma: GAMMA,
         pairs_per_iteration: 1,
         holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),

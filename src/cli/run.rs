@@ -12,6 +12,7 @@ use crate::config::{Config, ConfigError};
 use crate::method;
 use crate::runtime::shutdown::Shutdown;
 use crate::spsa::driver::Rounding;
+use crate::tuner::checkpoint::RunState;
 use crate::tuner::{Ending, RunFiles, RunPlan, StartMode};
 
 #[derive(Args, Clone, Debug)]
@@ -147,7 +148,7 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
         Some(state) => state.seed()?,
         None => config.seed.unwrap_or_else(|| rand::rng().next_u64()),
     };
-    settle_openings(&mut config, resumed.as_ref().map(|s| s.holdout), seed)?;
+    settle_openings(&mut config, resumed.as_ref(), seed)?;
     let rounding = match &config.games {
         Some(g) if !config.simulate => Rounding::Integer(g.rounding),
         _ => Rounding::Continuous,
@@ -215,7 +216,7 @@ pub const REPLAYS_WARNED: f64 = 3.0;
 /// keeps its checkpoint's share (`Some(None)`: a checkpoint from before held-out openings, which
 /// goes on over the whole book); a new one takes the config's. The book must split, a
 /// `verify_book` must exist, and a tune that would replay its openings too often is warned.
-fn settle_openings(config: &mut Config, resumed: Option<Option<f64>>, seed: u64) -> Result<()> {
+fn settle_openings(config: &mut Config, resumed: Option<&RunState>, seed: u64) -> Result<()> {
     let path = config.path.clone();
     let total_pairs = config
         .schedule
@@ -236,7 +237,7 @@ fn settle_openings(config: &mut Config, resumed: Option<Option<f64>>, seed: u64)
         }
         .into());
     }
-    match resumed {
+    match resumed.map(|s| s.holdout) {
         Some(Some(share)) => {
             games.holdout = share;
             // A split tune stays split even if a verify_book was added since.
@@ -262,6 +263,12 @@ fn settle_openings(config: &mut Config, resumed: Option<Option<f64>>, seed: u64)
             message: format!("{}: book not found", book_path.display()),
         }
         .into());
+    }
+    if let Some(state) = resumed
+        && games.holdout > 0.0
+    {
+        let options = crate::arena::book_options(games, seed);
+        crate::game::Book::load(book_path, &options)?.check_split_size(state.holdout_openings)?;
     }
     let book = crate::source::games::tuning_book(games, seed)?;
     let limit = match (games.limits.depth, games.limits.nodes) {

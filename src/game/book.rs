@@ -45,6 +45,16 @@ pub enum BookError {
         len: usize,
         share: f64,
     },
+    #[error(
+        "{path}: the book has {len} openings, but the run's split was drawn from {drawn_from}: \
+         the same seed would now hold out other openings; restore the book, or give \
+         --book FILE to verify, or start the tune anew (--fresh)"
+    )]
+    Changed {
+        path: PathBuf,
+        len: usize,
+        drawn_from: u64,
+    },
 }
 
 /// A validated opening: a start position and book moves from it.
@@ -273,6 +283,19 @@ impl Book {
             .unwrap_or_else(|| unreachable!("checked non-empty"));
         book.path = Some(path.to_path_buf());
         Ok(book)
+    }
+
+    /// Refuse a book whose size changed since a run drew its split from `drawn_from` openings
+    /// (`None`: not recorded).
+    pub fn check_split_size(&self, drawn_from: Option<u64>) -> Result<(), BookError> {
+        match drawn_from {
+            Some(n) if n != self.openings.len() as u64 => Err(BookError::Changed {
+                path: self.path.clone().unwrap_or_default(),
+                len: self.openings.len(),
+                drawn_from: n,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// One part of the book split by `holdout`, as a book of its own with the same order and

@@ -225,6 +225,8 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
 struct OpeningsChoice {
     /// Play only this part of the book (`None`: all of it).
     held_out: Option<Holdout>,
+    /// How many openings the book had when the run drew its split (`None`: not recorded).
+    drawn_from: Option<u64>,
     /// What the header says after `openings: ` (the counts are filled in once the book is read).
     why: String,
 }
@@ -242,6 +244,7 @@ fn openings_choice(
     let all = |why: String| {
         Ok(OpeningsChoice {
             held_out: None,
+            drawn_from: None,
             why,
         })
     };
@@ -276,6 +279,7 @@ fn openings_choice(
                     share,
                     seed: state.seed()?,
                 }),
+                drawn_from: state.holdout_openings,
                 why: format!(
                     "held out of the tune by holdout {share} and seed {} ({from})",
                     state.seed
@@ -286,7 +290,7 @@ fn openings_choice(
                 ck_path.display()
             )),
             None => all(format!(
-                "{} records no held-out openings (a run from before they existed), so the tune played them too; give --book FILE for openings it never saw",
+                "{} records no held-out openings (a run from before they existed, or a shared or simulated one), so the tune may have played them too; give --book FILE for openings it never saw",
                 ck_path.display()
             )),
         };
@@ -297,6 +301,7 @@ fn openings_choice(
                 share: games.holdout,
                 seed,
             }),
+            drawn_from: None,
             why: format!(
                 "held out by the config's holdout {} and seed {seed} (no checkpoint yet)",
                 games.holdout
@@ -317,7 +322,10 @@ fn choose_openings(plan: &mut Plan, games: &GamesConfig, choice: OpeningsChoice)
     };
     let whole = book.len();
     let book = match choice.held_out {
-        Some(h) => book.part(h, BookPart::HeldOut)?,
+        Some(h) => {
+            book.check_split_size(choice.drawn_from)?;
+            book.part(h, BookPart::HeldOut)?
+        }
         None => book,
     };
     let n = book.len();

@@ -69,6 +69,10 @@ pub struct RunState {
     /// every opening; it goes on doing so, and its verification says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout: Option<f64>,
+    /// How many openings the book had when the split was drawn: the same share and seed split
+    /// another book differently, so a changed book is refused rather than silently re-split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout_openings: Option<u64>,
     /// The length of every output file (PGN, game logs) when this state was saved.
     #[serde(default)]
     pub outputs: BTreeMap<String, u64>,
@@ -110,6 +114,7 @@ impl RunState {
             gamma: schedule.gamma,
             pairs_per_iteration: pairs,
             holdout: None,
+            holdout_openings: None,
             outputs: BTreeMap::new(),
             counts: Counts::default(),
         }
@@ -322,6 +327,7 @@ mod tests {
             gamma: 0.101,
             pairs_per_iteration: 2,
             holdout: Some(0.2),
+            holdout_openings: Some(300),
             outputs: [("logs/x y.pgn".to_string(), 1234)].into(),
             counts: Counts {
                 pairs: 12,
