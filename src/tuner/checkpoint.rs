@@ -374,6 +374,7 @@ mod tests {
         .unwrap();
         let text = render(&state(), &vars).unwrap();
         assert!(text.contains("#: holdout = 0.2\n"), "{text}");
+        assert!(text.contains("#: holdout_openings = 300\n"), "{text}");
         let old: String = text
             .lines()
             .filter(|l| !l.starts_with("#: holdout"))
@@ -384,9 +385,11 @@ mod tests {
         std::fs::write(&path, old).unwrap();
         let back = read(&path).unwrap();
         assert_eq!(back.state.holdout, None);
+        assert_eq!(back.state.holdout_openings, None);
         assert_eq!(
             RunState {
                 holdout: Some(0.2),
+                holdout_openings: Some(300),
                 ..back.state
             },
             state()
