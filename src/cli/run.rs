@@ -213,9 +213,10 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
 pub const REPLAYS_WARNED: f64 = 3.0;
 
 /// The held-out split a tune of games plays by, checked before anything starts: a resumed run
-/// keeps its checkpoint's share (`Some(None)`: a checkpoint from before held-out openings, which
-/// goes on over the whole book); a new one takes the config's. The book must split, a
-/// `verify_book` must exist, and a tune that would replay its openings too often is warned.
+/// keeps its checkpoint's share (none recorded: a checkpoint from before held-out openings,
+/// which goes on over the whole book) and refuses a book that changed size; a new one takes the
+/// config's. The book must split, a `verify_book` must exist, and a tune that would replay its
+/// openings too often is warned.
 fn settle_openings(config: &mut Config, resumed: Option<&RunState>, seed: u64) -> Result<()> {
     let path = config.path.clone();
     let total_pairs = config

@@ -329,11 +329,19 @@ fn choose_openings(plan: &mut Plan, games: &GamesConfig, choice: OpeningsChoice)
         None => book,
     };
     let n = book.len();
+    // An SPRT's pairs are only a ceiling: say how the openings are cycled instead.
+    let often = if plan.sprt.is_some() {
+        format!("the SPRT plays each once per {n} pairs")
+    } else {
+        format!(
+            "{} pairs play each about {:.1} times",
+            plan.pairs,
+            plan.pairs as f64 / n as f64
+        )
+    };
     let line = format!(
-        "openings: {n} of {whole} in {}, {} pairs play each about {:.1} times: {}\n",
+        "openings: {n} of {whole} in {}, {often}: {}\n",
         path.display(),
-        plan.pairs,
-        plan.pairs as f64 / n as f64,
         choice.why,
     );
     plan.book = Some(book);
