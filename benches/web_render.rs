@@ -74,6 +74,8 @@ fn big_run() -> Loaded {
         alpha: 0.602,
         gamma: 0.101,
         pairs_per_iteration: 1,
+        holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: ITERATIONS,

@@ -10,9 +10,14 @@
 //! 3. Diversity: at most `PER_PAWN_STRUCTURE` positions per pawn structure, picked round-robin
 //!    over the first move so that every opening move family is represented.
 //!
-//! Usage: `cargo run --release --example make_book -- [stockfish path] [out dir] [count]`
-//! (defaults: /usr/games/stockfish, openings, 300). Deterministic for a given Stockfish build
-//! (one thread, fixed seed), and it uses one core only.
+//! Usage: `cargo run --release --example make_book -- [stockfish path] [out dir] [count] [options]`
+//! (defaults: /usr/games/stockfish, openings, 300). Options override the recipe's constants, so the
+//! same walk makes a larger or deeper book: `--plies N`, `--candidates N`, `--prune-depth N`,
+//! `--eval-depth N`, `--balanced-cp N`, `--per-structure N`, `--name FILE` (default
+//! `balanced_<plies>ply.epd`), `--no-pgn`, and `--preset large` (the bundled
+//! `balanced_8ply_large.epd`). Without options it makes `balanced_6ply.epd` and
+//! `balanced_small.pgn` exactly as bundled. Deterministic for a given Stockfish build (one thread,
+//! fixed seed), and it uses one core only.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -26,16 +31,113 @@ use shakmaty::san::San;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Color, EnPassantMode, Position, Role};
 
-const PLIES: usize = 6;
-const PRUNE_DEPTH: u32 = 8;
 const MULTIPV: u32 = 6;
 const ROOT_MULTIPV: u32 = 10;
 const PRUNE_WINDOW: i32 = 50;
-const EVAL_DEPTH: u32 = 13;
-const BALANCED_CP: i32 = 40;
-const PER_PAWN_STRUCTURE: usize = 2;
-const CANDIDATES: usize = 1000;
 const SEED: u64 = 20240607;
+
+/// The parts of the recipe a caller may change; the defaults make the bundled small book.
+struct Recipe {
+    plies: usize,
+    prune_depth: u32,
+    eval_depth: u32,
+    balanced_cp: i32,
+    per_structure: usize,
+    candidates: usize,
+    count: usize,
+    name: Option<String>,
+    pgn: bool,
+}
+
+impl Default for Recipe {
+    fn default() -> Recipe {
+        Recipe {
+            plies: 6,
+            prune_depth: 8,
+            eval_depth: 13,
+            balanced_cp: 40,
+            per_structure: 2,
+            candidates: 1000,
+            count: 300,
+            name: None,
+            pgn: true,
+        }
+    }
+}
+
+impl Recipe {
+    /// The large book: 8 plies deep, where thousands of distinct balanced lines exist. The
+    /// searches are a little shallower (depth 7 pruning, depth 11 balance, ±50 cp) so it costs
+    /// about 65 ms of one core a candidate, a third of the small book's recipe, and finishes on
+    /// a shared machine; 11,000 candidates leave room for 5,000 after the diversity rule.
+    fn large() -> Recipe {
+        Recipe {
+            plies: 8,
+            prune_depth: 7,
+            eval_depth: 11,
+            balanced_cp: 50,
+            candidates: 11000,
+            count: 5000,
+            name: Some("balanced_8ply_large.epd".to_string()),
+            pgn: false,
+            ..Recipe::default()
+        }
+    }
+}
+
+/// Positional arguments (engine, out dir, count) as before, then options; `--preset` first.
+fn parse_args(args: &[String]) -> (String, String, Recipe) {
+    let mut recipe = if args
+        .windows(2)
+        .any(|w| w[0] == "--preset" && w[1] == "large")
+    {
+        Recipe::large()
+    } else {
+        Recipe::default()
+    };
+    let mut positional = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--no-pgn" {
+            recipe.pgn = false;
+            continue;
+        }
+        if !a.starts_with("--") {
+            positional.push(a.clone());
+            continue;
+        }
+        let v = it
+            .next()
+            .unwrap_or_else(|| panic!("{a} needs a value"))
+            .clone();
+        let num =
+            |v: &str| -> usize { v.parse().unwrap_or_else(|_| panic!("{a}: bad number {v}")) };
+        match a.as_str() {
+            "--preset" if v == "large" => {}
+            "--plies" => recipe.plies = num(&v),
+            "--candidates" => recipe.candidates = num(&v),
+            "--count" => recipe.count = num(&v),
+            "--prune-depth" => recipe.prune_depth = num(&v) as u32,
+            "--eval-depth" => recipe.eval_depth = num(&v) as u32,
+            "--balanced-cp" => recipe.balanced_cp = num(&v) as i32,
+            "--per-structure" => recipe.per_structure = num(&v),
+            "--name" => recipe.name = Some(v),
+            _ => panic!("unknown option {a} {v}"),
+        }
+    }
+    let stockfish = positional
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "/usr/games/stockfish".to_string());
+    let out_dir = positional
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "openings".to_string());
+    if let Some(c) = positional.get(2).and_then(|c| c.parse().ok()) {
+        recipe.count = c;
+    }
+    (stockfish, out_dir, recipe)
+}
 
 struct Engine {
     child: Child,
@@ -151,15 +253,18 @@ fn pawn_key(pos: &Chess) -> (u64, u64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let stockfish = args
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "/usr/games/stockfish".to_string());
-    let out_dir = args
-        .get(1)
-        .cloned()
-        .unwrap_or_else(|| "openings".to_string());
-    let count: usize = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(300);
+    let (stockfish, out_dir, recipe) = parse_args(&args);
+    let Recipe {
+        plies,
+        prune_depth,
+        eval_depth,
+        balanced_cp,
+        per_structure,
+        candidates,
+        count,
+        ..
+    } = recipe;
+    let started = std::time::Instant::now();
 
     let engine_id = engine_name(&stockfish);
     let mut engine = Engine::start(&stockfish);
@@ -167,15 +272,15 @@ fn main() {
     let mut candidates_cache: HashMap<String, Vec<String>> = HashMap::new();
     let mut leaves: BTreeMap<String, Vec<String>> = BTreeMap::new(); // epd -> moves
     let mut walks = 0;
-    while leaves.len() < CANDIDATES && walks < CANDIDATES * 20 {
+    while leaves.len() < candidates && walks < candidates * 20 {
         walks += 1;
         let mut pos = Chess::default();
         let mut moves = Vec::new();
-        for ply in 0..PLIES {
+        for ply in 0..plies {
             let fen = fen_of(&pos);
             let allowed = candidates_cache.entry(fen.clone()).or_insert_with(|| {
                 let multipv = if ply == 0 { ROOT_MULTIPV } else { MULTIPV };
-                let lines = engine.search(&fen, PRUNE_DEPTH, multipv);
+                let lines = engine.search(&fen, prune_depth, multipv);
                 let best = lines.first().map_or(0, |l| l.1);
                 lines
                     .into_iter()
@@ -195,7 +300,7 @@ fn main() {
             pos.play_unchecked(m);
             moves.push(pick);
         }
-        if moves.len() == PLIES && !pos.is_game_over() {
+        if moves.len() == plies && !pos.is_game_over() {
             let epd = Epd::from_position(&pos, EnPassantMode::Legal).to_string();
             leaves.entry(epd).or_insert(moves);
         }
@@ -224,7 +329,7 @@ fn main() {
             pos.play_unchecked(mv);
         }
         engine.send("ucinewgame");
-        let lines = engine.search(&fen_of(&pos), EVAL_DEPTH, 1);
+        let lines = engine.search(&fen_of(&pos), eval_depth, 1);
         let Some(&(_, stm_eval)) = lines.first() else {
             continue;
         };
@@ -236,7 +341,7 @@ fn main() {
         if i % 100 == 0 {
             eprintln!("evaluated {i}/{}", leaves.len());
         }
-        if white_eval.abs() <= BALANCED_CP {
+        if white_eval.abs() <= balanced_cp {
             by_first.entry(moves[0].clone()).or_default().push(Kept {
                 epd: epd.clone(),
                 moves: moves.clone(),
@@ -248,8 +353,8 @@ fn main() {
         }
     }
 
-    // Diversity: round-robin over first moves, at most PER_PAWN_STRUCTURE per pawn structure.
-    let mut per_structure: HashMap<(u64, u64), usize> = HashMap::new();
+    // Diversity: round-robin over first moves, at most per_structure per pawn structure.
+    let mut structures: HashMap<(u64, u64), usize> = HashMap::new();
     let mut chosen: Vec<Kept> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut queues: Vec<std::vec::IntoIter<Kept>> =
@@ -258,8 +363,8 @@ fn main() {
         let mut progressed = false;
         for q in queues.iter_mut() {
             for k in q.by_ref() {
-                let n = per_structure.entry(k.pawns).or_insert(0);
-                if *n < PER_PAWN_STRUCTURE && seen.insert(k.epd.clone()) {
+                let n = structures.entry(k.pawns).or_insert(0);
+                if *n < per_structure && seen.insert(k.epd.clone()) {
                     *n += 1;
                     chosen.push(k);
                     progressed = true;
@@ -277,21 +382,27 @@ fn main() {
     eprintln!("kept {} balanced, diverse positions", chosen.len());
 
     let header = format!(
-        "# spsa bundled opening book: {n} balanced positions {PLIES} plies from the start.\n\
-         # Made by `cargo run --release --example make_book` with {engine_id}:\n\
-         # random walks of {PLIES} plies, each move among Stockfish's MultiPV {MULTIPV} (root {ROOT_MULTIPV})\n\
-         # at depth {PRUNE_DEPTH} within {PRUNE_WINDOW} cp of the best; end positions kept when\n\
-         # |eval| <= {BALANCED_CP} cp at depth {EVAL_DEPTH} (1 thread, 16 MB hash); at most\n\
-         # {PER_PAWN_STRUCTURE} per pawn structure, round-robin over first moves. Seed {SEED}.\n\
+        "# spsa bundled opening book: {n} balanced positions {plies} plies from the start.\n\
+         # Made by `cargo run --release --example make_book{cmd}` with {engine_id}:\n\
+         # random walks of {plies} plies, each move among Stockfish's MultiPV {MULTIPV} (root {ROOT_MULTIPV})\n\
+         # at depth {prune_depth} within {PRUNE_WINDOW} cp of the best; end positions kept when\n\
+         # |eval| <= {balanced_cp} cp at depth {eval_depth} (1 thread, 16 MB hash); at most\n\
+         # {per_structure} per pawn structure, round-robin over first moves. Seed {SEED}.\n\
          # Opcodes: hmvc/fmvn = move counters, ce = Stockfish eval in cp from White's view,\n\
          # c0 = the moves from the start in UCI.\n",
         n = chosen.len(),
+        cmd = if args.is_empty() {
+            String::new()
+        } else {
+            format!(" -- {}", args.join(" "))
+        },
     );
+    let width = 3.max(count.to_string().len());
     let mut epd_out = header.clone();
     for (i, k) in chosen.iter().enumerate() {
         let _ = writeln!(
             epd_out,
-            "{} hmvc {}; fmvn {}; id \"bal6-{:03}\"; ce {}; c0 \"{}\";",
+            "{} hmvc {}; fmvn {}; id \"bal{plies}-{:0width$}\"; ce {}; c0 \"{}\";",
             k.epd,
             k.halfmoves,
             k.fullmoves,
@@ -301,8 +412,19 @@ fn main() {
         );
     }
     std::fs::create_dir_all(&out_dir).expect("create out dir");
-    let epd_path = format!("{out_dir}/balanced_{PLIES}ply.epd");
+    let name = recipe
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("balanced_{plies}ply.epd"));
+    let epd_path = format!("{out_dir}/{name}");
     std::fs::write(&epd_path, epd_out).expect("write epd");
+    eprintln!(
+        "wrote {epd_path} in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    if !recipe.pgn {
+        return;
+    }
 
     // The small PGN book: the first 20 lines as games from the start position.
     let mut pgn = String::new();
@@ -311,7 +433,7 @@ fn main() {
             pgn,
             "[Event \"spsa balanced book\"]\n[Site \"?\"]\n[Date \"????.??.??\"]\n\
              [Round \"{}\"]\n[White \"?\"]\n[Black \"?\"]\n[Result \"*\"]\n\
-             [Annotator \"{} depth {EVAL_DEPTH}: {:+} cp\"]\n\n",
+             [Annotator \"{} depth {eval_depth}: {:+} cp\"]\n\n",
             i + 1,
             engine_id,
             k.eval

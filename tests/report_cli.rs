@@ -76,6 +76,8 @@ fn write_known_run(dir: &Path, pentanomial: [u64; 5]) -> (PathBuf, PathBuf) {
         alpha: ALPHA,
         gamma: GAMMA,
         pairs_per_iteration: 1,
+        holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),
@@ -413,6 +415,8 @@ fn write_run_with(
         alpha: ALPHA,
         gamma: GAMMA,
         pairs_per_iteration: 1,
+        holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),

@@ -223,6 +223,8 @@ fn write_local_run(dir: &Path, name: &str, rows: u64) -> PathBuf {
         alpha: 0.602,
         gamma: 0.101,
         pairs_per_iteration: 1,
+        holdout: None,
+        holdout_openings: None,
         outputs: Default::default(),
         counts: Counts {
             pairs: rows,

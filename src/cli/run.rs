@@ -12,6 +12,7 @@ use crate::config::{Config, ConfigError};
 use crate::method;
 use crate::runtime::shutdown::Shutdown;
 use crate::spsa::driver::Rounding;
+use crate::tuner::checkpoint::RunState;
 use crate::tuner::{Ending, RunFiles, RunPlan, StartMode};
 
 #[derive(Args, Clone, Debug)]
@@ -131,20 +132,23 @@ pub async fn command(args: RunArgs) -> Result<()> {
 }
 
 /// Run (or resume) a tuning run of `config`; `verb` is the command typed, for messages.
-pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
+pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> {
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let mode = args.mode();
-    // The seed is settled before anything starts: a resumed run keeps its own, so its opening
-    // order is the same as before the interruption.
-    let seed = match mode {
+    // The seed and the held-out share are settled before anything starts: a resumed run keeps
+    // its own, so its opening order and its split are the same as before the interruption.
+    let resumed = match mode {
         StartMode::Resume if config.checkpoint.exists() => {
-            crate::tuner::checkpoint::read(&config.checkpoint)?
-                .state
-                .seed()?
+            Some(crate::tuner::checkpoint::read(&config.checkpoint)?.state)
         }
-        _ => config.seed.unwrap_or_else(|| rand::rng().next_u64()),
+        _ => None,
     };
+    let seed = match &resumed {
+        Some(state) => state.seed()?,
+        None => config.seed.unwrap_or_else(|| rand::rng().next_u64()),
+    };
+    settle_openings(&mut config, resumed.as_ref(), seed)?;
     let rounding = match &config.games {
         Some(g) if !config.simulate => Rounding::Integer(g.rounding),
         _ => Rounding::Continuous,
@@ -203,6 +207,93 @@ pub async fn tune(args: &RunArgs, config: Config, verb: &str) -> Result<()> {
     Ok(())
 }
 
+/// Most times a tune at fixed depth or nodes may play each opening before it is warned: there a
+/// game is nearly a function of the values and the opening, so more replays let the tune fit
+/// the openings rather than the engine.
+pub const REPLAYS_WARNED: f64 = 3.0;
+
+/// The held-out split a tune of games plays by, checked before anything starts: a resumed run
+/// keeps its checkpoint's share (none recorded: a checkpoint from before held-out openings,
+/// which goes on over the whole book) and refuses a book that changed size; a new one takes the
+/// config's. The book must split, a `verify_book` must exist, and a tune that would replay its
+/// openings too often is warned.
+fn settle_openings(config: &mut Config, resumed: Option<&RunState>, seed: u64) -> Result<()> {
+    let path = config.path.clone();
+    let total_pairs = config
+        .schedule
+        .iterations
+        .saturating_mul(u64::from(config.pairs_per_iteration));
+    let Some(games) = config.games.as_mut() else {
+        return Ok(());
+    };
+    if config.simulate || config.positions.is_some() {
+        return Ok(());
+    }
+    if let Some(vb) = &games.verify_book
+        && std::fs::metadata(vb).is_err()
+    {
+        return Err(ConfigError::InFile {
+            path,
+            message: format!("key `games.verify_book`: {}: book not found", vb.display()),
+        }
+        .into());
+    }
+    match resumed.map(|s| s.holdout) {
+        Some(Some(share)) => {
+            games.holdout = share;
+            // A split tune stays split even if a verify_book was added since.
+            if share > 0.0 {
+                games.verify_book = None;
+            }
+        }
+        Some(None) if games.book.is_some() => {
+            games.holdout = 0.0;
+            eprintln!(
+                "note: the checkpoint records no held-out openings (a run from before they existed): the tune goes on over the whole book, and its verification plays those openings too unless given `spsa verify --book FILE`"
+            );
+        }
+        Some(None) => games.holdout = 0.0,
+        None => {}
+    }
+    let Some(book_path) = &games.book else {
+        return Ok(());
+    };
+    if std::fs::metadata(book_path).is_err() {
+        return Err(ConfigError::InFile {
+            path,
+            message: format!("{}: book not found", book_path.display()),
+        }
+        .into());
+    }
+    if let Some(state) = resumed
+        && games.holdout > 0.0
+    {
+        let options = crate::arena::book_options(games, seed);
+        crate::game::Book::load(book_path, &options)?.check_split_size(state.holdout_openings)?;
+    }
+    let book = crate::source::games::tuning_book(games, seed)?;
+    let limit = match (games.limits.depth, games.limits.nodes) {
+        (Some(d), _) => format!("depth {d}"),
+        (None, Some(n)) => format!("{n} nodes"),
+        _ => return Ok(()),
+    };
+    if let Some(warning) = replay_warning(total_pairs, book.len(), &limit) {
+        eprintln!("{warning} ({})", book_path.display());
+    }
+    Ok(())
+}
+
+/// The warning for a tune at a fixed `limit` whose `pairs` replay each of its `openings` more
+/// than [`REPLAYS_WARNED`] times, or `None`.
+pub fn replay_warning(pairs: u64, openings: usize, limit: &str) -> Option<String> {
+    let per_opening = pairs as f64 / openings.max(1) as f64;
+    (per_opening > REPLAYS_WARNED).then(|| {
+        format!(
+            "warning: {pairs} pairs over {openings} tuning openings play each opening about {per_opening:.1} times (more than {REPLAYS_WARNED}) at fixed {limit}, where a replayed opening replays nearly the same game: the tune can fit these openings rather than the engine; use a larger book (openings/balanced_8ply_large.epd has 5000) or fewer pairs"
+        )
+    })
+}
+
 /// The `[verify]` match of a finished tune, once: played and recorded beside the θ log, or,
 /// when the record is there from before (a resume of a finished run), its verdict printed again.
 /// An interrupted verification records nothing, so `--resume` plays it again.
@@ -256,4 +347,26 @@ fn set_aside_old_verification(config: &Config, mode: StartMode) -> Result<()> {
         })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replays_beyond_three_per_opening_are_warned_with_the_counts() {
+        assert_eq!(replay_warning(720, 240, "depth 6"), None);
+        let w = replay_warning(1500, 240, "depth 6").unwrap();
+        assert!(
+            w.starts_with(
+                "warning: 1500 pairs over 240 tuning openings play each opening about 6.2 times (more than 3) at fixed depth 6"
+            ),
+            "{w}"
+        );
+        assert!(
+            replay_warning(4, 1, "100 nodes")
+                .unwrap()
+                .contains("about 4.0 times")
+        );
+    }
 }

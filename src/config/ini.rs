@@ -335,6 +335,8 @@ impl Entries<'_> {
             book: Some(book),
             book_random: true,
             book_plies: None,
+            holdout: crate::game::DEFAULT_HOLDOUT,
+            verify_book: None,
             limits: LimitsConfig {
                 base_time_ms,
                 inc_time_ms: ms("IncTime")?.or(Some(0)),

@@ -109,6 +109,12 @@ pub struct GamesConfig {
     pub book_random: bool,
     /// For PGN books: play at most this many plies of each game.
     pub book_plies: Option<u32>,
+    /// The share of the book held out of tuning for verification (`games.holdout`, in [0, 1);
+    /// 0: no split). The classic INI takes the default.
+    pub holdout: f64,
+    /// A separate verification book (`games.verify_book`): the tune plays all of `book` and
+    /// verification all of this one.
+    pub verify_book: Option<PathBuf>,
     pub limits: LimitsConfig,
     pub adjudication: AdjudicationConfig,
     /// Declare a draw after this many plies.

@@ -88,6 +88,8 @@ struct Games {
     #[serde(default = "random")]
     book_order: String,
     book_plies: Option<u32>,
+    holdout: Option<f64>,
+    verify_book: Option<String>,
     base_time_ms: Option<u64>,
     inc_time_ms: Option<u64>,
     nodes: Option<u64>,
@@ -409,6 +411,12 @@ fn games(
             )));
         }
     };
+    let holdout = g.holdout.unwrap_or(crate::game::DEFAULT_HOLDOUT);
+    if !crate::game::Holdout::valid_share(holdout) {
+        return Err(in_file(format!(
+            "key `games.holdout`: the held-out share of the book must be at least 0 and below 1 (0.2 holds out 20%), not {holdout}"
+        )));
+    }
     let limits = LimitsConfig {
         base_time_ms: g.base_time_ms,
         inc_time_ms: g.inc_time_ms,
@@ -460,6 +468,8 @@ fn games(
         book: g.book.as_deref().map(|b| resolve_input(path, b)),
         book_random,
         book_plies: g.book_plies,
+        holdout,
+        verify_book: g.verify_book.as_deref().map(|b| resolve_input(path, b)),
         limits,
         adjudication: AdjudicationConfig {
             draw_score_limit: adj.draw_score_limit,

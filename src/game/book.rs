@@ -35,6 +35,26 @@ pub enum BookError {
     },
     #[error("{path}: the book has no openings")]
     Empty { path: PathBuf },
+    #[error(
+        "{path}: {len} opening(s) cannot be split into tuning and held-out openings (holdout = \
+         {share}); give a book of at least 2 openings, `verify_book = FILE`, or `holdout = 0` to \
+         verify on the tune's own openings"
+    )]
+    TooSmallToSplit {
+        path: PathBuf,
+        len: usize,
+        share: f64,
+    },
+    #[error(
+        "{path}: the book has {len} openings, but the run's split was drawn from {drawn_from}: \
+         the same seed would now hold out other openings; restore the book, or give \
+         --book FILE to verify, or start the tune anew (--fresh)"
+    )]
+    Changed {
+        path: PathBuf,
+        len: usize,
+        drawn_from: u64,
+    },
 }
 
 /// A validated opening: a start position and book moves from it.
@@ -176,9 +196,61 @@ pub struct BookOptions {
     pub max_plies: Option<usize>,
 }
 
+/// A run's split of its book into tuning and held-out openings: a seeded draw of `share` of the
+/// openings that the tune never plays, so its verification is not the book talking.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Holdout {
+    /// The held-out share, in [0, 1); 0 means no split.
+    pub share: f64,
+    /// The run's seed.
+    pub seed: u64,
+}
+
+/// The default held-out share of a run's book.
+pub const DEFAULT_HOLDOUT: f64 = 0.2;
+
+impl Holdout {
+    /// Whether `share` is a usable held-out share: in [0, 1).
+    pub fn valid_share(share: f64) -> bool {
+        (0.0..1.0).contains(&share)
+    }
+
+    /// How many of `len` openings are held out: round(share·len), at least 1 when share > 0.
+    pub fn held_out_len(&self, len: usize) -> usize {
+        if self.share <= 0.0 || !self.share.is_finite() {
+            return 0;
+        }
+        ((self.share * len as f64).round() as usize).clamp(1, len)
+    }
+
+    /// The held-out indices of a book of `len` openings, sorted: the first `held_out_len` of a
+    /// permutation seeded by the run's seed on a stream the book's order never uses, so the
+    /// split does not change with the order's cycles. Pure in (share, seed, len).
+    pub fn held_out(&self, len: usize) -> Vec<usize> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(u64::MAX);
+        let mut p: Vec<usize> = (0..len).collect();
+        p.shuffle(&mut rng);
+        p.truncate(self.held_out_len(len));
+        p.sort_unstable();
+        p
+    }
+}
+
+/// Which openings of a split book to play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BookPart {
+    /// The openings a tune plays.
+    Tuning,
+    /// The openings only verification plays.
+    HeldOut,
+}
+
 /// A loaded, validated opening book.
 #[derive(Debug)]
 pub struct Book {
+    /// Where it was read (`None` for a book made in code).
+    path: Option<PathBuf>,
     openings: Vec<Opening>,
     order: BookOrder,
     seed: u64,
@@ -207,8 +279,56 @@ impl Book {
                 path: path.to_path_buf(),
             });
         }
-        Ok(Book::from_openings(openings, options.order, options.seed)
-            .unwrap_or_else(|| unreachable!("checked non-empty")))
+        let mut book = Book::from_openings(openings, options.order, options.seed)
+            .unwrap_or_else(|| unreachable!("checked non-empty"));
+        book.path = Some(path.to_path_buf());
+        Ok(book)
+    }
+
+    /// Refuse a book whose size changed since a run drew its split from `drawn_from` openings
+    /// (`None`: not recorded).
+    pub fn check_split_size(&self, drawn_from: Option<u64>) -> Result<(), BookError> {
+        match drawn_from {
+            Some(n) if n != self.openings.len() as u64 => Err(BookError::Changed {
+                path: self.path.clone().unwrap_or_default(),
+                len: self.openings.len(),
+                drawn_from: n,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// One part of the book split by `holdout`, as a book of its own with the same order and
+    /// seed. A share of 0 keeps every opening in both parts (no split). A book that cannot give
+    /// both parts at least one opening is an error, not a silent fallback.
+    pub fn part(self, holdout: Holdout, part: BookPart) -> Result<Book, BookError> {
+        let len = self.openings.len();
+        if holdout.share <= 0.0 {
+            return Ok(self);
+        }
+        let held = holdout.held_out(len);
+        if len < 2 || held.is_empty() || held.len() >= len {
+            return Err(BookError::TooSmallToSplit {
+                path: self.path.clone().unwrap_or_default(),
+                len,
+                share: holdout.share,
+            });
+        }
+        let keep_held = part == BookPart::HeldOut;
+        let openings: Vec<Opening> = self
+            .openings
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| held.binary_search(i).is_ok() == keep_held)
+            .map(|(_, o)| o)
+            .collect();
+        Ok(Book {
+            path: self.path,
+            openings,
+            order: self.order,
+            seed: self.seed,
+            cycle_cache: Mutex::new(None),
+        })
     }
 
     /// A book from openings made elsewhere; `None` when `openings` is empty.
@@ -217,6 +337,7 @@ impl Book {
             return None;
         }
         Some(Book {
+            path: None,
             openings,
             order,
             seed,
@@ -241,10 +362,15 @@ impl Book {
     /// so a resumed run gets the same openings. Random order walks a seeded permutation of the
     /// whole book, then a different permutation for the next pass, and so on.
     pub fn opening_for(&self, pair_index: u64) -> &Opening {
+        &self.openings[self.index_for(pair_index)]
+    }
+
+    /// The index in [`Book::openings`] of pair `pair_index`'s opening.
+    pub fn index_for(&self, pair_index: u64) -> usize {
         let n = self.openings.len() as u64;
         let within = (pair_index % n) as usize;
         match self.order {
-            BookOrder::Sequential => &self.openings[within],
+            BookOrder::Sequential => within,
             BookOrder::Random => {
                 let cycle = pair_index / n;
                 let mut cache = self
@@ -254,8 +380,7 @@ impl Book {
                 if cache.as_ref().is_none_or(|(c, _)| *c != cycle) {
                     *cache = Some((cycle, self.permutation(cycle)));
                 }
-                let index = cache.as_ref().map_or(within, |(_, p)| p[within] as usize);
-                &self.openings[index]
+                cache.as_ref().map_or(within, |(_, p)| p[within] as usize)
             }
         }
     }
@@ -806,5 +931,84 @@ mod tests {
             forward,
             order(&numbered_book(n, BookOrder::Random, 8), 0..200)
         );
+    }
+
+    fn sources(book: &Book) -> HashSet<String> {
+        book.openings()
+            .iter()
+            .map(|o| o.source().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn split_parts_are_disjoint_cover_the_book_and_follow_the_seed() {
+        let h = Holdout {
+            share: 0.2,
+            seed: 11,
+        };
+        let tuning = numbered_book(300, BookOrder::Random, 11)
+            .part(h, BookPart::Tuning)
+            .unwrap();
+        let held = numbered_book(300, BookOrder::Random, 11)
+            .part(h, BookPart::HeldOut)
+            .unwrap();
+        assert_eq!((tuning.len(), held.len()), (240, 60));
+        let (t, v) = (sources(&tuning), sources(&held));
+        assert!(t.is_disjoint(&v));
+        assert_eq!(t.union(&v).count(), 300);
+        // Every pair the tune could play, over many cycles, is a tuning opening.
+        assert!((0..2000).all(|k| t.contains(tuning.opening_for(k).source())));
+        // The same seed draws the same split; another seed another one.
+        assert_eq!(h.held_out(300), h.held_out(300));
+        assert_ne!(h.held_out(300), Holdout { seed: 12, ..h }.held_out(300));
+        // The split does not depend on the book's order setting.
+        let held_seq = numbered_book(300, BookOrder::Sequential, 11)
+            .part(h, BookPart::HeldOut)
+            .unwrap();
+        assert_eq!(sources(&held_seq), v);
+    }
+
+    #[test]
+    fn split_sizes_round_and_keep_one_opening_each_side() {
+        let h = |share| Holdout { share, seed: 1 };
+        assert_eq!(h(0.2).held_out_len(5000), 1000);
+        assert_eq!(h(0.2).held_out_len(3), 1);
+        assert_eq!(h(0.2).held_out_len(2), 1);
+        assert_eq!(h(0.01).held_out_len(10), 1);
+        assert_eq!(h(0.0).held_out_len(10), 0);
+        assert_eq!(h(0.99).held_out_len(10), 10);
+        // Both parts of a 2-opening book get one.
+        let two = numbered_book(2, BookOrder::Random, 1);
+        assert_eq!(two.part(h(0.2), BookPart::HeldOut).unwrap().len(), 1);
+        // No share: the whole book in both parts.
+        let all = numbered_book(5, BookOrder::Random, 1);
+        assert_eq!(all.part(h(0.0), BookPart::HeldOut).unwrap().len(), 5);
+        assert!(Holdout::valid_share(0.0) && Holdout::valid_share(0.5));
+        assert!(!Holdout::valid_share(1.0) && !Holdout::valid_share(-0.1));
+        assert!(!Holdout::valid_share(f64::NAN));
+    }
+
+    #[test]
+    fn a_book_too_small_to_split_is_an_error_naming_the_file() {
+        let (_dir, path) = write("one.epd", &format!("{START_FEN}\n"));
+        let book = Book::load(&path, &BookOptions::default()).unwrap();
+        let h = Holdout {
+            share: 0.2,
+            seed: 3,
+        };
+        let err = book.part(h, BookPart::Tuning).unwrap_err().to_string();
+        assert!(err.contains("one.epd"), "{err}");
+        assert!(err.contains("1 opening(s) cannot be split"), "{err}");
+        assert!(err.contains("holdout = 0.2"), "{err}");
+        // Nearly everything held out leaves nothing to tune on: refused too.
+        let ten = numbered_book(10, BookOrder::Random, 1);
+        let h = Holdout {
+            share: 0.99,
+            seed: 1,
+        };
+        assert!(matches!(
+            ten.part(h, BookPart::Tuning),
+            Err(BookError::TooSmallToSplit { len: 10, .. })
+        ));
     }
 }

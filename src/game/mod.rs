@@ -27,7 +27,9 @@ mod tablebase;
 
 pub use adjudication::Adjudicator;
 pub use arbiter::play_game;
-pub use book::{Book, BookError, BookOptions, BookOrder, Opening, START_FEN};
+pub use book::{
+    Book, BookError, BookOptions, BookOrder, BookPart, DEFAULT_HOLDOUT, Holdout, Opening, START_FEN,
+};
 pub use pgn::{PgnOptions, write_pgn};
 pub use record::{EndReason, Fault, GameRecord, GameResult, PlayedMove};
 pub use settings::{

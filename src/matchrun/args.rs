@@ -344,6 +344,8 @@ fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
         book: None,
         book_random: true,
         book_plies: None,
+        holdout: crate::game::DEFAULT_HOLDOUT,
+        verify_book: None,
         limits: LimitsConfig {
             time_margin_ms: 50,
             stall_timeout_ms: 10_000,

@@ -57,6 +57,10 @@ pub struct MatchOutcome {
     /// The test and its state, when the match ran one; frozen once it decides (the pairs in
     /// flight then still finish and are counted above).
     pub sprt: Option<(Sprt, SprtStatus)>,
+    /// Finished pairs by the book index of their opening, and the book's size: a user sees how
+    /// many openings a result rests on and how often each was replayed.
+    pub openings: BTreeMap<usize, u64>,
+    pub book_len: usize,
 }
 
 impl MatchOutcome {
@@ -97,7 +101,33 @@ impl MatchOutcome {
             out.push_str(&format!("{test}: {status}\n"));
         }
         out.push_str(&format!("faults: {}\n", self.faults_text()));
+        if let Some(line) = self.openings_text() {
+            out.push_str(&line);
+        }
         out
+    }
+
+    /// `openings: 60 of 60 used, each played 2-3 times (1 pair = 2 games)`, once a pair finished.
+    pub fn openings_text(&self) -> Option<String> {
+        let min = self.openings.values().min()?;
+        let max = self.openings.values().max()?;
+        let times = |n: u64| {
+            if n == 1 {
+                "once".to_string()
+            } else {
+                format!("{n} times")
+            }
+        };
+        let each = if min == max {
+            times(*min)
+        } else {
+            format!("{min}-{max} times")
+        };
+        Some(format!(
+            "openings: {} of {} used, each played {each} (a pair plays one opening with both colours)\n",
+            self.openings.len(),
+            self.book_len
+        ))
     }
 }
 
@@ -130,7 +160,10 @@ pub async fn play(
             elapsed: Duration::ZERO,
             ending: MatchEnding::Finished,
             sprt: sprt.map(|s| (*s, s.status(&[0; 5]))),
+            openings: BTreeMap::new(),
+            book_len: source.arena().book().len(),
         },
+        book: source.arena().book(),
         outputs: Outputs::new(&source.outputs()),
         started,
         last_progress: Instant::now(),
@@ -164,7 +197,9 @@ pub struct Recording {
 }
 
 /// The match as the pool's feed: pair k is trial k+1 with no SPSA values.
-struct MatchFeed {
+struct MatchFeed<'a> {
+    /// Where pair k's opening is in the book, for the openings count.
+    book: &'a crate::game::Book,
     next: u64,
     out: MatchOutcome,
     outputs: Outputs,
@@ -176,7 +211,7 @@ struct MatchFeed {
     record: Option<Recording>,
 }
 
-impl MatchFeed {
+impl MatchFeed<'_> {
     /// Write the record as the match stands (`ending`: it is over).
     fn write_record(&mut self, ending: Option<&MatchEnding>) -> Result<()> {
         let Some(r) = &mut self.record else {
@@ -187,7 +222,7 @@ impl MatchFeed {
     }
 }
 
-impl Feed for MatchFeed {
+impl Feed for MatchFeed<'_> {
     fn next_trial(&mut self) -> Option<Trial> {
         if self.next >= self.out.planned || self.out.sprt_decided() {
             return None;
@@ -205,11 +240,16 @@ impl Feed for MatchFeed {
         })
     }
 
-    fn finished(&mut self, _trial: Trial, m: Measurement) -> Result<()> {
+    fn finished(&mut self, trial: Trial, m: Measurement) -> Result<()> {
         for r in &m.records {
             self.outputs.append(r)?;
         }
         self.out.add(&m);
+        *self
+            .out
+            .openings
+            .entry(self.book.index_for(trial.opening))
+            .or_default() += 1;
         if let Some((test, status)) = &mut self.out.sprt
             && status.decision.is_none()
         {

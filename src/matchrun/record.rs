@@ -327,6 +327,8 @@ mod tests {
             elapsed: Duration::ZERO,
             ending: MatchEnding::Finished,
             sprt: sprt.map(|s| (s, s.status(&pentanomial))),
+            openings: BTreeMap::new(),
+            book_len: 0,
         }
     }
 

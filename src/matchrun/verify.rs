@@ -3,16 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::UserError;
-use super::args::{MatchFlags, apply_flags, describe_options, plan, play_collect};
+use super::args::{MatchFlags, Plan, apply_flags, describe_options, plan, play_collect};
 use super::{MatchEnding, MatchOutcome, finish};
 use crate::arena::OptionSet;
 use crate::config::vars::{self, Variable};
-use crate::config::{Against, Config, VerifyConfig};
+use crate::config::{Against, Config, ConfigError, GamesConfig, VerifyConfig};
 use crate::engine::OptionValue;
+use crate::game::{BookPart, Holdout};
 use crate::report::history::History;
 use crate::tuner::checkpoint;
 
@@ -41,6 +42,10 @@ pub struct VerifyArgs {
     /// defaults (the tuned options are then not sent to the other side at all).
     #[arg(long, value_enum, default_value_t = Against::Start, conflicts_with_all = ["a", "b"])]
     pub against: Against,
+    /// Play every opening of the run's book, the tune's own included, instead of only the
+    /// openings held out of the tune.
+    #[arg(long, conflicts_with = "book")]
+    pub all_openings: bool,
     #[command(flatten)]
     pub flags: MatchFlags,
 }
@@ -58,6 +63,7 @@ impl VerifyArgs {
             a: None,
             b: None,
             against: v.against,
+            all_openings: false,
             flags: MatchFlags {
                 pairs: v.pairs,
                 sprt: v.sprt.clone(),
@@ -215,6 +221,133 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
     })
 }
 
+/// Which openings a verification plays, and the header line that says so.
+struct OpeningsChoice {
+    /// Play only this part of the book (`None`: all of it).
+    held_out: Option<Holdout>,
+    /// How many openings the book had when the run drew its split (`None`: not recorded).
+    drawn_from: Option<u64>,
+    /// What the header says after `openings: ` (the counts are filled in once the book is read).
+    why: String,
+}
+
+/// The openings of a verification: `--book FILE` or `--all-openings` as told; else a config's
+/// `verify_book`; else the openings the run held out of its tune, by the share and seed its
+/// checkpoint recorded (so `--iteration K` and a resumed run verify on the same split). A
+/// checkpoint from before held-out openings records none: its tune played the whole book, so
+/// verification plays the whole book and says so.
+fn openings_choice(
+    args: &VerifyArgs,
+    config: &Config,
+    games: &mut GamesConfig,
+) -> Result<OpeningsChoice> {
+    let all = |why: String| {
+        Ok(OpeningsChoice {
+            held_out: None,
+            drawn_from: None,
+            why,
+        })
+    };
+    if games.book.is_none() {
+        return all(String::new());
+    }
+    if args.flags.book.is_some() {
+        return all("--book".into());
+    }
+    if args.all_openings {
+        return all("--all-openings: the tune's own openings included".into());
+    }
+    if let Some(vb) = games.verify_book.clone() {
+        if std::fs::metadata(&vb).is_err() {
+            return Err(ConfigError::InFile {
+                path: config.path.clone(),
+                message: format!("key `games.verify_book`: {}: book not found", vb.display()),
+            }
+            .into());
+        }
+        let tuned = games.book.replace(vb);
+        let tuned = tuned.map(|b| b.display().to_string()).unwrap_or_default();
+        return all(format!("verify_book, the tune played {tuned}"));
+    }
+    let ck_path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
+    if std::fs::metadata(ck_path).is_ok() {
+        let state = checkpoint::read(ck_path)?.state;
+        let from = format!("the split recorded in {}", ck_path.display());
+        return match state.holdout {
+            Some(share) if share > 0.0 => Ok(OpeningsChoice {
+                held_out: Some(Holdout {
+                    share,
+                    seed: state.seed()?,
+                }),
+                drawn_from: state.holdout_openings,
+                why: format!(
+                    "held out of the tune by holdout {share} and seed {} ({from})",
+                    state.seed
+                ),
+            }),
+            Some(_) => all(format!(
+                "holdout = 0 in {}, so the tune played them too",
+                ck_path.display()
+            )),
+            None => all(format!(
+                "{} records no held-out openings (a run from before they existed, or a shared or simulated one), so the tune may have played them too; give --book FILE for openings it never saw",
+                ck_path.display()
+            )),
+        };
+    }
+    match config.seed {
+        Some(seed) if games.holdout > 0.0 => Ok(OpeningsChoice {
+            held_out: Some(Holdout {
+                share: games.holdout,
+                seed,
+            }),
+            drawn_from: None,
+            why: format!(
+                "held out by the config's holdout {} and seed {seed} (no checkpoint yet)",
+                games.holdout
+            ),
+        }),
+        Some(_) => all("holdout = 0".into()),
+        None => all("no checkpoint and no seed in the config to draw the split from".into()),
+    }
+}
+
+/// Put the chosen part of the plan's book in its place and say what it holds: which openings,
+/// how many, and how often the planned pairs play each.
+fn choose_openings(plan: &mut Plan, games: &GamesConfig, choice: OpeningsChoice) -> Result<String> {
+    let book = plan.book.take().context("the book was taken already")?;
+    let Some(path) = &games.book else {
+        plan.book = Some(book);
+        return Ok("openings: none, every pair starts from the initial position\n".into());
+    };
+    let whole = book.len();
+    let book = match choice.held_out {
+        Some(h) => {
+            book.check_split_size(choice.drawn_from)?;
+            book.part(h, BookPart::HeldOut)?
+        }
+        None => book,
+    };
+    let n = book.len();
+    // An SPRT's pairs are only a ceiling: say how the openings are cycled instead.
+    let often = if plan.sprt.is_some() {
+        format!("the SPRT plays each once per {n} pairs")
+    } else {
+        format!(
+            "{} pairs play each about {:.1} times",
+            plan.pairs,
+            plan.pairs as f64 / n as f64
+        )
+    };
+    let line = format!(
+        "openings: {n} of {whole} in {}, {often}: {}\n",
+        path.display(),
+        choice.why,
+    );
+    plan.book = Some(book);
+    Ok(line)
+}
+
 /// A table of both sides' values, one variable a line.
 fn values_table(a: &ValueSet, b: &ValueSet, a_name: &str, b_name: &str) -> String {
     let mut names: Vec<&String> = a.names.iter().collect();
@@ -256,6 +389,7 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
     // The run's PGN file is the tuning games'; verification games go only where --pgn says.
     games.pgn = None;
     apply_flags(&mut games, &args.flags)?;
+    let choice = openings_choice(&args, &config, &mut games)?;
     let (a, b) = sides(&args, &config)?;
     let names = if args.a.is_some() {
         ["A".to_string(), "B".to_string()]
@@ -274,6 +408,7 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
         format!("spsa verify {}", config.path.display()),
     )?;
     plan.option_places.config = Some(config.clone());
+    let openings = choose_openings(&mut plan, &games, choice)?;
     let source = plan.start_source().await?;
     let mut text = format!("verify: {} vs {}\n", a.label, b.label);
     text.push_str(&values_table(&a, &b, &names[0], &names[1]));
@@ -281,6 +416,7 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
         "{} pairs, concurrency {}, {}\n",
         plan.pairs, plan.concurrency, plan.description
     ));
+    text.push_str(&openings);
     crate::out!("{text}")?;
     tracing::debug!(
         "A: {}; B: {}",

@@ -16,6 +16,15 @@ use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunPlan, Session, Tuner, check_same_run};
 
+/// The number of openings in a config's book (`None` if it cannot be read: the run's start
+/// reports that).
+fn book_len(path: &std::path::Path, g: &crate::config::GamesConfig) -> Option<u64> {
+    let options = crate::arena::book_options(g, 0);
+    crate::game::Book::load(path, &options)
+        .ok()
+        .map(|b| b.len() as u64)
+}
+
 /// A tune by SPSA.
 pub struct SpsaTune {
     config: Config,
@@ -38,8 +47,25 @@ impl Method for SpsaTune {
         check_same_run(ck, &self.vars, &self.plan)
     }
 
+    /// A tune of games records its held-out share (0 with a separate `verify_book`), so resume
+    /// and verification draw the same split from the run's seed.
     fn fresh_state(&self) -> RunState {
-        self.plan.fresh_state(&self.vars)
+        let mut state = self.plan.fresh_state(&self.vars);
+        if let Some(g) = &self.config.games
+            && g.book.is_some()
+            && !self.config.simulate
+        {
+            let share = if g.verify_book.is_some() {
+                0.0
+            } else {
+                g.holdout
+            };
+            state.holdout = Some(share);
+            if share > 0.0 {
+                state.holdout_openings = g.book.as_ref().and_then(|b| book_len(b, g));
+            }
+        }
+        state
     }
 
     /// A finished run asked for more iterations than it had is extended, not finished.

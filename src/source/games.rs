@@ -14,7 +14,7 @@ use crate::arena::{self, Arena, OptionSet, describe_options};
 use crate::config::vars::Variable;
 use crate::config::{Config, GamesConfig};
 use crate::engine::{OptionError, OptionValue};
-use crate::game::{Book, BookOrder, Opening};
+use crate::game::{Book, BookOrder, BookPart, Holdout, Opening};
 
 /// What each side plays with.
 #[derive(Clone, Debug)]
@@ -220,18 +220,32 @@ pub fn option_error_at(
     found.unwrap_or(err)
 }
 
-/// Load the book and start the engine pairs of a config.
+/// Load the book's tuning part and start the engine pairs of a config.
 pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result<Arena> {
-    let book = match &games.book {
-        Some(path) => Book::load(path, &arena::book_options(games, seed))?,
-        None => Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
-            .context("empty book")?,
-    };
+    let book = tuning_book(games, seed)?;
     let setups = [
         arena::engine_setup("Engine1", &games.engine1),
         arena::engine_setup("Engine2", &games.engine2),
     ];
     Arena::start(setups, slots, book, arena::game_settings(games)?).await
+}
+
+/// The openings a tune plays: the book less its held-out part (drawn with the run's seed), or
+/// all of it with `verify_book` or `holdout = 0`; the start position without a book.
+pub fn tuning_book(games: &GamesConfig, seed: u64) -> Result<Book> {
+    let Some(path) = &games.book else {
+        return Book::from_openings(vec![Opening::start_position()], BookOrder::Sequential, seed)
+            .context("empty book");
+    };
+    let book = Book::load(path, &arena::book_options(games, seed))?;
+    if games.verify_book.is_some() {
+        return Ok(book);
+    }
+    let holdout = Holdout {
+        share: games.holdout,
+        seed,
+    };
+    Ok(book.part(holdout, BookPart::Tuning)?)
 }
 
 /// Every variable must be an option of both engines whose range covers its bounds.

@@ -63,6 +63,16 @@ pub struct RunState {
     /// Game pairs per iteration (one δ, one update with their summed result).
     #[serde(default = "one")]
     pub pairs_per_iteration: u32,
+    /// The share of the book held out of the tune, drawn with `seed` (see
+    /// [`crate::game::Holdout`]); resume and verification take the split from here. `None`: a
+    /// checkpoint from before held-out openings (or a run without a book), whose tune played
+    /// every opening; it goes on doing so, and its verification says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout: Option<f64>,
+    /// How many openings the book had when the split was drawn: the same share and seed split
+    /// another book differently, so a changed book is refused rather than silently re-split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout_openings: Option<u64>,
     /// The length of every output file (PGN, game logs) when this state was saved.
     #[serde(default)]
     pub outputs: BTreeMap<String, u64>,
@@ -103,6 +113,8 @@ impl RunState {
             alpha: schedule.alpha,
             gamma: schedule.gamma,
             pairs_per_iteration: pairs,
+            holdout: None,
+            holdout_openings: None,
             outputs: BTreeMap::new(),
             counts: Counts::default(),
         }
@@ -314,6 +326,8 @@ mod tests {
             alpha: 0.602,
             gamma: 0.101,
             pairs_per_iteration: 2,
+            holdout: Some(0.2),
+            holdout_openings: Some(300),
             outputs: [("logs/x y.pgn".to_string(), 1234)].into(),
             counts: Counts {
                 pairs: 12,
@@ -347,6 +361,39 @@ mod tests {
         assert_eq!(plain[2].start, 1000.0);
         assert_eq!(plain[1].c_end, 0.1);
         assert!(!dir.path().join("x.checkpoint.var.tmp").exists());
+    }
+
+    /// The held-out share rides in the state; a checkpoint written before it existed has no
+    /// such line and reads as `None` (its tune played the whole book).
+    #[test]
+    fn the_held_out_share_is_kept_and_old_checkpoints_read_without_it() {
+        let vars = vars::parse(
+            "a,1,0,1000,1,0.1,0\nb,2,-1,1000,1,0.1,0\nc,3,0,1000,1,0.1,0\n",
+            Path::new("v"),
+        )
+        .unwrap();
+        let text = render(&state(), &vars).unwrap();
+        assert!(text.contains("#: holdout = 0.2\n"), "{text}");
+        assert!(text.contains("#: holdout_openings = 300\n"), "{text}");
+        let old: String = text
+            .lines()
+            .filter(|l| !l.starts_with("#: holdout"))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.checkpoint.var");
+        std::fs::write(&path, old).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.state.holdout, None);
+        assert_eq!(back.state.holdout_openings, None);
+        assert_eq!(
+            RunState {
+                holdout: Some(0.2),
+                holdout_openings: Some(300),
+                ..back.state
+            },
+            state()
+        );
     }
 
     /// A method's own table rides beside the state: it comes back to the method, and every
