@@ -32,6 +32,7 @@
 //! worker functions only (lease, heartbeat, give back, report, status) and no table rights.
 
 pub mod conn;
+pub mod engines;
 pub mod owner;
 pub mod prune;
 pub mod records;
@@ -67,6 +68,10 @@ pub struct RunDefinition {
     pub draw_rate: f64,
     /// A lease not reported or renewed within this many seconds is handed to another worker.
     pub lease_seconds: f64,
+    /// The engines stored with the run and their signatures (none in a run created before
+    /// engines travelled with runs: its workers use engines of their own).
+    #[serde(default)]
+    pub engines: Vec<engines::RunEngine>,
 }
 
 /// One variable of a run, as in the variables file.

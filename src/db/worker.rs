@@ -22,8 +22,10 @@ use futures::future::BoxFuture;
 use tokio::sync::{Notify, mpsc};
 use tokio_postgres::Client;
 
+use super::engines::{self, EngineRefusal};
 use super::{Db, RunDefinition};
 use crate::config::Config;
+use crate::engine::bench::Signature;
 use crate::runtime::pool::{self, Ending, Feed};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
@@ -44,6 +46,8 @@ pub struct WorkerOptions {
     pub until_idle: bool,
     /// This machine's engine speed, instead of measuring it for a run with a clock.
     pub nps: Option<f64>,
+    /// Where fetched engines are kept (None: this worker runs only engines given to it).
+    pub cache: Option<PathBuf>,
 }
 
 /// What a worker did.
@@ -364,6 +368,9 @@ async fn lessor(
                         .await
                 })
                 .await?;
+            if opts.only_run.is_none() {
+                check_engine_names(rows.iter().map(|r| r.get(1)), &opts.engines)?;
+            }
             active.clear();
             for row in rows {
                 let id: i64 = row.get(0);
@@ -504,6 +511,48 @@ async fn lessor(
         if !full && leased == 0 {
             idle_wait = (idle_wait * 2).min(Duration::from_secs(1));
         }
+    }
+}
+
+/// Every `--engine` name must be one an active run plays (its engine's file name, or
+/// Engine1 / Engine2): a misspelt name would otherwise leave the worker fetching instead.
+/// Runs from before engines travelled with runs say nothing of their names and pass.
+fn check_engine_names(
+    defs: impl Iterator<Item = serde_json::Value>,
+    given: &[(String, PathBuf)],
+) -> Result<(), crate::error::UserError> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    let mut used: Vec<String> = Vec::new();
+    for def in defs {
+        let Ok(def) = serde_json::from_value::<RunDefinition>(def) else {
+            continue;
+        };
+        if def.simulate {
+            continue;
+        }
+        if def.engines.is_empty() {
+            return Ok(());
+        }
+        for e in def.engines {
+            for name in [e.side, e.file] {
+                if !used.contains(&name) {
+                    used.push(name);
+                }
+            }
+        }
+    }
+    if used.is_empty() {
+        return Ok(());
+    }
+    match given.iter().find(|(name, _)| !used.contains(name)) {
+        Some((name, path)) => Err(crate::error::UserError(format!(
+            "--engine {name}={}: no active run plays an engine named `{name}` (they play: {})",
+            path.display(),
+            used.join(", ")
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -670,29 +719,7 @@ async fn prepare(
             std::fs::write(&book, text)?;
             games.book = Some(book);
         }
-        for (side, engine) in [
-            ("Engine1", &mut games.engine1),
-            ("Engine2", &mut games.engine2),
-        ] {
-            let file = engine
-                .command
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if let Some((_, path)) = opts
-                .engines
-                .iter()
-                .find(|(name, _)| *name == file || name == side)
-            {
-                engine.command = path.clone();
-                engine.workdir = None;
-            } else if !engine.command.exists() {
-                anyhow::bail!(
-                    "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
-                    engine.command.display()
-                );
-            }
-        }
+        place_engines(db, &def, opts, id, games).await?;
         if games.limits.is_timed() {
             scale_clock(db, opts, id, games).await?;
         }
@@ -715,6 +742,135 @@ async fn prepare(
         parts,
         _files: Some(dir),
     })
+}
+
+/// Put each side's engine in place: the worker's own build (`--engine`), else the run's stored
+/// engine fetched into the cache, else (a run created before engines travelled with runs) the
+/// config's path. Then check what will play against the run's hash and signature, and record
+/// it (or the refusal) where `spsa status` and the page read it.
+async fn place_engines(
+    db: &mut Db,
+    def: &RunDefinition,
+    opts: &WorkerOptions,
+    id: i64,
+    games: &mut crate::config::GamesConfig,
+) -> Result<()> {
+    // Each side's check: its engine's hash, whether it is this worker's own build, and the
+    // signature measured here or why the side is refused.
+    type Check = (String, bool, String, Result<Signature, EngineRefusal>);
+    let mut checks: Vec<Check> = Vec::new();
+    let mut own_build = [false, false];
+    for (i, (side, engine)) in [
+        ("Engine1", &mut games.engine1),
+        ("Engine2", &mut games.engine2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = engine
+            .command
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stored = def.engines.iter().find(|e| e.side == side);
+        let own = opts.engines.iter().find(|(name, _)| {
+            *name == file || name == side || stored.is_some_and(|e| e.file == *name)
+        });
+        own_build[i] = own.is_some();
+        match (own, stored) {
+            (Some((_, path)), _) => {
+                engine.command = path.clone();
+                engine.workdir = None;
+            }
+            (None, Some(e)) => {
+                let fetched = match &opts.cache {
+                    Some(root) => engines::fetch(db, root, e).await,
+                    None => Err(EngineRefusal::Artifact {
+                        side: side.into(),
+                        message: "no engine cache on this machine; pass --engine".into(),
+                    }),
+                };
+                match fetched {
+                    Ok(path) => {
+                        engine.command = path;
+                        engine.workdir = None;
+                    }
+                    Err(refusal) => {
+                        checks.push((side.into(), false, e.sha256.clone(), Err(refusal)))
+                    }
+                }
+            }
+            (None, None) if engines::resolve(&engine.command).is_none() => {
+                anyhow::bail!(
+                    "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
+                    engine.command.display()
+                );
+            }
+            (None, None) => {}
+        }
+    }
+    let vars = def.variables();
+    for (i, (side, engine)) in [("Engine1", &games.engine1), ("Engine2", &games.engine2)]
+        .into_iter()
+        .enumerate()
+    {
+        let Some(e) = def.engines.iter().find(|e| e.side == side) else {
+            continue;
+        };
+        if checks.iter().any(|c| c.0 == side) {
+            continue;
+        }
+        let (sha, _) = engines::sha256_file(&engine.command)
+            .with_context(|| format!("{side} {}", engine.command.display()))?;
+        // Engine 2 configured as engine 1, on the same file, is checked once.
+        let first = checks.first().filter(|c| {
+            i == 1
+                && games.engine1 == games.engine2
+                && c.2 == sha
+                && def.engines[0].signature == e.signature
+        });
+        let verdict = match first.map(|c| &c.3) {
+            Some(Ok(sig)) => Ok(sig.clone()),
+            _ => match engines::verify(e, engine, &vars).await {
+                Ok(v) => v,
+                Err(err) => Err(EngineRefusal::Artifact {
+                    side: side.into(),
+                    message: format!("cannot measure its search signature: {err:#}"),
+                }),
+            },
+        };
+        checks.push((side.into(), own_build[i], sha, verdict));
+    }
+    let mut refusals = Vec::new();
+    for (side, own, sha, verdict) in &checks {
+        let (signature, refused) = match verdict {
+            Ok(sig) => (sig.to_string(), None),
+            Err(r) => {
+                refusals.push(r.to_string());
+                let here = match r {
+                    EngineRefusal::Signature { here, .. } => here.to_string(),
+                    _ => String::new(),
+                };
+                (here, Some(r.to_string()))
+            }
+        };
+        let recorded = db
+            .run("record the engine check", async |c: &Client| {
+                c.execute(
+                    "SELECT spsa.engine_checked($1, $2, $3, $4, $5, $6, $7)",
+                    &[&opts.name, &id, side, own, sha, &signature, &refused],
+                )
+                .await
+            })
+            .await;
+        if let Err(e) = recorded {
+            tracing::warn!("{e}");
+        }
+    }
+    if !refusals.is_empty() {
+        anyhow::bail!("{}", refusals.join("; "));
+    }
+    Ok(())
 }
 
 /// A run with a clock: this machine's engine speed (measured, or `--nps`) against the run's
