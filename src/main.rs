@@ -28,7 +28,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli.command)) {
+    let done = runtime.block_on(dispatch(cli.command));
+    // A blocking task still under way (a name lookup of a server that is gone) must not hold
+    // up the exit after a stop.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("spsa: {e:#}");

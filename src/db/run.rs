@@ -27,7 +27,7 @@ pub struct SharedRun {
     pub lease_seconds: f64,
     /// Play with the config's Concurrency in this process too (else only create and follow).
     pub play: bool,
-    /// The engine speed a clock run's clock is meant for (else the first worker's).
+    /// The engine speed a clock run's clock is meant for (else measured here at creation).
     pub reference_nps: Option<f64>,
 }
 
@@ -166,6 +166,9 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         .to_string();
 
     let mut db = Db::new(&shared.url)?;
+    // Ctrl-C and SIGTERM stop this process within a second, the database reachable or not.
+    let signals = Shutdown::on_signals();
+    db.stop_on(Some(&signals));
     owner::install_schema(&mut db).await?;
     engines::store_artifacts(&mut db, &measured).await?;
     let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
@@ -221,11 +224,14 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         let mut progress = progress::for_terminal(Duration::from_secs(5));
         let mut last_save = Instant::now();
         let every = config.checkpoint_every();
-        let signals = Shutdown::on_signals();
         let signal = signals.wait();
         tokio::pin!(signal);
         let interrupted = loop {
-            let n = mirror.pull(&mut db, &mut *progress).await?;
+            let n = tokio::select! {
+                biased;
+                _ = &mut signal => break true,
+                n = mirror.pull(&mut db, &mut *progress) => n?,
+            };
             if mirror.is_finished() {
                 break false;
             }

@@ -23,7 +23,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_postgres::Client;
 
 use super::engines::{self, EngineRefusal};
-use super::{Db, RunDefinition};
+use super::{Db, DbError, RunDefinition};
 use crate::config::Config;
 use crate::engine::bench::Signature;
 use crate::runtime::pool::{self, Ending, Feed};
@@ -254,8 +254,17 @@ impl Feed for Hub {
 /// Serve until `shutdown` is requested (or, with `until_idle`, until no active run is left).
 pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Result<WorkerSummary> {
     let mut db = Db::new(url)?;
+    db.stop_on(Some(shutdown));
     // The first connection decides whether there is a database at all (exit 2 if not).
-    db.client().await?;
+    match db.client().await {
+        Err(e @ DbError::Stopped { .. }) => return stopped(e.into()),
+        r => r?,
+    };
+    match wait_for_schema(&mut db, shutdown).await {
+        Ok(true) => {}
+        Ok(false) => return Ok(WorkerSummary::default()),
+        Err(e) => return stopped(e),
+    }
     db.run("register the worker", async |c: &Client| {
         c.execute("SELECT spsa.hello($1, $2)", &[&opts.name, &"starting"])
             .await
@@ -311,7 +320,13 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         back
     };
     if !back.is_empty() {
-        summary.given_back += give_back(&mut db, &opts.name, &back).await;
+        // Given back even after a stop, but for a second at most: a server that does not
+        // answer lets the leases run out instead.
+        db.stop_on(None);
+        let back = give_back(&mut db, &opts.name, &back);
+        summary.given_back += tokio::time::timeout(Duration::from_secs(1), back)
+            .await
+            .unwrap_or(0);
     }
     let served: Vec<Arc<Served>> = hub.lock().served.drain().map(|(_, s)| s).collect();
     for s in served {
@@ -319,8 +334,96 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
     }
     summary.reported = reported;
     summary.refused = refused;
-    result.map(|()| summary)
+    match result {
+        Err(e) if DbError::is_stop(&e) => {
+            eprintln!("spsa worker: stopped while waiting on the database");
+            Ok(summary)
+        }
+        r => r.map(|()| summary),
+    }
 }
+
+/// A worker stopped before it started: fine when the stop was a signal's.
+fn stopped(e: anyhow::Error) -> Result<WorkerSummary> {
+    if DbError::is_stop(&e) {
+        eprintln!("spsa worker: stopped while waiting on the database");
+        return Ok(WorkerSummary::default());
+    }
+    Err(e)
+}
+
+/// The functions this worker calls; a schema without one of them is older than this spsa.
+const WORKER_FUNCTIONS: [&str; 8] = [
+    "hello",
+    "active_runs",
+    "lease",
+    "heartbeat",
+    "give_back",
+    "report",
+    "artifact",
+    "engine_checked",
+];
+
+/// Wait (with backoff, 1 s doubling to 30 s, said once) until the database has the spsa
+/// schema: a worker may be started before the first run is created. A schema without the
+/// functions this worker needs is refused (exit 2). False when stopped while waiting.
+async fn wait_for_schema(db: &mut Db, shutdown: &Shutdown) -> Result<bool> {
+    let mut wait = Duration::from_secs(1);
+    let mut said = false;
+    loop {
+        // The catalogs are readable by every role, even one without rights on the schema.
+        let (schema, found): (bool, Vec<String>) = db
+            .run("look for the spsa schema", async |c: &Client| {
+                let row = c
+                    .query_one(
+                        "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'spsa'),
+                                ARRAY(SELECT p.proname::text FROM pg_proc p
+                                        JOIN pg_namespace n ON n.oid = p.pronamespace
+                                       WHERE n.nspname = 'spsa')",
+                        &[],
+                    )
+                    .await?;
+                Ok((row.get(0), row.get(1)))
+            })
+            .await?;
+        if schema {
+            let missing: Vec<&str> = WORKER_FUNCTIONS
+                .iter()
+                .copied()
+                .filter(|f| !found.iter().any(|x| x == f))
+                .collect();
+            if missing.is_empty() {
+                if said {
+                    eprintln!("spsa worker: the database has runs now");
+                }
+                return Ok(true);
+            }
+            return Err(crate::error::UserError(format!(
+                "database {}: its spsa schema is older than this worker (no spsa.{}); run `spsa run CONFIG --db URL` of this version once as the owner to upgrade it",
+                db.url(),
+                missing.join(", spsa.")
+            ))
+            .into());
+        }
+        if !said {
+            eprintln!(
+                "spsa worker: database {} has no runs yet (no spsa schema); waiting for one (checking every {} s at most)",
+                db.url(),
+                MAX_IDLE_WAIT.as_secs()
+            );
+            said = true;
+        }
+        tokio::select! {
+            biased;
+            _ = shutdown.wait() => return Ok(false),
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(MAX_IDLE_WAIT);
+    }
+}
+
+/// The longest wait between two looks for work.
+const MAX_IDLE_WAIT: Duration = Duration::from_secs(30);
 
 /// Keep the slots fed: list the active runs (opening the source of each new one, closing the
 /// ones that ended), lease iterations spread over them in turn whenever fewer parts are held
@@ -339,6 +442,7 @@ async fn lessor(
     let mut idle_wait = Duration::from_millis(50);
     let mut listed_at: Option<tokio::time::Instant> = None;
     let mut last_note = String::new();
+    let mut said_idle = false;
     loop {
         if shutdown.is_requested() {
             return Ok(());
@@ -435,6 +539,12 @@ async fn lessor(
             if said != last_note {
                 note(db, &opts.name, &said).await;
                 last_note = said;
+            }
+            if active.is_empty() && !said_idle && !opts.until_idle {
+                eprintln!("spsa worker: no run to play yet; waiting for one");
+                said_idle = true;
+            } else if !active.is_empty() {
+                said_idle = false;
             }
             if active.is_empty() && opts.until_idle {
                 let st = hub.lock();
@@ -908,8 +1018,17 @@ async fn scale_clock(
         })
         .await?;
     let Some(reference) = reference else {
+        eprintln!(
+            "spsa worker: run {id}: its owner set no reference speed; the clock is not scaled"
+        );
         return Ok(());
     };
+    let (lo, hi) = crate::engine::bench::PLAUSIBLE_SPEED;
+    if !(nps >= reference * lo && nps <= reference * hi) {
+        anyhow::bail!(
+            "the engine searches {nps:.0} nodes/s here, outside {lo}× to {hi}× the run's reference {reference:.0} nodes/s (another engine, or a broken measurement)"
+        );
+    }
     let scale = crate::engine::bench::clock_scale(reference, nps);
     let before = crate::arena::time_control(&games.limits).describe();
     games.limits.scale_time(scale);

@@ -200,6 +200,10 @@ pub fn clock_scale(reference_nps: f64, own_nps: f64) -> f64 {
     (reference_nps / own_nps).clamp(lo, hi)
 }
 
+/// A worker's speed outside this range of the reference (as a factor) is not one machine of
+/// the same engine against another: its run is refused there.
+pub const PLAUSIBLE_SPEED: (f64, f64) = (0.05, 20.0);
+
 /// The smallest and largest clock scale.
 pub const SCALE_RANGE: (f64, f64) = (0.25, 4.0);
 
