@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 mod pg_common;
 mod run_common;
 mod web_common;
-use pg_common::{Cluster, TestDb, sim_config};
+use pg_common::{Cluster, TestDb, engine_config, psql_as, sim_config, wait_for};
 use run_common::{log_iterations, spsa_in, text};
 
 const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
@@ -28,23 +28,6 @@ fn spawn(dir: &Path, args: &[&str]) -> Child {
 
 fn finish(child: Child) -> Output {
     child.wait_with_output().unwrap()
-}
-
-/// Poll `sql` until it returns `want` (60 s at most).
-fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
-    let t = Instant::now();
-    loop {
-        // Tolerates errors: the schema may not exist yet.
-        let got = psql_as(&db.url, sql).unwrap_or_default();
-        if want(&got) {
-            return got;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(90),
-            "`{sql}` stayed at {got}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn count(db: &TestDb, sql: &str) -> u64 {
@@ -155,18 +138,7 @@ fn games_config(dir: &Path, iterations: u64, pairs: u64) {
 
 /// The same with other `[games]` limits.
 fn games_config_limited(dir: &Path, iterations: u64, pairs: u64, limits: &str) {
-    std::fs::write(
-        dir.join("g.var"),
-        "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("g.toml"),
-        format!(
-            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\n{limits}\npgn = \"g.pgn\"\n"
-        ),
-    )
-    .unwrap();
+    engine_config(dir, SPARRING, iterations, pairs, limits);
 }
 
 /// Wait until `path` holds at least `games` PGN games (90 s at most).
@@ -434,28 +406,6 @@ fn a_database_restart_or_crash_mid_run_loses_nothing() {
 }
 
 /// Run `sql` through psql with the given URL; Err carries psql's message.
-fn psql_as(url: &str, sql: &str) -> Result<String, String> {
-    let out = Command::new("/usr/lib/postgresql/15/bin/psql")
-        .args([
-            "-X",
-            "-q",
-            "-t",
-            "-A",
-            "-v",
-            "ON_ERROR_STOP=1",
-            url,
-            "-c",
-            sql,
-        ])
-        .output()
-        .unwrap();
-    if out.status.success() {
-        Ok(text(&out.stdout).trim().to_string())
-    } else {
-        Err(text(&out.stderr))
-    }
-}
-
 /// A run with a long lease, created without playing (the owner follows it in the background).
 fn quiet_run(db: &TestDb, dir: &Path, lease: &str) -> (Child, String) {
     sim_config(dir, "t", 50, 11, 1);

@@ -65,8 +65,15 @@ pub async fn command(args: WorkerArgs) -> Result<()> {
     let shutdown = Shutdown::on_signals();
     let summary = serve(&args.db, opts, &shutdown).await?;
     eprintln!(
-        "worker done: {} results reported, {} refused, {} leases given back",
-        summary.reported, summary.refused, summary.given_back
+        "worker {}: {} results reported, {} refused, {} leases given back",
+        if shutdown.is_requested() {
+            "stopped"
+        } else {
+            "done"
+        },
+        summary.reported,
+        summary.refused,
+        summary.given_back
     );
     Ok(())
 }

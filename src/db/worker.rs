@@ -147,6 +147,8 @@ struct Hub {
     more: Arc<Notify>,
     /// Told when a trial finished (a slot may be free).
     freed: Arc<Notify>,
+    /// Requested when the lessor is done: the heartbeats stop waiting.
+    leasing_over: Shutdown,
     /// Taken (closed) when the pool is done, which ends the reporter.
     reports: Arc<Mutex<Option<mpsc::UnboundedSender<Report>>>>,
 }
@@ -265,6 +267,16 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         Ok(false) => return Ok(WorkerSummary::default()),
         Err(e) => return stopped(e),
     }
+    // A misspelt --engine name is refused before this worker is registered anywhere.
+    if opts.only_run.is_none() && !opts.engines.is_empty() {
+        let defs = db
+            .run("list the active runs", async |c: &Client| {
+                c.query("SELECT definition FROM spsa.active_runs()", &[])
+                    .await
+            })
+            .await?;
+        check_engine_names(defs.iter().map(|r| r.get(0)), &opts.engines)?;
+    }
     db.run("register the worker", async |c: &Client| {
         c.execute("SELECT spsa.hello($1, $2)", &[&opts.name, &"starting"])
             .await
@@ -277,6 +289,7 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         state: Arc::default(),
         more: Arc::new(Notify::new()),
         freed: Arc::new(Notify::new()),
+        leasing_over: Shutdown::new(),
         reports: Arc::new(Mutex::new(Some(report_tx))),
     };
     let slots = opts.concurrency.max(1);
@@ -306,6 +319,7 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
             st.done = true;
             drop(st);
             hub.more.notify_one();
+            hub.leasing_over.request();
             r
         },
         play,
@@ -688,7 +702,15 @@ async fn heartbeats(mut db: Db, name: &str, hub: &Hub) {
         if done && hub.lock().playing.is_empty() {
             return;
         }
-        tokio::time::sleep(every).await;
+        // Once leasing is over, the beats go on (quicker) only until the last game ends.
+        if done {
+            tokio::time::sleep(every.min(Duration::from_millis(200))).await;
+        } else {
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = hub.leasing_over.wait() => continue,
+            }
+        }
         if tokens.is_empty() {
             continue;
         }
