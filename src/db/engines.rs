@@ -168,7 +168,13 @@ pub async fn measure_run_engines(
             sha256_file(&path).map_err(|e| UserError(format!("{side} {}: {e}", path.display())))?;
         let setup = crate::arena::engine_setup(side, engine);
         let options = signature_options(engine, vars);
+        let started = std::time::Instant::now();
         let identity = bench::identify(&setup.spec, &options).await?;
+        tracing::info!(
+            "{side}: signature {} measured twice in {:.2} s",
+            identity.signature,
+            started.elapsed().as_secs_f64()
+        );
         if !identity.repeatable {
             eprintln!(
                 "warning: {side} {}: two measurements of its search signature differ (threads or randomness?); workers will check its SHA-256 only, so each must run this very file",
@@ -285,6 +291,7 @@ pub async fn fetch(db: &mut Db, root: &Path, e: &RunEngine) -> Result<PathBuf, E
         );
     }
     let sha = e.sha256.clone();
+    let started = std::time::Instant::now();
     let bytes: Option<Vec<u8>> = db
         .run("fetch an engine", async |c: &Client| {
             Ok(c.query_one("SELECT spsa.artifact($1)", &[&sha])
@@ -317,10 +324,11 @@ pub async fn fetch(db: &mut Db, root: &Path, e: &RunEngine) -> Result<PathBuf, E
     };
     write().map_err(|err| refuse(format!("cannot cache it in {}: {err}", dir.display())))?;
     tracing::info!(
-        "fetched {} ({} bytes) into {}",
+        "fetched {} ({} bytes) into {} in {:.2} s",
         e.file,
         bytes.len(),
-        path.display()
+        path.display(),
+        started.elapsed().as_secs_f64()
     );
     Ok(path)
 }
@@ -347,7 +355,13 @@ pub async fn verify(
     }
     let setup = crate::arena::engine_setup(&e.side, engine);
     let options = signature_options(engine, vars);
+    let started = std::time::Instant::now();
     let here = bench::signature(&setup.spec, &options, e.signature.depth).await?;
+    tracing::info!(
+        "{}: signature {here} measured in {:.2} s",
+        e.side,
+        started.elapsed().as_secs_f64()
+    );
     if here != e.signature {
         return Ok(Err(EngineRefusal::Signature {
             side: e.side.clone(),
