@@ -482,6 +482,7 @@ fn the_owner_and_a_worker_stop_at_once_when_their_database_is_gone() {
     ] {
         let (took, out) = stop(child, signal);
         let err = text(&out.stderr);
+        eprintln!("SIG{signal} stopped it in {took:?}");
         assert!(took < Duration::from_secs(1), "{took:?}: {err}");
         assert!(out.status.success(), "{err}");
         assert!(err.contains(said), "{err}");

@@ -173,7 +173,7 @@ pub struct Db {
 /// How long an operation may still wait on the server after a stop was requested: enough for
 /// a healthy server to take the last reports and leases given back, short enough that a stop
 /// never waits on a server that is gone.
-pub const STOP_GRACE: Duration = Duration::from_millis(500);
+pub const STOP_GRACE: Duration = Duration::from_millis(300);
 
 /// `fut`, unless `stop` was requested more than [`STOP_GRACE`] before it finished.
 async fn unless_stopped<T>(

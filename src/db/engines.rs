@@ -279,8 +279,14 @@ pub async fn fetch(db: &mut Db, root: &Path, e: &RunEngine) -> Result<PathBuf, E
         e.file.clone()
     };
     let path = dir.join(name);
+    let hashing = std::time::Instant::now();
     if let Ok((sha, _)) = sha256_file(&path) {
         if sha == e.sha256 {
+            tracing::info!(
+                "{} in the cache, its hash checked in {:.2} s",
+                path.display(),
+                hashing.elapsed().as_secs_f64()
+            );
             return Ok(path);
         }
         tracing::warn!(

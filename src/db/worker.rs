@@ -334,13 +334,18 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         back
     };
     if !back.is_empty() {
-        // Given back even after a stop, but for a second at most: a server that does not
-        // answer lets the leases run out instead.
+        // Given back even after a stop, but only until 0.7 s after it: a server that does not
+        // answer by then lets the leases run out instead, and the stop stays under a second.
         db.stop_on(None);
         let back = give_back(&mut db, &opts.name, &back);
-        summary.given_back += tokio::time::timeout(Duration::from_secs(1), back)
-            .await
-            .unwrap_or(0);
+        summary.given_back += if shutdown.is_requested() {
+            tokio::select! {
+                n = back => n,
+                () = shutdown.wait_grace(Duration::from_millis(700)) => 0,
+            }
+        } else {
+            back.await
+        };
     }
     let served: Vec<Arc<Served>> = hub.lock().served.drain().map(|(_, s)| s).collect();
     for s in served {
