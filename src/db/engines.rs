@@ -42,7 +42,7 @@ pub struct Measured {
 }
 
 /// Why an engine cannot be used for a run, as a worker records and logs it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum EngineRefusal {
     #[error("{side}: {message}")]
     Artifact { side: String, message: String },
@@ -63,6 +63,19 @@ pub enum EngineRefusal {
         here: String,
         wanted: String,
     },
+}
+
+impl EngineRefusal {
+    /// The same refusal for the other side (engine 2 configured as engine 1 is checked once).
+    pub fn for_side(&self, side: &str) -> EngineRefusal {
+        let mut r = self.clone();
+        match &mut r {
+            EngineRefusal::Artifact { side: s, .. }
+            | EngineRefusal::Signature { side: s, .. }
+            | EngineRefusal::Hash { side: s, .. } => *s = side.to_string(),
+        }
+        r
+    }
 }
 
 /// The SHA-256 of a file (hex) and its size, read in blocks.
@@ -395,6 +408,52 @@ mod tests {
         assert_eq!(size, 3);
         assert_eq!(sha256_bytes(b"abc"), sha);
         assert_eq!(short(&sha), "ba7816bf8f01");
+    }
+
+    #[tokio::test]
+    async fn an_engine_over_the_cap_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge-engine");
+        // Sparse: nothing is written, and nothing is hashed or started.
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_ARTIFACT_BYTES + 1).unwrap();
+        let engine = EngineConfig {
+            command: path.clone(),
+            args: Vec::new(),
+            workdir: None,
+            options: Vec::new(),
+        };
+        let err = measure_run_engines([("Engine1", &engine), ("Engine2", &engine)], &[])
+            .await
+            .err()
+            .expect("refused");
+        assert!(err.is::<UserError>());
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Engine1 {}: 268435457 bytes, more than the 256 MiB an engine stored with a run may have",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_its_side_and_both_signatures() {
+        let r = EngineRefusal::Signature {
+            side: "Engine1".into(),
+            here: Signature {
+                depth: 5,
+                nodes: vec![1, 2],
+            },
+            wanted: Signature {
+                depth: 5,
+                nodes: vec![1, 3],
+            },
+        };
+        assert_eq!(
+            r.for_side("Engine2").to_string(),
+            "Engine2: signature depth 5: nodes 1/2 here, the run's depth 5: nodes 1/3 (another program, or another build that searches differently)"
+        );
     }
 
     #[test]

@@ -964,11 +964,15 @@ async fn place_engines(
             i == 1
                 && games.engine1 == games.engine2
                 && c.2 == sha
-                && def.engines[0].signature == e.signature
+                && def
+                    .engines
+                    .first()
+                    .is_some_and(|f| f.signature == e.signature)
         });
         let verdict = match first.map(|c| &c.3) {
             Some(Ok(sig)) => Ok(sig.clone()),
-            _ => match engines::verify(e, engine, &vars).await {
+            Some(Err(refusal)) => Err(refusal.for_side(side)),
+            None => match engines::verify(e, engine, &vars).await {
                 Ok(v) => v,
                 Err(err) => Err(EngineRefusal::Artifact {
                     side: side.into(),
