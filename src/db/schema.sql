@@ -12,6 +12,10 @@ BEGIN
   END IF;
 EXCEPTION WHEN insufficient_privilege THEN
   RAISE NOTICE 'cannot create role spsa_worker; ask an administrator to create it';
+-- Roles belong to the whole cluster: the owner of another database may have created it at the
+-- same moment.
+WHEN unique_violation OR duplicate_object THEN
+  NULL;
 END
 $$;
 
