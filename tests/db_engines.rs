@@ -4,7 +4,7 @@
 //! look; bad input (wrong password, an older schema, altered bytes, an unwritable cache, an
 //! engine name the run does not use) is refused with one line and nothing written; a worker
 //! waits for the first run; Ctrl-C and SIGTERM stop the owner and workers at once, the database
-//! there or not.
+//! there or not; an engine whose signature does not repeat is checked by its hash alone.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -490,4 +490,89 @@ fn the_owner_and_a_worker_stop_at_once_when_their_database_is_gone() {
     // The owner's files are consistent: its checkpoint holds the θ log it wrote.
     let ck = std::fs::read_to_string(dir.path().join("g.checkpoint.var")).unwrap();
     assert!(ck.contains("KnightValue"), "{ck}");
+}
+
+/// A UCI engine whose node counts are random: its search cannot identify it.
+fn random_engine(dir: &Path, name: &str, extra: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/bash\n{extra}\nwhile read -r line; do\n  case \"$line\" in\n    uci) echo 'id name random-nodes'; \
+             echo 'option name KnightValue type spin default 300 min 0 max 1000'; \
+             echo 'option name BishopValue type spin default 300 min 0 max 1000'; echo uciok;;\n    \
+             isready) echo readyok;;\n    go*) echo \"info depth 1 nodes $RANDOM$RANDOM\"; echo 'bestmove e2e4';;\n    \
+             quit) exit 0;;\n  esac\ndone\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn an_engine_whose_signature_does_not_repeat_is_checked_by_its_hash_only() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("engines_random");
+    let dir = tempfile::tempdir().unwrap();
+    let caches = tempfile::tempdir().unwrap();
+    let engine = random_engine(dir.path(), "random-nodes", "");
+    engine_run(dir.path(), &engine, 2);
+    let (mut owner, run) = create_run(&db, dir.path(), caches.path(), &[]);
+    let url = db.worker_role("random_w", "pwr");
+
+    // Another file of "the same" engine cannot be told from another program: refused.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = random_engine(elsewhere.path(), "random-nodes", "# another build");
+    let out = output(
+        elsewhere.path(),
+        &caches.path().join("own"),
+        &[
+            "worker",
+            "--db",
+            &url,
+            "--until-idle",
+            "--name",
+            "own",
+            "--engine",
+            &format!("random-nodes={}", other.display()),
+        ],
+    );
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "cannot play run {run}: Engine1: {} has SHA-256 ",
+            other.display()
+        )) && said.contains("its signature is not repeatable, so only the same file can play"),
+        "{said}"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM spsa.work WHERE worker = 'random_w/own'"),
+        "0"
+    );
+
+    // The run's own file, fetched, is accepted on its hash.
+    let fetcher = spawn(
+        elsewhere.path(),
+        &caches.path().join("fetch"),
+        &["worker", "--db", &url, "--name", "fetch"],
+    );
+    wait_for(
+        &db,
+        "SELECT count(*) FROM spsa.worker_engines WHERE worker = 'random_w/fetch' AND refused IS NULL",
+        |s| s == "2",
+    );
+    let (_, out) = stop(fetcher, "TERM");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    owner.kill().unwrap();
+    let owner = owner.wait_with_output().unwrap();
+    let warned = text(&owner.stderr);
+    assert!(
+        warned.contains(&format!(
+            "warning: Engine1 {}: two measurements of its search signature differ (threads or randomness?); workers will check its SHA-256 only",
+            engine.display()
+        )),
+        "{warned}"
+    );
 }
