@@ -73,6 +73,26 @@ fn proxy(dir: &Path) -> PathBuf {
     path
 }
 
+/// A worker named `name` that serves until idle with `path` as its own build of `engine`: what
+/// it said (it must exit successfully).
+fn own_build(dir: &Path, cache: &Path, url: &str, name: &str, engine: &str, path: &Path) -> String {
+    let flag = format!("{engine}={}", path.display());
+    let args = [
+        "worker",
+        "--db",
+        url,
+        "--until-idle",
+        "--name",
+        name,
+        "--engine",
+        &flag,
+    ];
+    let out = output(dir, cache, &args);
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
 /// Create a run of `iterations` from `dir` (owner not playing); returns the owner and run id.
 fn create_run(db: &TestDb, dir: &Path, cache: &Path, extra: &[&str]) -> (Child, String) {
     let before = psql_as(&db.url, "SELECT coalesce(max(id), 0) FROM spsa.runs")
@@ -133,22 +153,14 @@ fn workers_with_only_a_url_fetch_the_engine_and_a_proxy_with_another_weight_is_r
     // A proxy that lowers one weight the run does not tune: refused, nothing leased.
     let elsewhere = tempfile::tempdir().unwrap();
     let proxy = proxy(elsewhere.path());
-    let proxied = output(
+    let said = own_build(
         elsewhere.path(),
         &cache("proxy"),
-        &[
-            "worker",
-            "--db",
-            &url,
-            "--until-idle",
-            "--name",
-            "proxied",
-            "--engine",
-            &format!("sparring={}", proxy.display()),
-        ],
+        &url,
+        "proxied",
+        "sparring",
+        &proxy,
     );
-    let said = text(&proxied.stderr);
-    assert!(proxied.status.success(), "{said}");
     assert!(
         said.contains(&format!("cannot play run {run}: Engine1: signature depth "))
             && said.contains("here, the run's depth"),
@@ -524,22 +536,15 @@ fn an_engine_whose_signature_does_not_repeat_is_checked_by_its_hash_only() {
     // Another file of "the same" engine cannot be told from another program: refused.
     let elsewhere = tempfile::tempdir().unwrap();
     let other = random_engine(elsewhere.path(), "random-nodes", "# another build");
-    let out = output(
+    let cache = caches.path().join("own");
+    let said = own_build(
         elsewhere.path(),
-        &caches.path().join("own"),
-        &[
-            "worker",
-            "--db",
-            &url,
-            "--until-idle",
-            "--name",
-            "own",
-            "--engine",
-            &format!("random-nodes={}", other.display()),
-        ],
+        &cache,
+        &url,
+        "own",
+        "random-nodes",
+        &other,
     );
-    let said = text(&out.stderr);
-    assert!(out.status.success(), "{said}");
     assert!(
         said.contains(&format!(
             "cannot play run {run}: Engine1: {} has SHA-256 ",
