@@ -286,7 +286,7 @@ pub async fn fetch(db: &mut Db, root: &Path, e: &RunEngine) -> Result<PathBuf, E
         return Err(refuse(format!("`{}` is not a SHA-256", e.sha256)));
     }
     let dir = root.join(&e.sha256);
-    let name = if e.file.is_empty() || e.file.contains('/') {
+    let name = if e.file.is_empty() || e.file.contains('/') || e.file == "." || e.file == ".." {
         "engine".to_string()
     } else {
         e.file.clone()

@@ -267,7 +267,8 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         Ok(false) => return Ok(WorkerSummary::default()),
         Err(e) => return stopped(e),
     }
-    // A misspelt --engine name is refused before this worker is registered anywhere.
+    // A misspelt --engine name is refused before this worker is registered anywhere. Only at
+    // the start: a long-running worker whose runs end and others begin keeps serving.
     if opts.only_run.is_none() && !opts.engines.is_empty() {
         let defs = db
             .run("list the active runs", async |c: &Client| {
@@ -491,9 +492,6 @@ async fn lessor(
                         .await
                 })
                 .await?;
-            if opts.only_run.is_none() {
-                check_engine_names(rows.iter().map(|r| r.get(1)), &opts.engines)?;
-            }
             active.clear();
             for row in rows {
                 let id: i64 = row.get(0);
