@@ -461,6 +461,9 @@ async fn lessor(
     let mut turn = 0usize;
     let mut idle_wait = Duration::from_millis(50);
     let mut listed_at: Option<tokio::time::Instant> = None;
+    // How often the runs are listed: every half second while some are served, else less and
+    // less often (1 s doubling to 30 s), so idle workers cost the database little.
+    let mut list_every = Duration::from_millis(500);
     let mut last_note = String::new();
     let mut said_idle = false;
     loop {
@@ -484,7 +487,7 @@ async fn lessor(
             summary.given_back += give_back(db, &opts.name, &back).await;
         }
         // The list of runs, at most every half second.
-        if listed_at.is_none_or(|t| t.elapsed() >= Duration::from_millis(500)) {
+        if listed_at.is_none_or(|t| t.elapsed() >= list_every) {
             listed_at = Some(tokio::time::Instant::now());
             let rows = db
                 .run("list the active runs", async |c: &Client| {
@@ -558,11 +561,19 @@ async fn lessor(
                 last_note = said;
             }
             if active.is_empty() && !said_idle && !opts.until_idle {
-                eprintln!("spsa worker: no run to play yet; waiting for one");
+                eprintln!(
+                    "spsa worker: no run to play yet; waiting for one (looking again after 1 s, 2 s, … up to every {} s)",
+                    MAX_IDLE_WAIT.as_secs()
+                );
                 said_idle = true;
             } else if !active.is_empty() {
                 said_idle = false;
             }
+            list_every = if active.is_empty() {
+                (list_every * 2).clamp(Duration::from_secs(1), MAX_IDLE_WAIT)
+            } else {
+                Duration::from_millis(500)
+            };
             if active.is_empty() && opts.until_idle {
                 let st = hub.lock();
                 if st.waiting.is_empty() && st.playing.is_empty() {
