@@ -73,6 +73,7 @@ fn definition(iterations: u64) -> RunDefinition {
         pairs: 1,
         simulate: true,
         draw_rate: 0.0,
+        engines: Vec::new(),
         lease_seconds: 60.0,
     }
 }

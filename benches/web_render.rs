@@ -214,6 +214,7 @@ fn definition() -> serde_json::Value {
         pairs: 1,
         simulate: false,
         draw_rate: 0.0,
+        engines: Vec::new(),
         lease_seconds: 60.0,
     })
     .unwrap()

@@ -29,7 +29,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli.command)) {
+    let done = runtime.block_on(dispatch(cli.command));
+    // A blocking task still under way (a name lookup of a server that is gone) must not hold
+    // up the exit after a stop.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our results stopped reading (`| head -1`): a quiet end.
         Err(e) if spsa::output::is_pipe_closed(&e) => ExitCode::SUCCESS,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 mod pg_common;
 mod run_common;
 mod web_common;
-use pg_common::{Cluster, TestDb, sim_config};
+use pg_common::{Cluster, TestDb, engine_config, psql_as, sim_config, wait_for};
 use run_common::{log_iterations, spsa_in, text};
 
 const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
@@ -28,23 +28,6 @@ fn spawn(dir: &Path, args: &[&str]) -> Child {
 
 fn finish(child: Child) -> Output {
     child.wait_with_output().unwrap()
-}
-
-/// Poll `sql` until it returns `want` (60 s at most).
-fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
-    let t = Instant::now();
-    loop {
-        // Tolerates errors: the schema may not exist yet.
-        let got = psql_as(&db.url, sql).unwrap_or_default();
-        if want(&got) {
-            return got;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(90),
-            "`{sql}` stayed at {got}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn count(db: &TestDb, sql: &str) -> u64 {
@@ -155,18 +138,7 @@ fn games_config(dir: &Path, iterations: u64, pairs: u64) {
 
 /// The same with other `[games]` limits.
 fn games_config_limited(dir: &Path, iterations: u64, pairs: u64, limits: &str) {
-    std::fs::write(
-        dir.join("g.var"),
-        "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("g.toml"),
-        format!(
-            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{SPARRING}\"\n[games]\n{limits}\npgn = \"g.pgn\"\n"
-        ),
-    )
-    .unwrap();
+    engine_config(dir, SPARRING, iterations, pairs, limits);
 }
 
 /// Wait until `path` holds at least `games` PGN games (90 s at most).
@@ -434,28 +406,6 @@ fn a_database_restart_or_crash_mid_run_loses_nothing() {
 }
 
 /// Run `sql` through psql with the given URL; Err carries psql's message.
-fn psql_as(url: &str, sql: &str) -> Result<String, String> {
-    let out = Command::new("/usr/lib/postgresql/15/bin/psql")
-        .args([
-            "-X",
-            "-q",
-            "-t",
-            "-A",
-            "-v",
-            "ON_ERROR_STOP=1",
-            url,
-            "-c",
-            sql,
-        ])
-        .output()
-        .unwrap();
-    if out.status.success() {
-        Ok(text(&out.stdout).trim().to_string())
-    } else {
-        Err(text(&out.stderr))
-    }
-}
-
 /// A run with a long lease, created without playing (the owner follows it in the background).
 fn quiet_run(db: &TestDb, dir: &Path, lease: &str) -> (Child, String) {
     sim_config(dir, "t", 50, 11, 1);
@@ -1079,22 +1029,44 @@ fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
         "clock_w/slow|100000|2"
     );
 
-    // No reference given: the first worker's benchmark of the engine becomes it (scale 1).
+    // No reference given: the owner measures engine 1 when it creates the run, and each worker
+    // scales the clock by that over its own measurement.
     let (said, pgn, run) = play(&[], &["--name", "first"]);
-    assert!(said.contains("× 1.00 = 0.5+0.01"), "{said}");
     let stored = db.psql(&format!(
-        "SELECT r.reference_nps = c.nps AND c.nps > 1000, c.scale FROM spsa.runs r JOIN spsa.worker_clocks c ON c.run_id = r.id WHERE r.id = {run}"
+        "SELECT r.reference_nps > 1000, c.nps / r.reference_nps BETWEEN 0.05 AND 20, to_char(c.scale, 'FM0.00'), c.scale
+           FROM spsa.runs r JOIN spsa.worker_clocks c ON c.run_id = r.id WHERE r.id = {run}"
     ));
-    assert_eq!(stored, "t|1", "the first worker's speed is the reference");
+    let fields: Vec<&str> = stored.split('|').collect();
     assert_eq!(
-        pgn.matches("[TimeControlScale \"1.00\"]").count(),
+        &fields[..2],
+        ["t", "t"],
+        "the owner's speed is the reference: {stored}"
+    );
+    let (scale_text, scale) = (fields[2], fields[3].parse::<f64>().unwrap());
+    assert!(said.contains(&format!("× {scale_text} = ")), "{said}");
+    assert_eq!(
+        pgn.matches(&format!("[TimeControlScale \"{scale_text}\"]"))
+            .count(),
         2,
         "{pgn}"
     );
+    // A worker's role cannot set the reference: the function returns the owner's.
+    let reference = db.psql(&format!(
+        "SELECT reference_nps FROM spsa.runs WHERE id = {run}"
+    ));
     assert_eq!(
-        pgn.matches("[TimeControl \"0.5+0.01\"]").count(),
-        2,
-        "{pgn}"
+        psql_as(
+            worker_url.get().unwrap(),
+            &format!("SELECT spsa.reference_nps({run}, 1e12)")
+        )
+        .unwrap(),
+        reference
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT reference_nps FROM spsa.runs WHERE id = {run}"
+        )),
+        reference
     );
 
     // `spsa status` (as the worker's role) shows each clock run's reference speed and each
@@ -1111,12 +1083,16 @@ fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
         ),
         "{shown}"
     );
-    let reference = db.psql(&format!(
-        "SELECT round(reference_nps) FROM spsa.runs WHERE id = {run}"
-    ));
+    let (reference, nps) = {
+        let row = db.psql(&format!(
+            "SELECT round(r.reference_nps), round(c.nps) FROM spsa.runs r JOIN spsa.worker_clocks c ON c.run_id = r.id WHERE r.id = {run}"
+        ));
+        let (r, n) = row.split_once('|').unwrap();
+        (r.to_string(), n.to_string())
+    };
     assert!(
         shown.contains(&format!(
-            "    clock for {reference} nodes/s; workers: clock_w/first ×1.00 ({reference} nodes/s)\n"
+            "    clock for {reference} nodes/s; workers: clock_w/first ×{scale_text} ({nps} nodes/s)\n"
         )),
         "{shown}"
     );
@@ -1132,7 +1108,60 @@ fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
         reference
     );
     assert_eq!(page["workers"][0]["name"], "clock_w/first");
-    assert_eq!(page["workers"][0]["clock_scale"], 1.0);
+    assert_eq!(page["workers"][0]["clock_scale"], scale);
+
+    // A worker whose engine is far slower than the reference (another engine, or a broken
+    // measurement) refuses the run, says why, and plays nothing of it.
+    let dir = tempfile::tempdir().unwrap();
+    games_config_limited(dir.path(), 1, 1, clock);
+    let mut owner = spawn(
+        dir.path(),
+        &[
+            "run",
+            "g.toml",
+            "--db",
+            &db.url,
+            "--no-play",
+            "--reference-nps",
+            "200000",
+        ],
+    );
+    let run = wait_for(
+        &db,
+        &format!("SELECT max(id) FROM spsa.runs WHERE id > {run} AND state = 'active'"),
+        |s| !s.is_empty(),
+    );
+    let url = worker_url.get().unwrap();
+    let worker = spsa_in(
+        dir.path(),
+        &[
+            "worker",
+            "--db",
+            url,
+            "--until-idle",
+            "--name",
+            "implausible",
+            "--nps",
+            "1000",
+        ],
+    );
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let said = text(&worker.stderr);
+    assert!(worker.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("cannot play run {run}")) && said.contains("outside 0.05× to 20×"),
+        "{said}"
+    );
+    assert_eq!(
+        count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM spsa.work WHERE run_id = {run} AND worker LIKE '%/implausible'"
+            )
+        ),
+        0
+    );
 
     // A reference speed for a run without a clock is refused before anything is created.
     let depth = tempfile::tempdir().unwrap();

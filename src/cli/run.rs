@@ -47,7 +47,8 @@ pub struct RunArgs {
     pub no_play: bool,
     /// With --db, for a run with a clock: the engine speed (nodes per second, as the worker
     /// benchmark measures it) the clock is meant for; each worker scales its clock by this over
-    /// its own speed. Default: the first worker's speed.
+    /// its own speed, and refuses to play at under 1/20 or over 20 times it. Default: engine 1's
+    /// speed measured on this machine when the run is created.
     #[arg(long, value_name = "NPS", requires = "db", value_parser = nps_flag)]
     pub reference_nps: Option<f64>,
 }

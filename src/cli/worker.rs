@@ -18,8 +18,9 @@ pub struct WorkerArgs {
     /// Games played at once.
     #[arg(long, default_value_t = 1, value_parser = super::concurrency_flag)]
     concurrency: usize,
-    /// Where an engine is on this machine: NAME is the config's engine file name (or Engine1 /
-    /// Engine2), PATH the binary here. Repeatable.
+    /// Play this machine's own build of an engine instead of fetching the run's: NAME is the
+    /// engine's file name (or Engine1 / Engine2), PATH the binary here. It must search as the
+    /// run's engine does (same signature), or the run is refused here. Repeatable.
     #[arg(long = "engine", value_name = "NAME=PATH", value_parser = engine_flag)]
     engines: Vec<(String, PathBuf)>,
     /// The name shown in `spsa status` (default: host name and process id).
@@ -44,6 +45,11 @@ fn engine_flag(text: &str) -> Result<(String, PathBuf), String> {
 }
 
 pub async fn command(args: WorkerArgs) -> Result<()> {
+    // A worker that fetches engines needs a cache it can write: say so before anything starts.
+    let cache = crate::db::engines::cache_root()?;
+    if args.engines.is_empty() {
+        crate::db::engines::check_cache(&cache)?;
+    }
     let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "host".into());
     let opts = WorkerOptions {
         name: args
@@ -54,12 +60,20 @@ pub async fn command(args: WorkerArgs) -> Result<()> {
         only_run: None,
         until_idle: args.until_idle,
         nps: args.nps,
+        cache: Some(cache),
     };
     let shutdown = Shutdown::on_signals();
     let summary = serve(&args.db, opts, &shutdown).await?;
     eprintln!(
-        "worker done: {} results reported, {} refused, {} leases given back",
-        summary.reported, summary.refused, summary.given_back
+        "worker {}: {} results reported, {} refused, {} leases given back",
+        if shutdown.is_requested() {
+            "stopped"
+        } else {
+            "done"
+        },
+        summary.reported,
+        summary.refused,
+        summary.given_back
     );
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::{Client, Config};
 
 use super::tls::{self, SslMode, TlsSettings};
+use crate::runtime::shutdown::Shutdown;
 
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +29,9 @@ pub enum DbError {
     /// status 2). Only a connection lost once a run is under way is retried.
     #[error("cannot connect to database {url}: {reason}")]
     NotReached { url: String, reason: String },
+    /// Ctrl-C or SIGTERM came while the operation waited on the database (see [`Db::stop_on`]).
+    #[error("{what}: stopped by Ctrl-C or SIGTERM while waiting on the database")]
+    Stopped { what: String },
     /// The server stayed unreachable for longer than the patience allowed.
     #[error("database {url} unreachable for {seconds:.0} s: {last}")]
     Unreachable {
@@ -38,6 +42,12 @@ pub enum DbError {
 }
 
 impl DbError {
+    /// Whether `e` (anywhere in its chain) is a wait on the database given up for a stop.
+    pub fn is_stop(e: &anyhow::Error) -> bool {
+        e.chain()
+            .any(|c| matches!(c.downcast_ref::<DbError>(), Some(DbError::Stopped { .. })))
+    }
+
     /// The SQLSTATE of a refusal ("" for other errors).
     pub fn code(&self) -> &str {
         match self {
@@ -155,6 +165,30 @@ pub struct Db {
     reached: bool,
     /// How long to keep trying to reach the server before giving up.
     pub patience: Duration,
+    /// Once this stop is requested, operations still waiting on the server get [`STOP_GRACE`]
+    /// more, then fail with [`DbError::Stopped`].
+    stop: Option<Shutdown>,
+}
+
+/// How long an operation may still wait on the server after a stop was requested: enough for
+/// a healthy server to take the last reports and leases given back, short enough that a stop
+/// never waits on a server that is gone.
+pub const STOP_GRACE: Duration = Duration::from_millis(300);
+
+/// `fut`, unless `stop` was requested more than [`STOP_GRACE`] before it finished.
+async fn unless_stopped<T>(
+    stop: &Option<Shutdown>,
+    what: &str,
+    fut: impl Future<Output = T>,
+) -> Result<T, DbError> {
+    match stop {
+        None => Ok(fut.await),
+        Some(s) => tokio::select! {
+            biased;
+            v = fut => Ok(v),
+            () = s.wait_grace(STOP_GRACE) => Err(DbError::Stopped { what: what.to_string() }),
+        },
+    }
 }
 
 impl Db {
@@ -176,6 +210,7 @@ impl Db {
             client: None,
             reached: false,
             patience: Duration::from_secs(600),
+            stop: None,
         })
     }
 
@@ -190,7 +225,14 @@ impl Db {
             client: None,
             reached: self.reached,
             patience: self.patience,
+            stop: self.stop.clone(),
         }
+    }
+
+    /// Give up waiting on the server [`STOP_GRACE`] after `stop` is requested (this connection
+    /// and its siblings made after).
+    pub fn stop_on(&mut self, stop: Option<&Shutdown>) {
+        self.stop = stop.cloned();
     }
 
     /// The URL without its password.
@@ -247,8 +289,9 @@ impl Db {
         }
         self.client = None;
         let mut retry = Retry::new(self.patience);
+        let what = format!("connect to {}", self.url_shown);
         loop {
-            match self.open().await {
+            match unless_stopped(&self.stop, &what, self.open()).await? {
                 Ok(c) => {
                     let c = Arc::new(c);
                     self.client = Some(c.clone());
@@ -262,8 +305,8 @@ impl Db {
                     });
                 }
                 Err(e) => {
-                    let what = format!("connect to {}", self.url_shown);
-                    retry.after(&what, &self.url_shown, &e).await?;
+                    let wait = retry.after(&what, &self.url_shown, &e);
+                    unless_stopped(&self.stop, &what, wait).await??;
                 }
             }
         }
@@ -279,13 +322,14 @@ impl Db {
         let mut retry = Retry::new(self.patience);
         loop {
             let client = self.client().await?;
-            match op(&client).await {
+            match unless_stopped(&self.stop, what, op(&client)).await? {
                 Ok(v) => return Ok(v),
                 Err(e) => {
                     if is_transient(&e) {
                         self.client = None;
                     }
-                    retry.after(what, &self.url_shown, &e).await?;
+                    let wait = retry.after(what, &self.url_shown, &e);
+                    unless_stopped(&self.stop, what, wait).await??;
                 }
             }
         }

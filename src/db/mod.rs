@@ -29,9 +29,16 @@
 //! # Roles
 //! The role that runs `spsa run --db` installs the schema ([`schema.sql`](self)) and owns its
 //! tables and functions. Workers log in as members of `spsa_worker`, which has EXECUTE on the
-//! worker functions only (lease, heartbeat, give back, report, status) and no table rights.
+//! worker functions only (lease, heartbeat, give back, report, an engine's bytes, what it
+//! checked of a run's engines, status) and no table rights.
+//!
+//! # Engines
+//! The owner stores the run's engine files by SHA-256 and their search signatures with the run
+//! ([`engines`]); a worker fetches them into its cache or plays its own build, and refuses a run
+//! whose hash or signature it cannot match (recorded for `spsa status` and the page).
 
 pub mod conn;
+pub mod engines;
 pub mod owner;
 pub mod prune;
 pub mod records;
@@ -67,6 +74,10 @@ pub struct RunDefinition {
     pub draw_rate: f64,
     /// A lease not reported or renewed within this many seconds is handed to another worker.
     pub lease_seconds: f64,
+    /// The engines stored with the run and their signatures (none in a run created before
+    /// engines travelled with runs: its workers use engines of their own).
+    #[serde(default)]
+    pub engines: Vec<engines::RunEngine>,
 }
 
 /// One variable of a run, as in the variables file.

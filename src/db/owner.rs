@@ -112,6 +112,11 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, lease_seconds: f64
     let n_vars = vars.len() as i32;
     let pairs = def.pairs as i32;
     let total = def.iterations as i64;
+    let engines: Vec<(String, String)> = def
+        .engines
+        .iter()
+        .map(|e| (e.side.clone(), e.sha256.clone()))
+        .collect();
     let id = db
         .run("create the run", async |c: &Client| {
             c.batch_execute("BEGIN").await?;
@@ -129,6 +134,7 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, lease_seconds: f64
                 &steps,
                 n_vars,
                 pairs,
+                &engines,
             )
             .await;
             if done.is_err() {
@@ -155,6 +161,7 @@ async fn insert_run(
     steps: &[f64],
     n_vars: i32,
     pairs: i32,
+    engines: &[(String, String)],
 ) -> Result<i64, tokio_postgres::Error> {
     {
         {
@@ -175,6 +182,13 @@ async fn insert_run(
                      SELECT $1, k, ($3::float8[])[(i - 1) * $4::int + 1 : i * $4::int], $5
                        FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)",
                     &[&id, &ks, &st, &n_vars, &pairs],
+                )
+                .await?;
+            }
+            for (side, sha256) in engines {
+                c.execute(
+                    "INSERT INTO spsa.run_engines (run_id, side, sha256) VALUES ($1, $2, $3)",
+                    &[&id, side, sha256],
                 )
                 .await?;
             }

@@ -12,7 +12,7 @@ use rand::Rng;
 use super::owner::{self, Mirror, MirrorFiles};
 use super::records::Destinations;
 use super::worker::{self, WorkerOptions};
-use super::{Db, RunDefinition, VarDef};
+use super::{Db, RunDefinition, VarDef, engines};
 use crate::config::Config;
 use crate::config::vars::{self, Variable};
 use crate::report::{progress, summary};
@@ -27,7 +27,7 @@ pub struct SharedRun {
     pub lease_seconds: f64,
     /// Play with the config's Concurrency in this process too (else only create and follow).
     pub play: bool,
-    /// The engine speed a clock run's clock is meant for (else the first worker's).
+    /// The engine speed a clock run's clock is meant for (else measured here at creation).
     pub reference_nps: Option<f64>,
 }
 
@@ -62,6 +62,7 @@ pub fn definition(
         simulate: config.simulate,
         draw_rate: config.draw_rate,
         lease_seconds,
+        engines: Vec::new(),
     })
 }
 
@@ -69,6 +70,38 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_else(|| "config".into())
+}
+
+/// The engine speed a new clock run's clock is meant for: the owner's engine 1, measured
+/// here (none, with a warning, when it reports no node counts).
+async fn reference_speed(games: &crate::config::GamesConfig) -> Option<f64> {
+    let setup = crate::arena::engine_setup("Engine1", &games.engine1);
+    match crate::engine::bench::measure(setup.spec, &setup.fixed).await {
+        Ok(speed) => {
+            eprintln!(
+                "the run's clock is meant for {:.0} nodes/s (engine 1 measured here; --reference-nps sets it)",
+                speed.nps
+            );
+            Some(speed.nps)
+        }
+        Err(e) => {
+            eprintln!(
+                "warning: cannot measure engine 1's speed ({e}); workers play the clock unscaled"
+            );
+            None
+        }
+    }
+}
+
+/// The run process's own worker plays the owner's engine files (checked like any worker's).
+fn own_engines(config: &Config) -> Vec<(String, std::path::PathBuf)> {
+    let Some(g) = config.games.as_ref().filter(|_| !config.simulate) else {
+        return Vec::new();
+    };
+    [("Engine1", &g.engine1), ("Engine2", &g.engine2)]
+        .into_iter()
+        .filter_map(|(side, e)| Some((side.to_string(), engines::resolve(&e.command)?)))
+        .collect()
 }
 
 /// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
@@ -110,16 +143,36 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         _ => {}
     }
     let seed = config.seed.unwrap_or_else(|| rand::rng().next_u64());
-    let def = definition(config, &vars, seed, shared.lease_seconds)?;
+    let mut def = definition(config, &vars, seed, shared.lease_seconds)?;
+    // A new run's engines are hashed and measured before anything is stored; a resumed run
+    // keeps the engines it was created with.
+    let games = config.games.as_ref().filter(|_| !config.simulate);
+    let measured = match games {
+        Some(g) if mode != StartMode::Resume => {
+            engines::measure_run_engines([("Engine1", &g.engine1), ("Engine2", &g.engine2)], &vars)
+                .await?
+        }
+        _ => Vec::new(),
+    };
+    def.engines = measured.iter().map(|m| m.engine.clone()).collect();
+    let reference_nps = match (shared.reference_nps, games) {
+        (Some(nps), _) => Some(nps),
+        (None, Some(g)) if timed && mode != StartMode::Resume => reference_speed(g).await,
+        _ => None,
+    };
     let name = std::fs::canonicalize(&config.path)
         .unwrap_or_else(|_| config.path.clone())
         .display()
         .to_string();
 
     let mut db = Db::new(&shared.url)?;
+    // Ctrl-C and SIGTERM stop this process within a second, the database reachable or not.
+    let signals = Shutdown::on_signals();
+    db.stop_on(Some(&signals));
     owner::install_schema(&mut db).await?;
+    engines::store_artifacts(&mut db, &measured).await?;
     let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
-    if let Some(nps) = shared.reference_nps {
+    if let Some(nps) = reference_nps {
         db.run(
             "store the reference speed",
             async |c: &tokio_postgres::Client| {
@@ -159,10 +212,11 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         let opts = WorkerOptions {
             name: format!("run-{id}-{}", std::process::id()),
             concurrency: config.concurrency.max(1),
-            engines: Vec::new(),
+            engines: own_engines(config),
             only_run: Some(id),
             until_idle: true,
             nps: None,
+            cache: engines::cache_root().ok(),
         };
         worker::serve(&shared.url, opts, &stop).await
     };
@@ -170,11 +224,14 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         let mut progress = progress::for_terminal(Duration::from_secs(5));
         let mut last_save = Instant::now();
         let every = config.checkpoint_every();
-        let signals = Shutdown::on_signals();
         let signal = signals.wait();
         tokio::pin!(signal);
         let interrupted = loop {
-            let n = mirror.pull(&mut db, &mut *progress).await?;
+            let n = tokio::select! {
+                biased;
+                _ = &mut signal => break true,
+                n = mirror.pull(&mut db, &mut *progress) => n?,
+            };
             if mirror.is_finished() {
                 break false;
             }

@@ -12,6 +12,10 @@ BEGIN
   END IF;
 EXCEPTION WHEN insufficient_privilege THEN
   RAISE NOTICE 'cannot create role spsa_worker; ask an administrator to create it';
+-- Roles belong to the whole cluster: the owner of another database may have created it at the
+-- same moment.
+WHEN unique_violation OR duplicate_object THEN
+  NULL;
 END
 $$;
 
@@ -133,6 +137,38 @@ CREATE TABLE IF NOT EXISTS spsa.worker_clocks (
   PRIMARY KEY (run_id, worker)
 );
 
+-- Engines stored with runs by the owner, keyed by the SHA-256 of their bytes: one row per
+-- distinct content, however many runs use it. Workers read them through spsa.artifact only.
+CREATE TABLE IF NOT EXISTS spsa.artifacts (
+  sha256 text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+  bytes  bytea NOT NULL,
+  size   bigint NOT NULL CHECK (size >= 0 AND size <= 268435456),
+  stored timestamptz NOT NULL DEFAULT now()
+);
+
+-- Which stored engine each side of a run plays (the run's definition says the same, with the
+-- signature; this keeps an engine a run uses from being deleted).
+CREATE TABLE IF NOT EXISTS spsa.run_engines (
+  run_id bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  side   text NOT NULL,
+  sha256 text NOT NULL REFERENCES spsa.artifacts,
+  PRIMARY KEY (run_id, side)
+);
+
+-- What each worker checked of a run's engines before playing: the engine it runs (fetched, or
+-- its own build), the signature it measured, and why it refused the run (NULL: it plays).
+CREATE TABLE IF NOT EXISTS spsa.worker_engines (
+  run_id    bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  worker    text NOT NULL,
+  side      text NOT NULL,
+  own_build boolean NOT NULL,
+  sha256    text NOT NULL,
+  signature text NOT NULL,
+  refused   text,
+  checked   timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, worker, side)
+);
+
 REVOKE ALL ON ALL TABLES IN SCHEMA spsa FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA spsa FROM PUBLIC;
 
@@ -171,6 +207,8 @@ BEGIN
     SELECT wk.run_id, wk.iteration FROM spsa.work wk JOIN spsa.runs r0 ON r0.id = wk.run_id
     WHERE wk.run_id = ANY (p_runs) AND wk.state <> 'done' AND r0.state = 'active'
       AND (wk.state = 'open' OR wk.lease_expires < now())
+      AND NOT EXISTS (SELECT FROM spsa.worker_engines e
+                       WHERE e.run_id = wk.run_id AND e.worker = w AND e.refused IS NOT NULL)
     ORDER BY r0.priority DESC, wk.run_id, wk.iteration
     LIMIT greatest(0, least(p_count, 256))
     FOR UPDATE OF wk SKIP LOCKED
@@ -303,13 +341,43 @@ BEGIN
 END
 $$;
 
--- A clock run's reference speed: the stored one, or `p_nps` when none is stored yet (the
--- first worker's measurement becomes the reference).
+-- A clock run's reference speed, as its owner measured or set it. `p_nps` (a worker's own
+-- measurement, which once became the reference) is ignored: only the owner sets the reference.
 CREATE OR REPLACE FUNCTION spsa.reference_nps(p_run bigint, p_nps float8) RETURNS float8
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT reference_nps FROM spsa.runs WHERE id = p_run;
+$$;
+
+-- A stored engine's bytes (NULL when there is none with that hash).
+CREATE OR REPLACE FUNCTION spsa.artifact(p_sha256 text) RETURNS bytea
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT bytes FROM spsa.artifacts WHERE sha256 = p_sha256;
+$$;
+
+-- What a worker checked of one side's engine of a run; a refusal keeps spsa.lease from giving
+-- it any of the run's work, a later pass clears it.
+CREATE OR REPLACE FUNCTION spsa.engine_checked(p_worker text, p_run bigint, p_side text,
+  p_own boolean, p_sha256 text, p_signature text, p_refused text) RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
-  UPDATE spsa.runs SET reference_nps = coalesce(reference_nps, p_nps)
-   WHERE id = p_run AND p_nps > 0 AND p_nps < 'Infinity'::float8
-  RETURNING reference_nps;
+  INSERT INTO spsa.worker_engines (run_id, worker, side, own_build, sha256, signature, refused)
+  SELECT p_run, spsa.worker_key(p_worker), left(p_side, 20), p_own, left(p_sha256, 64),
+         left(p_signature, 500), left(p_refused, 2000)
+   WHERE EXISTS (SELECT FROM spsa.runs WHERE id = p_run)
+  ON CONFLICT (run_id, worker, side) DO UPDATE
+    SET own_build = excluded.own_build, sha256 = excluded.sha256, signature = excluded.signature,
+        refused = excluded.refused, checked = now();
+$$;
+
+-- Per run and worker, the engines it checked (the run page and `spsa status`). One run, or
+-- every run when p_run is NULL.
+CREATE OR REPLACE FUNCTION spsa.status_engines(p_run bigint)
+RETURNS TABLE (run_id bigint, worker text, side text, own_build boolean, sha256 text,
+               signature text, refused text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT e.run_id, e.worker, e.side, e.own_build, e.sha256, e.signature, e.refused
+    FROM spsa.worker_engines e
+   WHERE p_run IS NULL OR e.run_id = p_run
+   ORDER BY e.run_id, e.worker, e.side;
 $$;
 
 -- What a worker measured and the clock scale it plays `p_run` at (shown on the run's page).
@@ -372,7 +440,9 @@ BEGIN
       spsa.lease(text, bigint[], int), spsa.heartbeat(text, uuid[]), spsa.give_back(text, uuid[]),
       spsa.report(text, bigint, bigint, uuid, float8, int, int, int, int[], text[], text),
       spsa.status_runs(), spsa.status_workers(), spsa.status_clocks(bigint), spsa.worker_key(text),
-      spsa.reference_nps(bigint, float8), spsa.clock_scaled(text, bigint, float8, float8)
+      spsa.reference_nps(bigint, float8), spsa.clock_scaled(text, bigint, float8, float8),
+      spsa.artifact(text), spsa.engine_checked(text, bigint, text, boolean, text, text, text),
+      spsa.status_engines(bigint)
       TO spsa_worker;
   END IF;
 END

@@ -17,7 +17,7 @@ use crate::report::progress::format_duration;
 pub async fn render(url: &str) -> Result<String> {
     let mut db = Db::new(url)?;
     db.patience = std::time::Duration::from_secs(15);
-    let (runs, workers, clocks) = db
+    let (runs, workers, clocks, checked) = db
         .run("read the status", async |c: &Client| {
             let runs = c
                 .query(
@@ -32,7 +32,7 @@ pub async fn render(url: &str) -> Result<String> {
                     &[],
                 )
                 .await?;
-            Ok((runs, workers, clocks(c, None).await?))
+            Ok((runs, workers, clocks(c, None).await?, engines(c, None).await?))
         })
         .await?;
     let mut out = format!("database {}\n", db.url());
@@ -68,6 +68,9 @@ pub async fn render(url: &str) -> Result<String> {
         ));
         if let Some(clock) = clocks.get(&id) {
             out.push_str(&clock.lines());
+        }
+        for e in checked.get(&id).into_iter().flatten() {
+            out.push_str(&format!("    {}\n", e.line()));
         }
         let values: Vec<String> = names
             .iter()
@@ -142,6 +145,82 @@ impl RunClock {
     }
 }
 
+/// What one worker checked of one side's engine of a run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct WorkerEngine {
+    pub worker: String,
+    pub side: String,
+    /// True for the worker's own build (`--engine`), false for the run's engine it fetched.
+    pub own_build: bool,
+    pub sha256: String,
+    /// The signature it measured ("" when it could not).
+    pub signature: String,
+    /// Why it refused the run (None: it plays).
+    pub refused: Option<String>,
+}
+
+impl WorkerEngine {
+    /// `w/a Engine1: fetched 1a2b3c4d5e6f, depth 6: nodes …, plays` or `…, REFUSED: why`.
+    pub fn line(&self) -> String {
+        let what = if self.own_build {
+            format!("own build {}", super::engines::short(&self.sha256))
+        } else {
+            format!("fetched {}", super::engines::short(&self.sha256))
+        };
+        let signature = if self.signature.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", self.signature)
+        };
+        match &self.refused {
+            None => format!("{} {}: {what}{signature}, plays", self.worker, self.side),
+            Some(why) => format!(
+                "{} {}: {what}{signature}, REFUSED: {why}",
+                self.worker, self.side
+            ),
+        }
+    }
+}
+
+/// The engines each worker checked, per run (`Some(id)`: that run only). A schema older than
+/// `spsa.status_engines` has nothing to show.
+pub async fn engines(
+    c: &Client,
+    run: Option<i64>,
+) -> Result<BTreeMap<i64, Vec<WorkerEngine>>, tokio_postgres::Error> {
+    let rows = per_run(
+        c,
+        "SELECT run_id, worker, side, own_build, sha256, signature, refused FROM spsa.status_engines($1)",
+        run,
+    )
+    .await?;
+    let mut out: BTreeMap<i64, Vec<WorkerEngine>> = BTreeMap::new();
+    for r in rows {
+        out.entry(r.get(0)).or_default().push(WorkerEngine {
+            worker: r.get(1),
+            side: r.get(2),
+            own_build: r.get(3),
+            sha256: r.get(4),
+            signature: r.get(5),
+            refused: r.get(6),
+        });
+    }
+    Ok(out)
+}
+
+/// The rows of a status function of one run or all (`run` None); none from a schema older
+/// than the function.
+async fn per_run(
+    c: &Client,
+    sql: &str,
+    run: Option<i64>,
+) -> Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
+    match c.query(sql, &[&run]).await {
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_FUNCTION) => Ok(Vec::new()),
+        rows => rows,
+    }
+}
+
 /// A worker's clock: `×2.00 (100000 nodes/s)`.
 pub fn clock_text(scale: f64, nps: f64) -> String {
     format!("×{scale:.2} ({} nodes/s)", nps.round())
@@ -153,16 +232,12 @@ pub async fn clocks(
     c: &Client,
     run: Option<i64>,
 ) -> Result<BTreeMap<i64, RunClock>, tokio_postgres::Error> {
-    let rows = match c
-        .query(
-            "SELECT run_id, pruned, reference_nps, workers, nps, scales FROM spsa.status_clocks($1)",
-            &[&run],
-        )
-        .await
-    {
-        Err(e) if e.code() == Some(&SqlState::UNDEFINED_FUNCTION) => return Ok(BTreeMap::new()),
-        rows => rows?,
-    };
+    let rows = per_run(
+        c,
+        "SELECT run_id, pruned, reference_nps, workers, nps, scales FROM spsa.status_clocks($1)",
+        run,
+    )
+    .await?;
     Ok(rows
         .iter()
         .map(|r| {

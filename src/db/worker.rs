@@ -22,8 +22,10 @@ use futures::future::BoxFuture;
 use tokio::sync::{Notify, mpsc};
 use tokio_postgres::Client;
 
-use super::{Db, RunDefinition};
+use super::engines::{self, EngineRefusal};
+use super::{Db, DbError, RunDefinition};
 use crate::config::Config;
+use crate::engine::bench::Signature;
 use crate::runtime::pool::{self, Ending, Feed};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
@@ -44,6 +46,8 @@ pub struct WorkerOptions {
     pub until_idle: bool,
     /// This machine's engine speed, instead of measuring it for a run with a clock.
     pub nps: Option<f64>,
+    /// Where fetched engines are kept (None: this worker runs only engines given to it).
+    pub cache: Option<PathBuf>,
 }
 
 /// What a worker did.
@@ -143,6 +147,8 @@ struct Hub {
     more: Arc<Notify>,
     /// Told when a trial finished (a slot may be free).
     freed: Arc<Notify>,
+    /// Requested when the lessor is done: the heartbeats stop waiting.
+    leasing_over: Shutdown,
     /// Taken (closed) when the pool is done, which ends the reporter.
     reports: Arc<Mutex<Option<mpsc::UnboundedSender<Report>>>>,
 }
@@ -250,8 +256,28 @@ impl Feed for Hub {
 /// Serve until `shutdown` is requested (or, with `until_idle`, until no active run is left).
 pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Result<WorkerSummary> {
     let mut db = Db::new(url)?;
+    db.stop_on(Some(shutdown));
     // The first connection decides whether there is a database at all (exit 2 if not).
-    db.client().await?;
+    match db.client().await {
+        Err(e @ DbError::Stopped { .. }) => return stopped(e.into()),
+        r => r?,
+    };
+    match wait_for_schema(&mut db, shutdown).await {
+        Ok(true) => {}
+        Ok(false) => return Ok(WorkerSummary::default()),
+        Err(e) => return stopped(e),
+    }
+    // A misspelt --engine name is refused before this worker is registered anywhere. Only at
+    // the start: a long-running worker whose runs end and others begin keeps serving.
+    if opts.only_run.is_none() && !opts.engines.is_empty() {
+        let defs = db
+            .run("list the active runs", async |c: &Client| {
+                c.query("SELECT definition FROM spsa.active_runs()", &[])
+                    .await
+            })
+            .await?;
+        check_engine_names(defs.iter().map(|r| r.get(0)), &opts.engines)?;
+    }
     db.run("register the worker", async |c: &Client| {
         c.execute("SELECT spsa.hello($1, $2)", &[&opts.name, &"starting"])
             .await
@@ -264,6 +290,7 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         state: Arc::default(),
         more: Arc::new(Notify::new()),
         freed: Arc::new(Notify::new()),
+        leasing_over: Shutdown::new(),
         reports: Arc::new(Mutex::new(Some(report_tx))),
     };
     let slots = opts.concurrency.max(1);
@@ -293,6 +320,7 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
             st.done = true;
             drop(st);
             hub.more.notify_one();
+            hub.leasing_over.request();
             r
         },
         play,
@@ -307,7 +335,18 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
         back
     };
     if !back.is_empty() {
-        summary.given_back += give_back(&mut db, &opts.name, &back).await;
+        // Given back even after a stop, but only until 0.7 s after it: a server that does not
+        // answer by then lets the leases run out instead, and the stop stays under a second.
+        db.stop_on(None);
+        let back = give_back(&mut db, &opts.name, &back);
+        summary.given_back += if shutdown.is_requested() {
+            tokio::select! {
+                n = back => n,
+                () = shutdown.wait_grace(Duration::from_millis(700)) => 0,
+            }
+        } else {
+            back.await
+        };
     }
     let served: Vec<Arc<Served>> = hub.lock().served.drain().map(|(_, s)| s).collect();
     for s in served {
@@ -315,8 +354,96 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
     }
     summary.reported = reported;
     summary.refused = refused;
-    result.map(|()| summary)
+    match result {
+        Err(e) if DbError::is_stop(&e) => {
+            eprintln!("spsa worker: stopped while waiting on the database");
+            Ok(summary)
+        }
+        r => r.map(|()| summary),
+    }
 }
+
+/// A worker stopped before it started: fine when the stop was a signal's.
+fn stopped(e: anyhow::Error) -> Result<WorkerSummary> {
+    if DbError::is_stop(&e) {
+        eprintln!("spsa worker: stopped while waiting on the database");
+        return Ok(WorkerSummary::default());
+    }
+    Err(e)
+}
+
+/// The functions this worker calls; a schema without one of them is older than this spsa.
+const WORKER_FUNCTIONS: [&str; 8] = [
+    "hello",
+    "active_runs",
+    "lease",
+    "heartbeat",
+    "give_back",
+    "report",
+    "artifact",
+    "engine_checked",
+];
+
+/// Wait (with backoff, 1 s doubling to 30 s, said once) until the database has the spsa
+/// schema: a worker may be started before the first run is created. A schema without the
+/// functions this worker needs is refused (exit 2). False when stopped while waiting.
+async fn wait_for_schema(db: &mut Db, shutdown: &Shutdown) -> Result<bool> {
+    let mut wait = Duration::from_secs(1);
+    let mut said = false;
+    loop {
+        // The catalogs are readable by every role, even one without rights on the schema.
+        let (schema, found): (bool, Vec<String>) = db
+            .run("look for the spsa schema", async |c: &Client| {
+                let row = c
+                    .query_one(
+                        "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'spsa'),
+                                ARRAY(SELECT p.proname::text FROM pg_proc p
+                                        JOIN pg_namespace n ON n.oid = p.pronamespace
+                                       WHERE n.nspname = 'spsa')",
+                        &[],
+                    )
+                    .await?;
+                Ok((row.get(0), row.get(1)))
+            })
+            .await?;
+        if schema {
+            let missing: Vec<&str> = WORKER_FUNCTIONS
+                .iter()
+                .copied()
+                .filter(|f| !found.iter().any(|x| x == f))
+                .collect();
+            if missing.is_empty() {
+                if said {
+                    eprintln!("spsa worker: the database has runs now");
+                }
+                return Ok(true);
+            }
+            return Err(crate::error::UserError(format!(
+                "database {}: its spsa schema is older than this worker (no spsa.{}); run `spsa run CONFIG --db URL` of this version once as the owner to upgrade it",
+                db.url(),
+                missing.join(", spsa.")
+            ))
+            .into());
+        }
+        if !said {
+            eprintln!(
+                "spsa worker: database {} has no runs yet (no spsa schema); waiting for one (checking every {} s at most)",
+                db.url(),
+                MAX_IDLE_WAIT.as_secs()
+            );
+            said = true;
+        }
+        tokio::select! {
+            biased;
+            _ = shutdown.wait() => return Ok(false),
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(MAX_IDLE_WAIT);
+    }
+}
+
+/// The longest wait between two looks for work.
+const MAX_IDLE_WAIT: Duration = Duration::from_secs(30);
 
 /// Keep the slots fed: list the active runs (opening the source of each new one, closing the
 /// ones that ended), lease iterations spread over them in turn whenever fewer parts are held
@@ -334,7 +461,11 @@ async fn lessor(
     let mut turn = 0usize;
     let mut idle_wait = Duration::from_millis(50);
     let mut listed_at: Option<tokio::time::Instant> = None;
+    // How often the runs are listed: every half second while some are served, else less and
+    // less often (1 s doubling to 30 s), so idle workers cost the database little.
+    let mut list_every = Duration::from_millis(500);
     let mut last_note = String::new();
+    let mut said_idle = false;
     loop {
         if shutdown.is_requested() {
             return Ok(());
@@ -356,7 +487,7 @@ async fn lessor(
             summary.given_back += give_back(db, &opts.name, &back).await;
         }
         // The list of runs, at most every half second.
-        if listed_at.is_none_or(|t| t.elapsed() >= Duration::from_millis(500)) {
+        if listed_at.is_none_or(|t| t.elapsed() >= list_every) {
             listed_at = Some(tokio::time::Instant::now());
             let rows = db
                 .run("list the active runs", async |c: &Client| {
@@ -429,6 +560,20 @@ async fn lessor(
                 note(db, &opts.name, &said).await;
                 last_note = said;
             }
+            if active.is_empty() && !said_idle && !opts.until_idle {
+                eprintln!(
+                    "spsa worker: no run to play yet; waiting for one (looking again after 1 s, 2 s, … up to every {} s)",
+                    MAX_IDLE_WAIT.as_secs()
+                );
+                said_idle = true;
+            } else if !active.is_empty() {
+                said_idle = false;
+            }
+            list_every = if active.is_empty() {
+                (list_every * 2).clamp(Duration::from_secs(1), MAX_IDLE_WAIT)
+            } else {
+                Duration::from_millis(500)
+            };
             if active.is_empty() && opts.until_idle {
                 let st = hub.lock();
                 if st.waiting.is_empty() && st.playing.is_empty() {
@@ -507,6 +652,48 @@ async fn lessor(
     }
 }
 
+/// Every `--engine` name must be one an active run plays (its engine's file name, or
+/// Engine1 / Engine2): a misspelt name would otherwise leave the worker fetching instead.
+/// Runs from before engines travelled with runs say nothing of their names and pass.
+fn check_engine_names(
+    defs: impl Iterator<Item = serde_json::Value>,
+    given: &[(String, PathBuf)],
+) -> Result<(), crate::error::UserError> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    let mut used: Vec<String> = Vec::new();
+    for def in defs {
+        let Ok(def) = serde_json::from_value::<RunDefinition>(def) else {
+            continue;
+        };
+        if def.simulate {
+            continue;
+        }
+        if def.engines.is_empty() {
+            return Ok(());
+        }
+        for e in def.engines {
+            for name in [e.side, e.file] {
+                if !used.contains(&name) {
+                    used.push(name);
+                }
+            }
+        }
+    }
+    if used.is_empty() {
+        return Ok(());
+    }
+    match given.iter().find(|(name, _)| !used.contains(name)) {
+        Some((name, path)) => Err(crate::error::UserError(format!(
+            "--engine {name}={}: no active run plays an engine named `{name}` (they play: {})",
+            path.display(),
+            used.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Keep every held lease alive (a third of the shortest lease time between beats) until the
 /// lessor is done and nothing is held.
 async fn heartbeats(mut db: Db, name: &str, hub: &Hub) {
@@ -529,7 +716,15 @@ async fn heartbeats(mut db: Db, name: &str, hub: &Hub) {
         if done && hub.lock().playing.is_empty() {
             return;
         }
-        tokio::time::sleep(every).await;
+        // Once leasing is over, the beats go on (quicker) only until the last game ends.
+        if done {
+            tokio::time::sleep(every.min(Duration::from_millis(200))).await;
+        } else {
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = hub.leasing_over.wait() => continue,
+            }
+        }
         if tokens.is_empty() {
             continue;
         }
@@ -670,29 +865,7 @@ async fn prepare(
             std::fs::write(&book, text)?;
             games.book = Some(book);
         }
-        for (side, engine) in [
-            ("Engine1", &mut games.engine1),
-            ("Engine2", &mut games.engine2),
-        ] {
-            let file = engine
-                .command
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if let Some((_, path)) = opts
-                .engines
-                .iter()
-                .find(|(name, _)| *name == file || name == side)
-            {
-                engine.command = path.clone();
-                engine.workdir = None;
-            } else if !engine.command.exists() {
-                anyhow::bail!(
-                    "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
-                    engine.command.display()
-                );
-            }
-        }
+        place_engines(db, &def, opts, id, games).await?;
         if games.limits.is_timed() {
             scale_clock(db, opts, id, games).await?;
         }
@@ -715,6 +888,139 @@ async fn prepare(
         parts,
         _files: Some(dir),
     })
+}
+
+/// Put each side's engine in place: the worker's own build (`--engine`), else the run's stored
+/// engine fetched into the cache, else (a run created before engines travelled with runs) the
+/// config's path. Then check what will play against the run's hash and signature, and record
+/// it (or the refusal) where `spsa status` and the page read it.
+async fn place_engines(
+    db: &mut Db,
+    def: &RunDefinition,
+    opts: &WorkerOptions,
+    id: i64,
+    games: &mut crate::config::GamesConfig,
+) -> Result<()> {
+    // Each side's check: its engine's hash, whether it is this worker's own build, and the
+    // signature measured here or why the side is refused.
+    type Check = (String, bool, String, Result<Signature, EngineRefusal>);
+    let mut checks: Vec<Check> = Vec::new();
+    let mut own_build = [false, false];
+    for (i, (side, engine)) in [
+        ("Engine1", &mut games.engine1),
+        ("Engine2", &mut games.engine2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = engine
+            .command
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stored = def.engines.iter().find(|e| e.side == side);
+        let own = opts.engines.iter().find(|(name, _)| {
+            *name == file || name == side || stored.is_some_and(|e| e.file == *name)
+        });
+        own_build[i] = own.is_some();
+        match (own, stored) {
+            (Some((_, path)), _) => {
+                engine.command = path.clone();
+                engine.workdir = None;
+            }
+            (None, Some(e)) => {
+                let fetched = match &opts.cache {
+                    Some(root) => engines::fetch(db, root, e).await,
+                    None => Err(EngineRefusal::Artifact {
+                        side: side.into(),
+                        message: "no engine cache on this machine; pass --engine".into(),
+                    }),
+                };
+                match fetched {
+                    Ok(path) => {
+                        engine.command = path;
+                        engine.workdir = None;
+                    }
+                    Err(refusal) => {
+                        checks.push((side.into(), false, e.sha256.clone(), Err(refusal)))
+                    }
+                }
+            }
+            (None, None) if engines::resolve(&engine.command).is_none() => {
+                anyhow::bail!(
+                    "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
+                    engine.command.display()
+                );
+            }
+            (None, None) => {}
+        }
+    }
+    let vars = def.variables();
+    for (i, (side, engine)) in [("Engine1", &games.engine1), ("Engine2", &games.engine2)]
+        .into_iter()
+        .enumerate()
+    {
+        let Some(e) = def.engines.iter().find(|e| e.side == side) else {
+            continue;
+        };
+        if checks.iter().any(|c| c.0 == side) {
+            continue;
+        }
+        let (sha, _) = engines::sha256_file(&engine.command)
+            .with_context(|| format!("{side} {}", engine.command.display()))?;
+        // Engine 2 configured as engine 1, on the same file, is checked once.
+        let first = checks.first().filter(|c| {
+            i == 1
+                && games.engine1 == games.engine2
+                && c.2 == sha
+                && def
+                    .engines
+                    .first()
+                    .is_some_and(|f| f.signature == e.signature)
+        });
+        let verdict = match first.map(|c| &c.3) {
+            Some(Ok(sig)) => Ok(sig.clone()),
+            Some(Err(refusal)) => Err(refusal.for_side(side)),
+            None => match engines::verify(e, engine, &vars).await {
+                Ok(v) => v,
+                Err(err) => Err(EngineRefusal::Artifact {
+                    side: side.into(),
+                    message: format!("cannot measure its search signature: {err:#}"),
+                }),
+            },
+        };
+        checks.push((side.into(), own_build[i], sha, verdict));
+    }
+    let mut refusals = Vec::new();
+    for (side, own, sha, verdict) in &checks {
+        let (signature, refused) = match verdict {
+            Ok(sig) => (sig.to_string(), None),
+            Err(r) => {
+                refusals.push(r.to_string());
+                let here = match r {
+                    EngineRefusal::Signature { here, .. } => here.to_string(),
+                    _ => String::new(),
+                };
+                (here, Some(r.to_string()))
+            }
+        };
+        let recorded = db
+            .run("record the engine check", async |c: &Client| {
+                c.execute(
+                    "SELECT spsa.engine_checked($1, $2, $3, $4, $5, $6, $7)",
+                    &[&opts.name, &id, side, own, sha, &signature, &refused],
+                )
+                .await
+            })
+            .await;
+        if let Err(e) = recorded {
+            tracing::warn!("{e}");
+        }
+    }
+    if !refusals.is_empty() {
+        anyhow::bail!("{}", refusals.join("; "));
+    }
+    Ok(())
 }
 
 /// A run with a clock: this machine's engine speed (measured, or `--nps`) against the run's
@@ -752,8 +1058,17 @@ async fn scale_clock(
         })
         .await?;
     let Some(reference) = reference else {
+        eprintln!(
+            "spsa worker: run {id}: its owner set no reference speed; the clock is not scaled"
+        );
         return Ok(());
     };
+    let (lo, hi) = crate::engine::bench::PLAUSIBLE_SPEED;
+    if !(nps >= reference * lo && nps <= reference * hi) {
+        anyhow::bail!(
+            "the engine searches {nps:.0} nodes/s here, outside {lo}× to {hi}× the run's reference {reference:.0} nodes/s (another engine, or a broken measurement)"
+        );
+    }
     let scale = crate::engine::bench::clock_scale(reference, nps);
     let before = crate::arena::time_control(&games.limits).describe();
     games.limits.scale_time(scale);

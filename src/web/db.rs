@@ -221,6 +221,10 @@ impl SharedRuns {
                 })
                 .collect(),
             reference_nps: clock.reference_nps,
+            engines: crate::db::status::engines(&c, Some(id))
+                .await?
+                .remove(&id)
+                .unwrap_or_default(),
             uci,
             csv,
             summary,

@@ -516,6 +516,27 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         }
         out.push_str("</table>");
     }
+    if !d.engines.is_empty() {
+        out.push_str("<h2>Engines</h2><p>What each worker checked before playing: the engine it runs (fetched from the run, or its own build), the search signature it measured, and why it refused the run.</p>");
+        out.push_str("<table id=\"engines\"><tr><th>worker</th><th>side</th><th>engine</th><th>signature</th><th>verdict</th></tr>");
+        for e in &d.engines {
+            let source = if e.own_build { "own build" } else { "fetched" };
+            let verdict = match &e.refused {
+                None => "plays".to_string(),
+                Some(why) => format!("refused: {why}"),
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{source} {}</td><td>{}</td><td>{}</td></tr>",
+                esc(&e.worker),
+                esc(&e.side),
+                esc(crate::db::engines::short(&e.sha256)),
+                esc(&e.signature),
+                esc(&verdict)
+            );
+        }
+        out.push_str("</table>");
+    }
     let _ = write!(
         out,
         "<h2>Current values</h2><p>For the engine (UCI):</p><textarea id=\"uci\" readonly rows=\"{}\">{}</textarea>\
@@ -588,6 +609,7 @@ mod tests {
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
             workers: Vec::new(),
             reference_nps: None,
+            engines: Vec::new(),
             uci: format!("setoption name {name} value 2\n"),
             csv: format!("{name},2,0,10,1,0.002,0\n"),
         }

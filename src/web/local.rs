@@ -247,6 +247,7 @@ pub fn detail_of(
         rate_history,
         workers: Vec::new(),
         reference_nps: None,
+        engines: Vec::new(),
         uci,
         csv,
     }

@@ -149,6 +149,8 @@ pub struct RunDetail {
     pub workers: Vec<WorkerView>,
     /// A shared run with a clock: the speed its clock is meant for (workers scale to it).
     pub reference_nps: Option<f64>,
+    /// A shared run: what each worker checked of the run's engines, and why one refused.
+    pub engines: Vec<crate::db::status::WorkerEngine>,
     /// `setoption name X value Y` lines of the current values.
     pub uci: String,
     /// The variables CSV with the current values as start.

@@ -29,6 +29,63 @@ pub fn sim_config(dir: &Path, name: &str, iterations: u64, seed: u64, concurrenc
     .unwrap();
 }
 
+/// Run SQL as the role of `url` through psql: its output, or psql's message.
+pub fn psql_as(url: &str, sql: &str) -> Result<String, String> {
+    let out = Command::new("/usr/lib/postgresql/15/bin/psql")
+        .args([
+            "-X",
+            "-q",
+            "-t",
+            "-A",
+            "-v",
+            "ON_ERROR_STOP=1",
+            url,
+            "-c",
+            sql,
+        ])
+        .output()
+        .expect("run psql");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Poll `sql` (as the database's admin) until its output satisfies `want` (90 s at most).
+/// Errors count as empty output: the schema may not exist yet.
+pub fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
+    let t = std::time::Instant::now();
+    loop {
+        let got = psql_as(&db.url, sql).unwrap_or_default();
+        if want(&got) {
+            return got;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(90),
+            "`{sql}` stayed at {got}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// An engine run's config (`g.toml`) and variables (`g.var`) in `dir`: sparring's knight and
+/// bishop values tuned, `engine` as engine 1, `limits` in `[games]`.
+pub fn engine_config(dir: &Path, engine: &str, iterations: u64, pairs: u64, limits: &str) {
+    std::fs::write(
+        dir.join("g.var"),
+        "KnightValue,300,100,600,40,0.002,0\nBishopValue,300,100,600,40,0.002,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("g.toml"),
+        format!(
+            "simulate = false\nvariables = \"g.var\"\nlog = \"g.log\"\ngame_log = \"g_$THREAD.log\"\niterations = {iterations}\nA = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 9\npairs_per_iteration = {pairs}\n[engine1]\ncommand = \"{engine}\"\n[games]\n{limits}\npgn = \"g.pgn\"\n"
+        ),
+    )
+    .unwrap();
+}
+
 /// One running cluster.
 pub struct Cluster {
     dir: PathBuf,
@@ -167,6 +224,11 @@ impl Cluster {
     /// Stop the server as a crash would (`pg_ctl -m immediate`) and start it again.
     pub fn crash(&self) {
         self.script("crash");
+    }
+
+    /// Stop the server for good (and delete its folder): a database that went away.
+    pub fn stop(&self) {
+        self.script("stop");
     }
 
     /// Run `.ci/pg COMMAND DIR` on this cluster; panics with its message when it fails.
