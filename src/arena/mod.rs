@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use shakmaty::Color;
 
 use crate::engine::{
-    EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UciEngine,
+    EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UCI_CHESS960, UciEngine,
 };
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
 use crate::runtime::thread_home::ThreadHome;
@@ -121,10 +121,14 @@ impl Arena<UciEngine> {
         game: GameSettings,
     ) -> Result<Arena> {
         open_files_for(slots)?;
+        let chess960 = book.chess960();
         let pairs = (0..slots.max(1)).map(|_| {
             let setups = setups.clone();
             move || async move {
-                let (a, b) = tokio::join!(start_engine(&setups[0]), start_engine(&setups[1]));
+                let (a, b) = tokio::join!(
+                    start_engine(&setups[0], chess960),
+                    start_engine(&setups[1], chess960)
+                );
                 anyhow::Ok((a?, b?))
             }
         });
@@ -334,14 +338,24 @@ async fn play_in<E: Seat>(
 
 /// Start an engine on its slot's thread. The thread serves this pair alone, so searches are
 /// read by blocking it (a `write`, and a `read` per batch of lines, with no runtime wake-ups in
-/// between); the engine's watchdog keeps each search's deadline.
-async fn start_engine(setup: &EngineSetup) -> Result<UciEngine> {
+/// between); the engine's watchdog keeps each search's deadline. For a Chess960 book the
+/// engine must declare `UCI_Chess960`, which is set after its fixed options (so it wins over a
+/// config's contrary wish); a restart re-sends it with them.
+async fn start_engine(setup: &EngineSetup, chess960: bool) -> Result<UciEngine> {
     let mut engine = UciEngine::start(setup.spec.clone()).await?;
+    if chess960 && crate::engine::options::find_option(engine.options(), UCI_CHESS960).is_none() {
+        return Err(OptionError::NoChess960 {
+            engine: setup.spec.name.clone(),
+            command: setup.spec.command.display().to_string(),
+        }
+        .into());
+    }
     engine.block_searches();
+    let variant = chess960.then(|| (UCI_CHESS960.to_string(), OptionValue::Bool(true)));
     // The option error or the fault itself goes into the chain (not the transparent wrapper),
     // so callers can find it: an option refused is the user's to fix, reported at its line.
     engine
-        .configure(setup.fixed.iter().map(as_wish))
+        .configure(setup.fixed.iter().chain(&variant).map(as_wish))
         .await
         .map_err(|e| match e {
             EngineError::Option(o) => anyhow::Error::new(o),
@@ -412,6 +426,7 @@ fn startup_failure<E: Seat>(white: &E, black: &E, white_ok: bool, opening: &Open
         white: white.name().to_string(),
         black: black.name().to_string(),
         start_fen: opening.start_fen().to_string(),
+        chess960: opening.castling_mode() == shakmaty::CastlingMode::Chess960,
         moves: Vec::new(),
         result: end.result(),
         end,

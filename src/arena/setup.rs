@@ -79,5 +79,6 @@ pub fn book_options(g: &GamesConfig, seed: u64) -> BookOptions {
         },
         seed,
         max_plies: g.book_plies.map(|p| p as usize),
+        variant: g.variant,
     }
 }

@@ -335,6 +335,7 @@ impl Entries<'_> {
             book: Some(book),
             book_random: true,
             book_plies: None,
+            variant: crate::game::Variant::Auto,
             holdout: crate::game::DEFAULT_HOLDOUT,
             verify_book: None,
             limits: LimitsConfig {

@@ -109,6 +109,8 @@ pub struct GamesConfig {
     pub book_random: bool,
     /// For PGN books: play at most this many plies of each game.
     pub book_plies: Option<u32>,
+    /// Standard chess, Chess960 (and DFRC), or decided by the book (`games.variant`).
+    pub variant: crate::game::Variant,
     /// The share of the book held out of tuning for verification (`games.holdout`, in [0, 1);
     /// 0: no split). The classic INI takes the default.
     pub holdout: f64,

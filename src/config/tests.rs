@@ -181,6 +181,16 @@ fn toml_engine_settings() {
     assert!(!g.book_random);
     assert_eq!(g.limits.depth, Some(3));
     assert!(g.adjudication.both_agree);
+    assert_eq!(g.variant, crate::game::Variant::Auto, "the book decides");
+    let chess960 = text.replace("depth = 3\n", "depth = 3\nvariant = \"chess960\"\n");
+    let g = toml(&chess960).unwrap().games.unwrap();
+    assert_eq!(g.variant, crate::game::Variant::Chess960);
+    let atomic = text.replace("depth = 3\n", "depth = 3\nvariant = \"atomic\"\n");
+    let err = toml(&atomic).unwrap_err().to_string();
+    assert!(
+        err.contains("key `games.variant`") && err.contains("\"atomic\""),
+        "{err}"
+    );
     let bad = text.replace("depth = 3\n", "");
     assert!(
         toml(&bad)

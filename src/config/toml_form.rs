@@ -88,6 +88,7 @@ struct Games {
     #[serde(default = "random")]
     book_order: String,
     book_plies: Option<u32>,
+    variant: Option<String>,
     holdout: Option<f64>,
     verify_book: Option<String>,
     base_time_ms: Option<u64>,
@@ -411,6 +412,14 @@ fn games(
             )));
         }
     };
+    let variant = match g.variant.as_deref() {
+        None => crate::game::Variant::Auto,
+        Some(v) => crate::game::Variant::parse(v).ok_or_else(|| {
+            in_file(format!(
+                "key `games.variant`: expected \"standard\", \"chess960\" or \"auto\", found \"{v}\""
+            ))
+        })?,
+    };
     let holdout = g.holdout.unwrap_or(crate::game::DEFAULT_HOLDOUT);
     if !crate::game::Holdout::valid_share(holdout) {
         return Err(in_file(format!(
@@ -468,6 +477,7 @@ fn games(
         book: g.book.as_deref().map(|b| resolve_input(path, b)),
         book_random,
         book_plies: g.book_plies,
+        variant,
         holdout,
         verify_book: g.verify_book.as_deref().map(|b| resolve_input(path, b)),
         limits,

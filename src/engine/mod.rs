@@ -13,7 +13,7 @@ pub mod parse;
 mod process;
 mod watchdog;
 
-pub use options::{OptionError, OptionKind, OptionValue, UciOption};
+pub use options::{OptionError, OptionKind, OptionValue, UCI_CHESS960, UciOption};
 pub use process::{EngineError, EngineSpec, UciEngine};
 
 /// A search score as the engine reports it, from the side to move's point of view.

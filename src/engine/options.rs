@@ -290,7 +290,16 @@ pub enum OptionError {
         value: String,
         available: String,
     },
+    /// A Chess960 book needs engines that play Chess960 and say so.
+    #[error(
+        "engine `{engine}` ({command}) does not declare the UCI_Chess960 option, so it cannot \
+         play the Chess960 book's games"
+    )]
+    NoChess960 { engine: String, command: String },
 }
+
+/// The UCI option that switches an engine to Chess960 castling (king takes rook).
+pub const UCI_CHESS960: &str = "UCI_Chess960";
 
 impl OptionError {
     /// The engine's name and the option it refused.
@@ -299,6 +308,7 @@ impl OptionError {
             OptionError::Unknown { engine, option, .. }
             | OptionError::OutOfRange { engine, option, .. }
             | OptionError::WrongType { engine, option, .. } => Some((engine, option)),
+            OptionError::NoChess960 { .. } => None,
         }
     }
 }

@@ -44,6 +44,7 @@ pub async fn play_game<W: Player, B: Player>(
             white: white.name().to_string(),
             black: black.name().to_string(),
             start_fen: opening.start_fen().to_string(),
+            chess960: opening.castling_mode() == CastlingMode::Chess960,
             moves: Vec::new(),
             result: super::record::GameResult::Draw,
             end: EndReason::Stalemate,
@@ -60,11 +61,12 @@ pub async fn play_game<W: Player, B: Player>(
         return game.finish_fault(Color::Black, fault);
     }
 
+    let mode = opening.castling_mode();
     let mut pos = opening.start().clone();
     let mut history = vec![position_key(&pos)];
     let mut uci_moves: Vec<String> = Vec::new();
     for m in opening.moves() {
-        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        let uci = m.to_uci(mode).to_string();
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string();
         history.push(position_key(&pos));
         game.record.moves.push(PlayedMove {
@@ -146,16 +148,17 @@ pub async fn play_game<W: Player, B: Player>(
             });
         };
         let fullmove = pos.fullmoves().get();
-        // The engine's own token when it is already the standard spelling (as a rule), so no
-        // move is formatted again; e1h1-style castling and the like are respelled.
-        let standard = m.to_uci(CastlingMode::Standard);
-        let uci = if standard == uci && !token.bytes().any(|b| b.is_ascii_uppercase()) {
+        // The engine's own token when it is already the game's spelling (as a rule), so no
+        // move is formatted again; castling in the other convention (e1h1 in a standard game,
+        // e1g1 in a Chess960 one) and the like are respelled.
+        let spelled = m.to_uci(mode);
+        let uci = if spelled == uci && !token.bytes().any(|b| b.is_ascii_uppercase()) {
             let mut token = token;
             token.truncate(token.trim_end().len());
             token.drain(..token.len() - token.trim_start().len());
             token
         } else {
-            standard.to_string()
+            spelled.to_string()
         };
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
         history.push(position_key(&pos));

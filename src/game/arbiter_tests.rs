@@ -192,6 +192,59 @@ async fn moves_are_recorded_and_sent_in_the_standard_spelling() {
     assert_eq!(sans, ["O-O", "Kd7", "bxa8=Q", "Ke7"]);
 }
 
+fn opening960(fen: &str, moves: &[&str]) -> Opening {
+    Opening::new_in(shakmaty::CastlingMode::Chess960, fen, moves, "test:1")
+        .expect("valid Chess960 test opening")
+}
+
+#[tokio::test(start_paused = true)]
+async fn chess960_castling_is_king_takes_rook_in_the_book_and_from_engines() {
+    // King b1 and g8, rooks in the corners (Shredder-FEN letters): White castles queen side
+    // in the book (b1a1), Black king side with a king that stays on g8 (g8h8).
+    let o = opening960(
+        "r5kr/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1",
+        &["b1a1"],
+    );
+    assert_eq!(
+        o.start_fen(),
+        "r5kr/pppppppp/8/8/8/8/PPPPPPPP/RK5R w KQkq - 0 1",
+        "X-FEN castling in the start FEN"
+    );
+    assert_eq!(o.moves_uci(), ["b1a1"]);
+    let mut w = ScriptedPlayer::moves("w", &["a2a3", "x"]);
+    let mut b = ScriptedPlayer::moves("b", &["g8h8", "f8e8"]);
+    let r = play(&mut w, &mut b, &o, &nodes_settings()).await;
+    assert!(r.chess960);
+    let ucis: Vec<&str> = r.moves.iter().map(|m| m.uci.as_str()).collect();
+    let sans: Vec<&str> = r.moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(ucis, ["b1a1", "g8h8", "a2a3", "f8e8"]);
+    assert_eq!(sans, ["O-O-O", "O-O", "a3", "Rfe8"]);
+    // What the engines are sent: the X-FEN start and king-takes-rook castling.
+    assert_eq!(b.calls[1].start_fen, o.start_fen());
+    assert_eq!(b.calls[1].moves, ["b1a1", "g8h8", "a2a3"]);
+    assert!(matches!(r.end, EndReason::UnparsableMove { by: White, .. }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn chess960_castling_sent_in_the_two_squares_form_is_respelled() {
+    // The standard array read as Chess960 (#518): e1g1 is accepted as castling and
+    // recorded and sent as e1h1, so a 960 engine reads it; the same game in standard
+    // chess keeps e1g1 (pinned above).
+    let o = opening960(
+        "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 1",
+        &[],
+    );
+    let mut w = ScriptedPlayer::moves("w", &["e1g1", "x"]);
+    let mut b = ScriptedPlayer::moves("b", &["e8a8"]);
+    let r = play(&mut w, &mut b, &o, &nodes_settings()).await;
+    let ucis: Vec<&str> = r.moves.iter().map(|m| m.uci.as_str()).collect();
+    let sans: Vec<&str> = r.moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(ucis, ["e1h1", "e8a8"]);
+    assert_eq!(sans, ["O-O", "O-O-O"]);
+    assert_eq!(w.calls[1].moves, ["e1h1", "e8a8"]);
+    assert!(matches!(r.end, EndReason::UnparsableMove { by: White, .. }));
+}
+
 #[tokio::test(start_paused = true)]
 async fn no_move_while_legal_moves_exist_loses() {
     let mut w = ScriptedPlayer::new("w", [Step::no_move()]);

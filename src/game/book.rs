@@ -33,6 +33,16 @@ pub enum BookError {
         line: usize,
         message: String,
     },
+    /// A position that reads only with Chess960 castling, in a book read as standard chess.
+    #[error(
+        "{path}:{line}: {message}: a Chess960 position in a book read as standard chess; set \
+         `variant = \"chess960\"` under [games] (or leave `variant` out and let the book decide)"
+    )]
+    NeedsChess960 {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("{path}: the book has no openings")]
     Empty { path: PathBuf },
     #[error(
@@ -60,6 +70,8 @@ pub enum BookError {
 /// A validated opening: a start position and book moves from it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Opening {
+    /// Standard or Chess960 castling: how moves are spelled in UCI and FENs read.
+    mode: CastlingMode,
     start: Chess,
     start_fen: String,
     moves: Vec<Move>,
@@ -78,7 +90,18 @@ impl Opening {
         moves_uci: &[&str],
         source: impl Into<String>,
     ) -> Result<Opening, String> {
-        let start = parse_position(fen)?;
+        Opening::new_in(CastlingMode::Standard, fen, moves_uci, source)
+    }
+
+    /// [`Opening::new`] with `mode`'s castling: Chess960 reads X-FEN and Shredder-FEN castling
+    /// fields and spells castling king-takes-rook.
+    pub fn new_in(
+        mode: CastlingMode,
+        fen: &str,
+        moves_uci: &[&str],
+        source: impl Into<String>,
+    ) -> Result<Opening, String> {
+        let start = parse_position(fen, mode).map_err(PositionError::into_message)?;
         let mut moves = Vec::new();
         let mut pos = start.clone();
         for token in moves_uci {
@@ -90,10 +113,11 @@ impl Opening {
             pos.play_unchecked(m);
             moves.push(m);
         }
-        Opening::from_moves(start, moves, source.into(), None)
+        Opening::from_moves(mode, start, moves, source.into(), None)
     }
 
     fn from_moves(
+        mode: CastlingMode,
         start: Chess,
         moves: Vec<Move>,
         source: String,
@@ -104,7 +128,7 @@ impl Opening {
         let mut hashes = vec![position_key(&pos)];
         let mut moves_uci = Vec::new();
         for m in &moves {
-            moves_uci.push(m.to_uci(CastlingMode::Standard).to_string());
+            moves_uci.push(m.to_uci(mode).to_string());
             pos.play_unchecked(*m);
             hashes.push(position_key(&pos));
         }
@@ -112,6 +136,7 @@ impl Opening {
             return Err(format!("the opening position is already over: {end}"));
         }
         Ok(Opening {
+            mode,
             start,
             start_fen,
             moves,
@@ -123,11 +148,23 @@ impl Opening {
 
     /// The standard start position with no book moves.
     pub fn start_position() -> Opening {
-        Opening::from_moves(Chess::default(), Vec::new(), "startpos".into(), None)
-            .unwrap_or_else(|_| unreachable!("the start position is not over"))
+        Opening::from_moves(
+            CastlingMode::Standard,
+            Chess::default(),
+            Vec::new(),
+            "startpos".into(),
+            None,
+        )
+        .unwrap_or_else(|_| unreachable!("the start position is not over"))
     }
 
-    /// The FEN the opening starts from (what engines get in `position fen`).
+    /// Standard or Chess960 castling.
+    pub fn castling_mode(&self) -> CastlingMode {
+        self.mode
+    }
+
+    /// The FEN the opening starts from (what engines get in `position fen`; X-FEN castling
+    /// for Chess960 positions).
     pub fn start_fen(&self) -> &str {
         &self.start_fen
     }
@@ -170,11 +207,73 @@ impl Opening {
     }
 }
 
-fn parse_position(fen: &str) -> Result<Chess, String> {
-    let parsed: Fen = fen.parse().map_err(|e| format!("bad FEN {fen:?}: {e}"))?;
-    parsed
-        .into_position(CastlingMode::Standard)
-        .map_err(|e| format!("illegal position {fen:?}: {e}"))
+/// Why a FEN is not a start position in the mode asked for.
+#[derive(Debug)]
+enum PositionError {
+    Invalid(String),
+    /// Illegal as standard chess, legal with Chess960 castling.
+    NeedsChess960(String),
+}
+
+impl PositionError {
+    fn into_message(self) -> String {
+        match self {
+            PositionError::Invalid(m) | PositionError::NeedsChess960(m) => m,
+        }
+    }
+
+    fn at(self, path: &Path, line: usize) -> BookError {
+        match self {
+            PositionError::Invalid(m) => invalid(path, line, m),
+            PositionError::NeedsChess960(message) => BookError::NeedsChess960 {
+                path: path.to_path_buf(),
+                line,
+                message,
+            },
+        }
+    }
+}
+
+fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, PositionError> {
+    let parsed: Fen = fen
+        .parse()
+        .map_err(|e| PositionError::Invalid(format!("bad FEN {fen:?}: {e}")))?;
+    parsed.clone().into_position(mode).map_err(|e| {
+        let message = format!("illegal position {fen:?}: {e}");
+        if mode == CastlingMode::Standard
+            && parsed
+                .into_position::<Chess>(CastlingMode::Chess960)
+                .is_ok()
+        {
+            PositionError::NeedsChess960(message)
+        } else {
+            PositionError::Invalid(message)
+        }
+    })
+}
+
+/// Which castling rules a book is read with (`[games] variant`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Variant {
+    /// The book decides: Chess960 when one of its positions (or a PGN game's `Variant` tag)
+    /// needs it, else standard.
+    #[default]
+    Auto,
+    Standard,
+    /// Chess960 and Double Fischer Random: X-FEN or Shredder-FEN castling fields.
+    Chess960,
+}
+
+impl Variant {
+    /// The config's spelling: `standard`, `chess960` (also `960`, `fischerandom`, `dfrc`).
+    pub fn parse(s: &str) -> Option<Variant> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Variant::Auto),
+            "standard" | "chess" => Some(Variant::Standard),
+            "chess960" | "960" | "fischerandom" | "frc" | "dfrc" => Some(Variant::Chess960),
+            _ => None,
+        }
+    }
 }
 
 /// In which order [`Book::opening_for`] hands out openings.
@@ -194,6 +293,8 @@ pub struct BookOptions {
     pub seed: u64,
     /// PGN books: play at most this many plies of each game (`None`: all of them).
     pub max_plies: Option<usize>,
+    /// Standard, Chess960, or decided by the book.
+    pub variant: Variant,
 }
 
 /// A run's split of its book into tuning and held-out openings: a seeded draw of `share` of the
@@ -269,10 +370,22 @@ impl Book {
         let is_pgn = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
-        let openings = if is_pgn {
-            parse_pgn(path, &bytes, options.max_plies)?
-        } else {
-            parse_epd(path, &bytes)?
+        let read = |mode| {
+            if is_pgn {
+                parse_pgn(path, &bytes, options.max_plies, mode)
+            } else {
+                parse_epd(path, &bytes, mode)
+            }
+        };
+        let openings = match options.variant {
+            Variant::Standard => read(CastlingMode::Standard)?,
+            Variant::Chess960 => read(CastlingMode::Chess960)?,
+            // Every standard position is a Chess960 one too: one position that needs Chess960
+            // makes the whole book Chess960, so every game is played under one set of rules.
+            Variant::Auto => match read(CastlingMode::Standard) {
+                Err(BookError::NeedsChess960 { .. }) => read(CastlingMode::Chess960)?,
+                other => other?,
+            },
         };
         if openings.is_empty() {
             return Err(BookError::Empty {
@@ -349,6 +462,13 @@ impl Book {
         self.openings.len()
     }
 
+    /// Whether the book's games are Chess960 (engines must be told `UCI_Chess960`).
+    pub fn chess960(&self) -> bool {
+        self.openings
+            .iter()
+            .any(|o| o.mode == CastlingMode::Chess960)
+    }
+
     /// Never true: an empty book is an error at load.
     pub fn is_empty(&self) -> bool {
         self.openings.is_empty()
@@ -404,7 +524,7 @@ fn invalid(path: &Path, line: usize, message: impl Into<String>) -> BookError {
 
 /// EPD or FEN lines. The first four fields are the EPD position; then either the FEN's two
 /// counters, or EPD operations (`bm e4; id "x";`, honouring `hmvc` and `fmvn`), or nothing.
-fn parse_epd(path: &Path, bytes: &[u8]) -> Result<Vec<Opening>, BookError> {
+fn parse_epd(path: &Path, bytes: &[u8], mode: CastlingMode) -> Result<Vec<Opening>, BookError> {
     let bytes = crate::config::textfile::strip_bom(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
@@ -422,9 +542,9 @@ fn parse_epd(path: &Path, bytes: &[u8]) -> Result<Vec<Opening>, BookError> {
             continue;
         }
         let (fen, id) = epd_line_to_fen(line).map_err(|m| invalid(path, line_no, m))?;
-        let start = parse_position(&fen).map_err(|m| invalid(path, line_no, m))?;
+        let start = parse_position(&fen, mode).map_err(|e| e.at(path, line_no))?;
         let source = format!("{}:{line_no}", path.display());
-        let opening = Opening::from_moves(start, Vec::new(), source, id)
+        let opening = Opening::from_moves(mode, start, Vec::new(), source, id)
             .map_err(|m| invalid(path, line_no, m))?;
         openings.push(opening);
     }
@@ -512,6 +632,7 @@ pub(crate) fn split_operations(s: &str) -> Vec<&str> {
 /// Reads one PGN game: the start position (FEN tag or standard) and its main-line moves.
 struct BookVisitor {
     max_plies: Option<usize>,
+    mode: CastlingMode,
 }
 
 struct GameTags {
@@ -555,7 +676,7 @@ pub(crate) struct PgnMainLine {
     pub line: usize,
 }
 
-type GameOutput = Result<PgnGame, String>;
+type GameOutput = Result<PgnGame, PositionError>;
 
 impl Visitor for BookVisitor {
     type Tags = GameTags;
@@ -589,20 +710,43 @@ impl Visitor for BookVisitor {
     }
 
     fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<GameOutput, PgnGame> {
-        if let Some(v) = &tags.variant
-            && !matches!(
-                v.to_ascii_lowercase().as_str(),
-                "standard" | "chess" | "normal" | "from position"
-            )
+        let chess960 = match tags
+            .variant
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
         {
-            return ControlFlow::Break(Err(format!("unsupported variant {v:?}")));
+            None | Some("from position") => None,
+            Some("standard" | "chess" | "normal") => Some(false),
+            Some("chess960" | "chess 960" | "960" | "fischerandom" | "fischer random") => {
+                Some(true)
+            }
+            Some(_) => {
+                let v = tags.variant.as_deref().unwrap_or_default();
+                return ControlFlow::Break(Err(PositionError::Invalid(format!(
+                    "unsupported variant {v:?}"
+                ))));
+            }
+        };
+        match (chess960, self.mode) {
+            (Some(true), CastlingMode::Standard) => {
+                return ControlFlow::Break(Err(PositionError::NeedsChess960(
+                    "the game's Variant tag is Chess960".into(),
+                )));
+            }
+            (Some(false), CastlingMode::Chess960) => {
+                return ControlFlow::Break(Err(PositionError::Invalid(
+                    "a standard-chess game (its Variant tag) in a Chess960 book: the book \
+                     mixes variants"
+                        .into(),
+                )));
+            }
+            _ => {}
         }
-        match tags.fen.clone() {
-            None => ControlFlow::Continue(PgnGame::new(Chess::default(), tags)),
-            Some(fen) => match parse_position(&fen) {
-                Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
-                Err(e) => ControlFlow::Break(Err(e)),
-            },
+        let fen = tags.fen.as_deref().unwrap_or(START_FEN);
+        match parse_position(fen, self.mode) {
+            Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
+            Err(e) => ControlFlow::Break(Err(e)),
         }
     }
 
@@ -616,11 +760,11 @@ impl Visitor for BookVisitor {
                 game.moves.push(m);
                 ControlFlow::Continue(())
             }
-            Err(_) => ControlFlow::Break(Err(format!(
+            Err(_) => ControlFlow::Break(Err(PositionError::Invalid(format!(
                 "illegal move {} after {} plies",
                 san,
                 game.moves.len()
-            ))),
+            )))),
         }
     }
 
@@ -633,11 +777,12 @@ fn parse_pgn(
     path: &Path,
     bytes: &[u8],
     max_plies: Option<usize>,
+    mode: CastlingMode,
 ) -> Result<Vec<Opening>, BookError> {
     let mut openings = Vec::new();
-    read_pgn_games(path, bytes, max_plies, |game| {
+    read_pgn_games(path, bytes, max_plies, mode, |game| {
         let source = format!("{}:{}", path.display(), game.line);
-        let opening = Opening::from_moves(game.start, game.moves, source, None)
+        let opening = Opening::from_moves(mode, game.start, game.moves, source, None)
             .map_err(|m| invalid(path, game.line, m))?;
         openings.push(opening);
         Ok(())
@@ -646,16 +791,18 @@ fn parse_pgn(
 }
 
 /// Read every game of a PGN text (at most `max_plies` plies of each) and hand its main line to
-/// `each`, in file order. A bad game is an error naming the line it starts on.
+/// `each`, in file order, with `mode`'s castling. A bad game is an error naming the line it
+/// starts on.
 pub(crate) fn read_pgn_games(
     path: &Path,
     bytes: &[u8],
     max_plies: Option<usize>,
+    mode: CastlingMode,
     mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
 ) -> Result<(), BookError> {
     let bytes = crate::config::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
-    let mut visitor = BookVisitor { max_plies };
+    let mut visitor = BookVisitor { max_plies, mode };
     let io_err = |source| BookError::Io {
         path: path.to_path_buf(),
         source,
@@ -674,7 +821,7 @@ pub(crate) fn read_pgn_games(
         let Some(game) = reader.read_game(&mut visitor).map_err(io_err)? else {
             break;
         };
-        let game = game.map_err(|m| invalid(path, line, m))?;
+        let game = game.map_err(|e| e.at(path, line))?;
         each(PgnMainLine {
             start: game.start,
             moves: game.moves,
@@ -878,6 +1025,117 @@ mod tests {
         let variant = "[Variant \"Atomic\"]\n\n1. e4 *\n";
         let msg = error_of("x.pgn", variant, &sequential());
         assert!(msg.contains("x.pgn:1:") && msg.contains("variant"), "{msg}");
+    }
+
+    fn with_variant(variant: Variant) -> BookOptions {
+        BookOptions {
+            variant,
+            ..sequential()
+        }
+    }
+
+    /// #518 (the standard array), #0 in X-FEN, a DFRC line (White #0, Black #518) with
+    /// Shredder-FEN letters for White and X-FEN for Black, a 960 line after castling rights
+    /// were lost (reads as standard chess too).
+    const BOOK960: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n\
+        bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1\n\
+        rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFkq - 0 1\n\
+        bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w - - 0 1\n";
+
+    #[test]
+    fn a_book_with_a_chess960_position_is_read_as_chess960() {
+        for variant in [Variant::Auto, Variant::Chess960] {
+            let book = load("960.epd", BOOK960, &with_variant(variant)).expect("loads");
+            assert!(book.chess960());
+            assert!(
+                book.openings()
+                    .iter()
+                    .all(|o| o.castling_mode() == CastlingMode::Chess960)
+            );
+            let fens: Vec<&str> = book.openings().iter().map(|o| o.start_fen()).collect();
+            assert_eq!(
+                fens,
+                [
+                    START_FEN,
+                    "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1",
+                    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1",
+                    "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w - - 0 1",
+                ],
+                "X-FEN castling fields"
+            );
+            // Castling is king takes rook, also from the standard array.
+            let castles: Vec<String> = book.openings()[0]
+                .position()
+                .legal_moves()
+                .iter()
+                .filter(|m| m.is_castle())
+                .map(|m| m.to_uci(CastlingMode::Chess960).to_string())
+                .collect();
+            assert!(castles.is_empty(), "{castles:?}: pieces in the way");
+            let o = Opening::new_in(
+                CastlingMode::Chess960,
+                "r5kr/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1",
+                &["b1h1", "g8a8"],
+                "t",
+            )
+            .expect("both castlings");
+            assert_eq!(o.moves_uci(), ["b1h1", "g8a8"]);
+        }
+        // A standard book stays standard unless the config says otherwise.
+        let standard = load("b.epd", EPD, &with_variant(Variant::Auto)).expect("loads");
+        assert!(!standard.chess960());
+        let forced = load("b.epd", EPD, &with_variant(Variant::Chess960)).expect("loads");
+        assert!(forced.chess960());
+    }
+
+    #[test]
+    fn a_chess960_position_in_a_standard_book_names_file_line_and_the_key() {
+        let msg = error_of("960.epd", BOOK960, &with_variant(Variant::Standard));
+        assert!(msg.contains("960.epd:2:"), "{msg}");
+        assert!(msg.contains("Chess960 position"), "{msg}");
+        assert!(msg.contains("variant = \"chess960\""), "{msg}");
+        // Castling rights that no rule reads are an error in either mode.
+        for variant in [Variant::Auto, Variant::Chess960] {
+            let bad = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n\
+                rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w Kkq - 0 1\n";
+            let msg = error_of("bad.epd", bad, &with_variant(variant));
+            assert!(
+                msg.contains("bad.epd:2:") && msg.contains("illegal position"),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn pgn_books_follow_their_variant_tag_and_refuse_a_mix() {
+        let pgn960 = "[Variant \"Chess960\"]\n\
+            [FEN \"r5kr/pppppppp/8/8/8/8/PPPPPPPP/RK5R w KQkq - 0 1\"]\n\n\
+            1. O-O-O O-O *\n\n\
+            [Variant \"Chess960\"]\n\n1. e4 *\n";
+        let book = load("b.pgn", pgn960, &with_variant(Variant::Auto)).expect("loads");
+        assert!(book.chess960());
+        assert_eq!(book.openings()[0].moves_uci(), ["b1a1", "g8h8"]);
+        assert_eq!(book.openings()[1].start_fen(), START_FEN);
+        let msg = error_of("b.pgn", pgn960, &with_variant(Variant::Standard));
+        assert!(
+            msg.contains("b.pgn:1:") && msg.contains("Chess960"),
+            "{msg}"
+        );
+        let mixed = format!("{pgn960}\n[Variant \"Standard\"]\n\n1. d4 *\n");
+        let msg = error_of("m.pgn", &mixed, &with_variant(Variant::Auto));
+        assert!(
+            msg.contains("m.pgn:10:") && msg.contains("mixes variants"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn variant_spellings() {
+        assert_eq!(Variant::parse("chess960"), Some(Variant::Chess960));
+        assert_eq!(Variant::parse(" DFRC "), Some(Variant::Chess960));
+        assert_eq!(Variant::parse("standard"), Some(Variant::Standard));
+        assert_eq!(Variant::parse("auto"), Some(Variant::Auto));
+        assert_eq!(Variant::parse("atomic"), None);
     }
 
     fn numbered_book(n: usize, order: BookOrder, seed: u64) -> Book {

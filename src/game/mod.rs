@@ -28,7 +28,8 @@ mod tablebase;
 pub use adjudication::Adjudicator;
 pub use arbiter::play_game;
 pub use book::{
-    Book, BookError, BookOptions, BookOrder, BookPart, DEFAULT_HOLDOUT, Holdout, Opening, START_FEN,
+    Book, BookError, BookOptions, BookOrder, BookPart, DEFAULT_HOLDOUT, Holdout, Opening,
+    START_FEN, Variant,
 };
 pub use pgn::{PgnOptions, write_pgn};
 pub use record::{EndReason, Fault, GameRecord, GameResult, PlayedMove};

@@ -110,13 +110,23 @@ pub fn write_pgn(record: &GameRecord, options: &PgnOptions) -> String {
     tag("White", &record.white);
     tag("Black", &record.black);
     tag("Result", record.result.pgn());
+    let mode = if record.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
     let start: Chess = record
         .start_fen
         .parse::<Fen>()
         .ok()
-        .and_then(|f| f.into_position(CastlingMode::Standard).ok())
+        .and_then(|f| f.into_position(mode).ok())
         .unwrap_or_default();
-    if record.start_fen != START_FEN {
+    // A Chess960 game always names its start (X-FEN castling, which python-chess, pgn-extract
+    // and cutechess read), even from the standard array.
+    if record.chess960 {
+        tag("Variant", "Chess960");
+    }
+    if record.chess960 || record.start_fen != START_FEN {
         tag("SetUp", "1");
         tag("FEN", &record.start_fen);
     }
@@ -337,6 +347,7 @@ mod tests {
             white: "Engine \"A\"".into(),
             black: "B\\C".into(),
             start_fen: fen.into(),
+            chess960: false,
             moves,
             result: end.result(),
             end,
@@ -401,6 +412,31 @@ mod tests {
         assert_eq!(g.sans, ["f3", "e5", "g4", "Qh4#"]);
         assert_eq!(g.comments.last().map(String::as_str), Some("Black mates"));
         assert_eq!(g.outcome.as_deref(), Some("0-1"));
+    }
+
+    #[test]
+    fn chess960_games_name_the_variant_and_their_start_even_from_the_standard_array() {
+        let mut r = record(
+            START_FEN,
+            &["e2e4", "e7e5"],
+            0,
+            EndReason::MaxLength { plies: 2 },
+        );
+        r.chess960 = true;
+        let text = write_pgn(&r, &PgnOptions::default());
+        assert!(
+            text.contains(&format!(
+                "[Variant \"Chess960\"]\n[SetUp \"1\"]\n[FEN \"{START_FEN}\"]\n"
+            )),
+            "{text}"
+        );
+        // A standard game from the start names neither.
+        r.chess960 = false;
+        let text = write_pgn(&r, &PgnOptions::default());
+        assert!(
+            !text.contains("[Variant") && !text.contains("[FEN"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -258,6 +258,8 @@ pub struct GameRecord {
     pub black: String,
     /// The FEN the game (including its book moves) starts from.
     pub start_fen: String,
+    /// Played with Chess960 castling (`start_fen` in X-FEN, UCI castling king-takes-rook).
+    pub chess960: bool,
     /// Book moves first (`book == true`), then the engines' moves.
     pub moves: Vec<PlayedMove>,
     pub result: GameResult,

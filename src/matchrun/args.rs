@@ -344,6 +344,7 @@ fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
         book: None,
         book_random: true,
         book_plies: None,
+        variant: crate::game::Variant::Auto,
         holdout: crate::game::DEFAULT_HOLDOUT,
         verify_book: None,
         limits: LimitsConfig {

@@ -23,7 +23,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Chess, EnPassantMode, Position};
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
 use super::labelled::{LabelledPositions, Outcome};
 use crate::error::UserError;
@@ -93,7 +93,7 @@ pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Ex
     let mut games_seen: HashSet<(u64, Vec<shakmaty::Move>)> = HashSet::new();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     for (path, bytes) in inputs {
-        read_pgn_games(path, bytes, None, |game| {
+        read_pgn_games(path, bytes, None, CastlingMode::Standard, |game| {
             out.games += 1;
             let outcome = match game.result.as_deref().map(str::trim) {
                 Some("1-0") => Outcome::WhiteWins,

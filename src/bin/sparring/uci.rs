@@ -42,6 +42,8 @@ pub struct Engine {
     /// Hashes of the positions before `pos` in the current game.
     history: Vec<u64>,
     running: Option<Running>,
+    /// `UCI_Chess960`: how FEN castling fields are read and castling moves spelled.
+    castling: CastlingMode,
 }
 
 impl Engine {
@@ -53,6 +55,7 @@ impl Engine {
             pos: Chess::default(),
             history: Vec::new(),
             running: None,
+            castling: CastlingMode::Standard,
         }
     }
 
@@ -117,6 +120,7 @@ impl Engine {
         send(&format!(
             "option name Hash type spin default {HASH_DEFAULT} min {HASH_MIN} max {HASH_MAX}"
         ));
+        send("option name UCI_Chess960 type check default false");
         for o in OPTIONS {
             send(&format!(
                 "option name {} type spin default {} min {} max {}",
@@ -163,6 +167,16 @@ impl Engine {
         let value = value_at
             .map(|v| args[v + 1..].join(" "))
             .unwrap_or_default();
+        if name.eq_ignore_ascii_case("UCI_Chess960") {
+            match value.to_ascii_lowercase().as_str() {
+                "true" => self.castling = CastlingMode::Chess960,
+                "false" => self.castling = CastlingMode::Standard,
+                _ => send(&format!(
+                    "info string option UCI_Chess960: value '{value}' is not true or false"
+                )),
+            }
+            return;
+        }
         let Ok(v) = value.parse::<i64>() else {
             send(&format!(
                 "info string option {name}: value '{value}' is not an integer"
@@ -203,7 +217,7 @@ impl Engine {
             Some(&"startpos") => Chess::default(),
             Some(&"fen") => {
                 let fen = args[1..setup_end].join(" ");
-                match parse_fen(&fen) {
+                match parse_fen(&fen, self.castling) {
                     Some(p) => p,
                     None => {
                         send(&format!("info string invalid fen: {fen}"));
@@ -247,13 +261,14 @@ impl Engine {
         let params = self.params.clone();
         let pos = self.pos.clone();
         let history = self.history.clone();
+        let castling = self.castling;
         let flag = Arc::clone(&stop);
         let handle = thread::spawn(move || {
             let mut searcher = Searcher::new(&params, &mut tt, Arc::clone(&flag), history);
             let mut printed = 0;
             let out = searcher.search(&pos, &limits, &mut |r| {
                 printed = r.nodes;
-                send(&info_line(r));
+                send(&info_line(r, castling));
             });
             if let Some(last) = &out.last
                 && out.nodes != printed
@@ -261,7 +276,7 @@ impl Engine {
                 // Aborted mid-iteration: report the totals.
                 let mut r = last.clone();
                 r.nodes = out.nodes;
-                send(&info_line(&r));
+                send(&info_line(&r, castling));
             }
             if limits.infinite {
                 // UCI: never answer an infinite search before `stop`.
@@ -271,7 +286,7 @@ impl Engine {
             }
             let best = out.best.map_or_else(
                 || "0000".to_string(),
-                |m| UciMove::from_move(m, CastlingMode::Standard).to_string(),
+                |m| UciMove::from_move(m, castling).to_string(),
             );
             send(&format!("bestmove {best}"));
             drop(searcher);
@@ -288,9 +303,9 @@ impl Engine {
 /// Parses a FEN leniently: bad castling rights, a bad en passant square and
 /// impossible amounts of material are dropped or accepted; positions the
 /// search could not handle (no king, side not to move in check) are not.
-fn parse_fen(fen: &str) -> Option<Chess> {
+fn parse_fen(fen: &str, castling: CastlingMode) -> Option<Chess> {
     let setup: Fen = fen.parse().ok()?;
-    let e = match setup.into_position(CastlingMode::Standard) {
+    let e = match setup.into_position(castling) {
         Ok(p) => return Some(p),
         Err(e) => e,
     };
@@ -335,12 +350,12 @@ pub fn parse_go(args: &[&str]) -> Limits {
     l
 }
 
-fn info_line(r: &Report) -> String {
+fn info_line(r: &Report, castling: CastlingMode) -> String {
     let ms = r.elapsed.as_millis();
     let nps = (u128::from(r.nodes) * 1000).checked_div(ms).unwrap_or(0);
     let pv: Vec<String> =
         r.pv.iter()
-            .map(|&m| UciMove::from_move(m, CastlingMode::Standard).to_string())
+            .map(|&m| UciMove::from_move(m, castling).to_string())
             .collect();
     format!(
         "info depth {} seldepth {} score {} nodes {} time {ms} nps {nps} pv {}",
