@@ -74,6 +74,8 @@ fn definition(iterations: u64) -> RunDefinition {
         simulate: true,
         draw_rate: 0.0,
         engines: Vec::new(),
+        holdout: None,
+        holdout_openings: None,
         lease_seconds: 60.0,
     }
 }

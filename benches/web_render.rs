@@ -215,6 +215,8 @@ fn definition() -> serde_json::Value {
         simulate: false,
         draw_rate: 0.0,
         engines: Vec::new(),
+        holdout: None,
+        holdout_openings: None,
         lease_seconds: 60.0,
     })
     .unwrap()

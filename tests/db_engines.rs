@@ -1,8 +1,8 @@
 //! Engines travel with a shared run, and a worker proves what it plays: workers with only a
 //! URL fetch the run's engine into their cache (once), another build of the same engine plays,
 //! a proxy that changes one evaluation weight is refused with both signatures where users
-//! look; bad input (wrong password, an older schema, altered bytes, an unwritable cache, an
-//! engine name the run does not use) is refused with one line and nothing written; a worker
+//! look; bad input (wrong password, an older schema, altered bytes, an unwritable cache, a full
+//! disk while fetching, an engine name the run does not use) is refused with one line and nothing written; a worker
 //! waits for the first run; Ctrl-C and SIGTERM stop the owner and workers at once, the database
 //! there or not; an engine whose signature does not repeat is checked by its hash alone.
 
@@ -374,6 +374,41 @@ fn bad_input_is_refused_with_one_line_and_nothing_written() {
     assert_eq!(out.status.code(), Some(2));
     one_line(&out, "a-file/spsa/engines");
     assert_eq!(workers(), "0", "nothing registered");
+
+    // A full disk while fetching: a worker whose writes fail past 64 KiB (RLIMIT_FSIZE, with
+    // SIGXFSZ ignored so a write gets EFBIG as on a full disk) refuses the run, naming the
+    // cache file and why; nothing is left in the cache and nothing is leased.
+    let cache = caches.path().join("full");
+    let out = Command::new("bash")
+        .args(["-c", "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\"", SPSA])
+        .args(["worker", "--db", &url, "--until-idle", "--name", "full"])
+        .current_dir(empty.path())
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let sha = db.psql(&format!(
+        "SELECT sha256 FROM spsa.run_engines WHERE run_id = {run} AND side = 'Engine1'"
+    ));
+    let file = cache.join(format!("spsa/engines/{sha}/sparring"));
+    let refusal: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("cannot play run"))
+        .collect();
+    assert_eq!(refusal.len(), 1, "{said}");
+    assert!(
+        refusal[0].contains(&format!(
+            "cannot play run {run}: Engine1: cannot cache it as {}: File too large",
+            file.display()
+        )),
+        "{said}"
+    );
+    assert!(cached(&cache).is_empty(), "{:?}", cached(&cache));
+    assert_eq!(
+        db.psql("SELECT count(*) FROM spsa.work WHERE worker IS NOT NULL"),
+        "0"
+    );
 
     // An artifact whose bytes were altered in the database: the run is refused there, nothing
     // is cached or leased.

@@ -157,7 +157,7 @@ fn verification_never_plays_a_tuning_opening_by_seed_across_resume_and_at_iterat
         v4.to_str().unwrap(),
     ]));
     assert!(
-        out.contains("records no held-out openings (a run from before they existed, or a shared or simulated one), so the tune may have played them too"),
+        out.contains("records no held-out openings (a run from before they were recorded, or a simulated one), so the tune may have played them too"),
         "{out}"
     );
     assert_eq!(openings_played(&v4).len(), 10);

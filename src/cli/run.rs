@@ -127,7 +127,10 @@ pub async fn command(args: RunArgs) -> Result<()> {
             play: !args.no_play,
             reference_nps: args.reference_nps,
         };
-        return crate::db::run::run(&config, args.mode(), &shared).await;
+        if crate::db::run::run(&config, args.mode(), &shared).await? {
+            verify_finished(&config).await?;
+        }
+        return Ok(());
     }
     tune(&args, config, "run").await
 }
@@ -178,7 +181,7 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
     let mut method = method::for_config(&config, &vars, plan)?;
     // Refuse a mismatched or unwanted start before any engine is started.
     let start = method::check(&*method, vars, files, mode)?;
-    set_aside_old_verification(&config, mode)?;
+    crate::tuner::set_aside_old_verification(&config, mode)?;
     let shutdown = Shutdown::on_signals();
     let resume_hint = format!(
         "checkpoint {}; continue with `spsa {verb} {} --resume`",
@@ -329,23 +332,6 @@ async fn verify_finished(config: &Config) -> Result<()> {
             "verification incomplete, not recorded; `spsa run {} --resume` plays it again",
             config.path.display()
         );
-    }
-    Ok(())
-}
-
-/// A record of an earlier run's verification is moved aside (numbered backup) when a run starts
-/// anew, so it can never be read as this run's.
-fn set_aside_old_verification(config: &Config, mode: StartMode) -> Result<()> {
-    let record = config.verify_record();
-    if mode != StartMode::Resume && record.exists() {
-        let bak = crate::tuner::backup_name(&record);
-        std::fs::rename(&record, &bak).with_context(|| {
-            format!(
-                "{}: cannot move aside to {}",
-                record.display(),
-                bak.display()
-            )
-        })?;
     }
     Ok(())
 }

@@ -341,7 +341,9 @@ pub async fn fetch(db: &mut Db, root: &Path, e: &RunEngine) -> Result<PathBuf, E
         tmp.persist(&path).map_err(|e| e.error)?;
         Ok(())
     };
-    write().map_err(|err| refuse(format!("cannot cache it in {}: {err}", dir.display())))?;
+    // The temporary file is removed on any error (a full disk included): nothing partial is
+    // ever found under the engine's name.
+    write().map_err(|err| refuse(format!("cannot cache it as {}: {err}", path.display())))?;
     tracing::info!(
         "fetched {} ({} bytes) into {} in {:.2} s",
         e.file,

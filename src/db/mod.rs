@@ -78,6 +78,15 @@ pub struct RunDefinition {
     /// engines travelled with runs: its workers use engines of their own).
     #[serde(default)]
     pub engines: Vec<engines::RunEngine>,
+    /// The held-out share of the book, drawn with `seed`, as a local run's checkpoint records
+    /// it: workers play only the tuning part, and the owner's checkpoint (on any machine)
+    /// carries it to verification. `None`: no book, or a run created before shared runs
+    /// recorded their split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout: Option<f64>,
+    /// How many openings the book had when the split was drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout_openings: Option<u64>,
 }
 
 /// One variable of a run, as in the variables file.

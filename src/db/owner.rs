@@ -299,9 +299,13 @@ impl Mirror {
         }
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let log = ThetaLog::create(&files.log, &names)?;
-        // Every iteration was handed out to the database when the run was created.
+        // Every iteration was handed out to the database when the run was created. The split
+        // is the run's (stored with it), so verification here plays only openings no worker
+        // was given.
         let state = RunState {
             next_fresh: def.iterations + 1,
+            holdout: def.holdout,
+            holdout_openings: def.holdout_openings,
             ..RunState::fresh(def.seed, start, &def.schedule(), def.pairs)
         };
         let mut mirror = Mirror {

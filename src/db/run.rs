@@ -48,10 +48,14 @@ pub fn definition(
         )),
         None => None,
     };
+    // Drawn as a local tune draws it, from the seed the workers get.
+    let split = crate::source::games::recorded_split(config);
     Ok(RunDefinition {
         config_name: file_name(&config.path),
         config_text,
         book,
+        holdout: split.map(|s| s.share),
+        holdout_openings: split.and_then(|s| s.openings),
         vars: vars.iter().map(VarDef::from_variable).collect(),
         iterations: config.schedule.iterations,
         a: config.schedule.a,
@@ -104,8 +108,9 @@ fn own_engines(config: &Config) -> Vec<(String, std::path::PathBuf)> {
         .collect()
 }
 
-/// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM.
-pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<()> {
+/// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM; true when every
+/// iteration is applied (the caller then plays the config's `[verify]`, as after a local run).
+pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<bool> {
     super::refuse_positions(config)?;
     let timed = config.games.as_ref().is_some_and(|g| g.limits.is_timed());
     if shared.reference_nps.is_some() && (config.simulate || !timed) {
@@ -172,6 +177,7 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
     owner::install_schema(&mut db).await?;
     engines::store_artifacts(&mut db, &measured).await?;
     let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
+    crate::tuner::set_aside_old_verification(config, mode)?;
     if let Some(nps) = reference_nps {
         db.run(
             "store the reference speed",
@@ -273,5 +279,5 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
     if !config.simulate && config.positions.is_none() {
         crate::out!("{}", summary::games_line(&state.counts))?;
     }
-    Ok(())
+    Ok(!interrupted && mirror.is_finished())
 }

@@ -865,6 +865,14 @@ async fn prepare(
             std::fs::write(&book, text)?;
             games.book = Some(book);
         }
+        // The run's recorded split, not this copy of its config, says which openings are
+        // the tune's (the same rule a resumed local run follows).
+        if let Some(share) = def.holdout {
+            games.holdout = share;
+            if share > 0.0 {
+                games.verify_book = None;
+            }
+        }
         place_engines(db, &def, opts, id, games).await?;
         if games.limits.is_timed() {
             scale_clock(db, opts, id, games).await?;

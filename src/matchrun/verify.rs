@@ -290,7 +290,7 @@ fn openings_choice(
                 ck_path.display()
             )),
             None => all(format!(
-                "{} records no held-out openings (a run from before they existed, or a shared or simulated one), so the tune may have played them too; give --book FILE for openings it never saw",
+                "{} records no held-out openings (a run from before they were recorded, or a simulated one), so the tune may have played them too; give --book FILE for openings it never saw",
                 ck_path.display()
             )),
         };

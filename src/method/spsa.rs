@@ -16,15 +16,6 @@ use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunPlan, Session, Tuner, check_same_run};
 
-/// The number of openings in a config's book (`None` if it cannot be read: the run's start
-/// reports that).
-fn book_len(path: &std::path::Path, g: &crate::config::GamesConfig) -> Option<u64> {
-    let options = crate::arena::book_options(g, 0);
-    crate::game::Book::load(path, &options)
-        .ok()
-        .map(|b| b.len() as u64)
-}
-
 /// A tune by SPSA.
 pub struct SpsaTune {
     config: Config,
@@ -51,19 +42,9 @@ impl Method for SpsaTune {
     /// and verification draw the same split from the run's seed.
     fn fresh_state(&self) -> RunState {
         let mut state = self.plan.fresh_state(&self.vars);
-        if let Some(g) = &self.config.games
-            && g.book.is_some()
-            && !self.config.simulate
-        {
-            let share = if g.verify_book.is_some() {
-                0.0
-            } else {
-                g.holdout
-            };
-            state.holdout = Some(share);
-            if share > 0.0 {
-                state.holdout_openings = g.book.as_ref().and_then(|b| book_len(b, g));
-            }
+        if let Some(split) = source::games::recorded_split(&self.config) {
+            state.holdout = Some(split.share);
+            state.holdout_openings = split.openings;
         }
         state
     }

@@ -248,6 +248,36 @@ pub fn tuning_book(games: &GamesConfig, seed: u64) -> Result<Book> {
     Ok(book.part(holdout, BookPart::Tuning)?)
 }
 
+/// The split of its book a tune of games records with its seed (see
+/// [`crate::tuner::checkpoint::RunState::holdout`]), so resume and verification draw the same one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecordedSplit {
+    /// The held-out share: the config's, or 0 with a separate `verify_book` (no split).
+    pub share: f64,
+    /// How many openings the book has (`None` without a split, or if it cannot be read: the
+    /// run's start reports that).
+    pub openings: Option<u64>,
+}
+
+/// The split a tune of `config` records: `None` for a run without a book, or simulated.
+pub fn recorded_split(config: &Config) -> Option<RecordedSplit> {
+    let g = config.games.as_ref().filter(|_| !config.simulate)?;
+    let path = g.book.as_ref()?;
+    let share = if g.verify_book.is_some() {
+        0.0
+    } else {
+        g.holdout
+    };
+    let openings = if share > 0.0 {
+        Book::load(path, &arena::book_options(g, 0))
+            .ok()
+            .map(|b| b.len() as u64)
+    } else {
+        None
+    };
+    Some(RecordedSplit { share, openings })
+}
+
 /// Every variable must be an option of both engines whose range covers its bounds.
 async fn check_variables(arena: &Arena, vars: &[Variable]) -> Result<()> {
     for end in [0, 1] {

@@ -343,6 +343,23 @@ impl Feed for TunerFeed<'_> {
     }
 }
 
+/// A record of an earlier run's verification is moved aside (numbered backup) when a run starts
+/// anew, local or shared, so it can never be read as this run's.
+pub fn set_aside_old_verification(config: &crate::config::Config, mode: StartMode) -> Result<()> {
+    let record = config.verify_record();
+    if mode != StartMode::Resume && record.exists() {
+        let bak = backup_name(&record);
+        std::fs::rename(&record, &bak).with_context(|| {
+            format!(
+                "{}: cannot move aside to {}",
+                record.display(),
+                bak.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
 /// `x.log` → `x.log.bak`, or `.bak.1`, `.bak.2`, … when earlier backups exist: never overwrite one.
 pub fn backup_name(path: &Path) -> PathBuf {
     let mut n = 0;
