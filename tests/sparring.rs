@@ -170,7 +170,17 @@ fn handshake_lists_spin_options_with_ranges() {
     assert!(lines.iter().any(|l| l.starts_with("id name ")));
     assert!(lines.iter().any(|l| l.starts_with("id author ")));
     let mut names = Vec::new();
-    for l in lines.iter().filter(|l| l.starts_with("option name ")) {
+    // The one check option: Chess960 castling, off unless a 960 run turns it on.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "option name UCI_Chess960 type check default false"),
+        "{lines:?}"
+    );
+    for l in lines
+        .iter()
+        .filter(|l| l.starts_with("option name ") && !l.contains(" type check "))
+    {
         let rest = l.strip_prefix("option name ").unwrap();
         let (name, spec) = rest.split_once(" type ").expect(l);
         let t: Vec<&str> = spec.split_whitespace().collect();
