@@ -92,6 +92,8 @@ fn relative_to(dir: &std::path::Path, to: &std::path::Path) -> String {
 /// book beside it must be absent or the bundled one.
 struct ConfigPlan {
     config: PathBuf,
+    /// The config's folder, absolute: the paths the config names are relative to it.
+    dir: PathBuf,
     book: PathBuf,
     write_book: bool,
     limit: Limit,
@@ -143,6 +145,7 @@ fn plan_config(args: &InitArgs) -> Result<Option<ConfigPlan>> {
     };
     Ok(Some(ConfigPlan {
         config: config.clone(),
+        dir,
         book,
         write_book,
         limit,
@@ -197,8 +200,7 @@ fn write_config(
     plan: &ConfigPlan,
     declared: &[crate::engine::UciOption],
 ) -> Result<()> {
-    let config = std::path::absolute(&plan.config)?;
-    let dir = config.parent().map(PathBuf::from).unwrap_or_default();
+    let dir = &plan.dir;
     // The engine as found now: a bare name stays a name (looked up on PATH, as the shell did).
     let engine = if args.engine.components().count() > 1 {
         std::path::absolute(&args.engine)?
@@ -210,7 +212,7 @@ fn write_config(
     let vars = std::path::absolute(&args.out)?;
     let log = dir.join("logs").join(format!(
         "{}.log",
-        config
+        plan.config
             .file_stem()
             .map_or("tune".into(), |s| s.to_string_lossy())
     ));
@@ -218,9 +220,9 @@ fn write_config(
     let text = config_text(&TuneConfig {
         engine: &engine,
         fixed: fixed_options(declared),
-        variables: &relative_to(&dir, &vars),
-        log: &relative_to(&dir, &log),
-        book: &relative_to(&dir, &plan.book),
+        variables: &relative_to(dir, &vars),
+        log: &relative_to(dir, &log),
+        book: &relative_to(dir, &plan.book),
         limit: plan.limit,
         concurrency,
         iterations: args.iterations,
