@@ -237,6 +237,18 @@ fn a_gradient_run_through_spsa_run_keeps_the_run_loops_promises() {
 
     let out = spsa_in(d, &["run", "g.toml"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // The summary says which of L-BFGS-B's rules stopped it.
+    let summary = text(&out.stdout);
+    assert!(
+        [
+            "(stopped: projected gradient ",
+            "(stopped: loss change ",
+            "(stopped: iteration cap 20)"
+        ]
+        .iter()
+        .any(|s| summary.contains(s)),
+        "{summary}"
+    );
     for f in outputs {
         assert!(d.join(f).exists(), "{f} written");
     }

@@ -19,12 +19,13 @@ use anyhow::{Context, Result};
 use shakmaty::Color;
 
 use crate::engine::{
-    EngineError, EngineFault, EngineSpec, OptionError, OptionValue, Player, UCI_CHESS960, UciEngine,
+    EngineError, EngineFault, EngineLog, EngineSpec, OptionError, OptionValue, Player,
+    UCI_CHESS960, UciEngine,
 };
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
 use crate::runtime::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
-pub use setup::{book_options, engine_setup, game_settings, time_control};
+pub use setup::{book_options, engine_setup, game_settings, open_engine_log, time_control};
 
 /// One side's engine and the options it always plays with (Hash, Threads, OwnBook, …).
 #[derive(Clone, Debug)]
@@ -108,22 +109,29 @@ pub struct Arena<E: Seat + 'static = UciEngine> {
     slots: Vec<ThreadHome<Slot<E>>>,
     book: Arc<Book>,
     game: Arc<GameSettings>,
+    /// Every line to and from the engines (`--engine-log`), flushed after each game.
+    log: Option<EngineLog>,
 }
 
 impl Arena<UciEngine> {
     /// Start `slots` pairs of engines (all at once), configure their fixed options, and check
     /// that every option the run will set exists. Fails with a clear message, before any game,
-    /// when an engine cannot be started or an option is wrong.
+    /// when an engine cannot be started or an option is wrong. With `log`, every line to and
+    /// from the engines goes there, tagged with the slot (1, 2, …) and the engine's name.
     pub async fn start(
         setups: [EngineSetup; 2],
         slots: usize,
         book: Book,
         game: GameSettings,
+        log: Option<EngineLog>,
     ) -> Result<Arena> {
         open_files_for(slots)?;
         let chess960 = book.chess960();
-        let pairs = (0..slots.max(1)).map(|_| {
-            let setups = setups.clone();
+        let pairs = (0..slots.max(1)).map(|index| {
+            let mut setups = setups.clone();
+            for s in &mut setups {
+                s.spec.log = log.as_ref().map(|l| l.seat(index + 1));
+            }
             move || async move {
                 let (a, b) = tokio::join!(
                     start_engine(&setups[0], chess960),
@@ -132,7 +140,9 @@ impl Arena<UciEngine> {
                 anyhow::Ok((a?, b?))
             }
         });
-        Arena::open(pairs, book, game).await
+        let mut arena = Arena::open(pairs, book, game).await?;
+        arena.log = log;
+        Ok(arena)
     }
 }
 
@@ -181,6 +191,7 @@ impl<E: Seat + 'static> Arena<E> {
             slots,
             book: Arc::new(book),
             game: Arc::new(game),
+            log: None,
         })
     }
 
@@ -204,6 +215,9 @@ impl<E: Seat + 'static> Arena<E> {
             .iter()
             .map(|home| home.run(|s| Box::pin(s.quit_both())));
         futures::future::join_all(quits).await;
+        if let Some(log) = &self.log {
+            log.flush();
+        }
     }
 
     /// Check option wishes against both engines' declared options without sending anything.
@@ -239,13 +253,17 @@ impl<E: Seat + 'static> Arena<E> {
         b_options: &[(String, OptionValue)],
     ) -> Result<GamePlayed> {
         let (a, b) = (a_options.to_vec(), b_options.to_vec());
-        let (book, game) = (self.book.clone(), self.game.clone());
+        let (book, game, log) = (self.book.clone(), self.game.clone(), self.log.clone());
         self.slot(slot)?
             .run_or_abandon(
                 move |s| {
                     Box::pin(async move {
                         let opening = book.opening_for(opening);
-                        play_in(s, opening, a_white, &a, &b, &game).await
+                        let played = play_in(s, opening, a_white, &a, &b, &game).await;
+                        if let Some(log) = log {
+                            log.flush();
+                        }
+                        played
                     })
                 },
                 |s| Box::pin(s.quit_both()),

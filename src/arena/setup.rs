@@ -1,9 +1,10 @@
 //! From the typed config to the arena's engine setups, game settings and book options.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::config::{EngineConfig, GamesConfig, LimitsConfig};
-use crate::engine::{EngineSpec, OptionValue};
+use crate::engine::{EngineLog, EngineSpec, OptionValue};
 use crate::game::{
     Adjudication, BookOptions, BookOrder, GameSettings, TablebaseError, Tablebases, TimeControl,
 };
@@ -23,6 +24,21 @@ pub fn engine_setup(name: &str, e: &EngineConfig) -> EngineSetup {
             .map(|(n, v)| (n.clone(), OptionValue::Text(v.clone())))
             .collect(),
     }
+}
+
+/// Open the engine log a run or match asks for (`None`: no log). A path that cannot be opened
+/// is the user's to fix (exit 2), named in the message.
+pub fn open_engine_log(path: Option<&Path>) -> anyhow::Result<Option<EngineLog>> {
+    path.map(|p| {
+        EngineLog::open(p).map_err(|e| {
+            crate::error::UserError(format!(
+                "the engine log `{}` cannot be written: {e}",
+                p.display()
+            ))
+            .into()
+        })
+    })
+    .transpose()
 }
 
 /// The arbiter's settings from the config (which has one search limit at most: the config

@@ -36,6 +36,11 @@ pub struct RunArgs {
     /// Games in flight at once (overrides the config's Concurrency).
     #[arg(long, value_parser = super::concurrency_flag)]
     pub concurrency: Option<usize>,
+    /// Append every line sent to and read from each engine to this file, with a timestamp (ms),
+    /// the slot, the engine's name and the direction (overrides the config's
+    /// `games.engine_log`).
+    #[arg(long, value_name = "FILE", conflicts_with = "db")]
+    pub engine_log: Option<PathBuf>,
     /// Share the run through this PostgreSQL database: workers anywhere can serve it.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
@@ -78,6 +83,7 @@ impl RunArgs {
             iterations: self.iterations,
             concurrency: self.concurrency,
             seed: self.seed,
+            engine_log: self.engine_log.clone(),
             ..Overrides::default()
         }
     }
@@ -91,6 +97,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Replace games by the Elo model whatever the config says.
     pub simulate: bool,
+    /// Log the engines' lines here (`--engine-log`).
+    pub engine_log: Option<PathBuf>,
 }
 
 /// The config at `path` as the flags override it.
@@ -114,6 +122,16 @@ pub fn load_config(path: &Path, flags: &Overrides) -> Result<Config> {
     }
     if flags.simulate {
         config.simulate = true;
+    }
+    if let Some(log) = &flags.engine_log {
+        let games = config.games.as_mut().ok_or_else(|| ConfigError::InFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "--engine-log {}: the config names no engines to log",
+                log.display()
+            ),
+        })?;
+        games.engine_log = Some(log.clone());
     }
     Ok(config)
 }

@@ -356,6 +356,7 @@ impl Entries<'_> {
             },
             max_plies: None,
             pgn: None,
+            engine_log: None,
             rounding: RoundingMode::Nearest,
         })
     }

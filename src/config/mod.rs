@@ -123,6 +123,8 @@ pub struct GamesConfig {
     pub max_plies: Option<u32>,
     /// Write every game as PGN here.
     pub pgn: Option<PathBuf>,
+    /// Log every line to and from the engines here (`games.engine_log`; `--engine-log`).
+    pub engine_log: Option<PathBuf>,
     pub rounding: RoundingMode,
 }
 
@@ -268,7 +270,7 @@ impl Config {
     }
 
     /// Check, before anything is written or played, that every file the run writes (θ log,
-    /// checkpoint, PGN, the game log of each slot 1..=concurrency) can be written: the path is
+    /// checkpoint, PGN, engine log, the game log of each slot 1..=concurrency) can be written: the path is
     /// not a folder, an existing file opens for appending, and its folder exists or can be
     /// created under a writable folder. Creates none of them (a probe file in the nearest
     /// existing folder is created and removed at once), so a refused start leaves no trace.
@@ -279,6 +281,9 @@ impl Config {
         ];
         if let Some(pgn) = self.games.as_ref().and_then(|g| g.pgn.clone()) {
             outputs.push(("PGN file", pgn));
+        }
+        if let Some(log) = self.games.as_ref().and_then(|g| g.engine_log.clone()) {
+            outputs.push(("engine log", log));
         }
         if self.verify.is_some() {
             outputs.push(("verification record", self.verify_record()));

@@ -23,7 +23,7 @@
 //! epochs = 200                      # most epochs (L-BFGS: iterations)
 //! learning_rate = 1.0               # Adam's step, in units of each variable's c_end
 //! minibatch = 16384                 # positions per Adam step (default: all)
-//! patience = 20                     # stop after this many epochs without a better validation loss
+//! patience = 20                     # Adam: stop after this many epochs without a better validation loss
 //! ```
 //! The engine is `[engine1]`; `concurrency` engine processes share the evaluations.
 

@@ -100,6 +100,7 @@ struct Games {
     stall_timeout_ms: Option<u64>,
     max_plies: Option<u32>,
     pgn: Option<String>,
+    engine_log: Option<String>,
     #[serde(default)]
     rounding: RoundingMode,
 }
@@ -492,6 +493,7 @@ fn games(
         },
         max_plies: g.max_plies,
         pgn: g.pgn.as_deref().map(|p| resolve(path, p)),
+        engine_log: g.engine_log.as_deref().map(|p| resolve(path, p)),
         rounding: g.rounding,
     })
 }

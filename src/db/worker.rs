@@ -860,6 +860,8 @@ async fn prepare(
             .as_mut()
             .with_context(|| format!("run {id} has no engines"))?;
         rounding = Rounding::Integer(games.rounding);
+        // The owner's engine log is a path on the owner's machine.
+        games.engine_log = None;
         if let Some((name, text)) = &def.book {
             let book = dir.path().join(name);
             std::fs::write(&book, text)?;

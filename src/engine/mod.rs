@@ -8,11 +8,13 @@ use std::future::Future;
 use std::time::Duration;
 
 pub mod bench;
+pub mod log;
 pub mod options;
 pub mod parse;
 mod process;
 mod watchdog;
 
+pub use log::{EngineLog, LogSeat};
 pub use options::{OptionError, OptionKind, OptionValue, UCI_CHESS960, UciOption};
 pub use process::{EngineError, EngineSpec, UciEngine};
 

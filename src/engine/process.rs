@@ -12,6 +12,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout, timeout_at};
 use tracing::{debug, trace, warn};
 
+use super::log::{Direction, LineLog, LogSeat};
 use super::options::{self, OptionError, OptionValue, UciOption};
 use super::parse::{EngineLine, SearchLine, parse_line, parse_search_line};
 use super::watchdog::{Verdict, Watchdog};
@@ -33,6 +34,8 @@ pub struct EngineSpec {
     pub ready_timeout: Duration,
     /// `quit` → process exit, before we kill it.
     pub quit_timeout: Duration,
+    /// Log every line to and from the engine here (`--engine-log`); `None`: no log.
+    pub log: Option<LogSeat>,
 }
 
 impl EngineSpec {
@@ -46,6 +49,7 @@ impl EngineSpec {
             handshake_timeout: Duration::from_secs(10),
             ready_timeout: Duration::from_secs(10),
             quit_timeout: Duration::from_millis(500),
+            log: None,
         }
     }
 }
@@ -80,6 +84,8 @@ struct LineReader<R = ChildStdout> {
     /// Where the current line lies in `buf`, when it lies there whole.
     in_buf: Option<(usize, usize)>,
     complete: bool,
+    /// The engine log, which sees every line read.
+    log: Option<LineLog>,
 }
 
 enum Read {
@@ -89,7 +95,12 @@ enum Read {
 }
 
 impl<R> LineReader<R> {
+    #[cfg(test)]
     fn new(inner: R) -> Self {
+        Self::logged(inner, None)
+    }
+
+    fn logged(inner: R, log: Option<LineLog>) -> Self {
         LineReader {
             inner,
             buf: vec![0; 64 * 1024].into_boxed_slice(),
@@ -98,6 +109,14 @@ impl<R> LineReader<R> {
             line: Vec::with_capacity(1024),
             in_buf: None,
             complete: false,
+            log,
+        }
+    }
+
+    /// A line was read: into the engine log, if there is one.
+    fn note(&self) {
+        if let Some(log) = &self.log {
+            log.lines(Direction::From, &self.text());
         }
     }
 
@@ -163,7 +182,10 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
 
     async fn read(&mut self, deadline: Instant) -> Read {
         match timeout_at(deadline, self.next_line()).await {
-            Ok(Ok(true)) => Read::Line,
+            Ok(Ok(true)) => {
+                self.note();
+                Read::Line
+            }
             Ok(Ok(false)) | Ok(Err(_)) => Read::Eof,
             Err(_) => Read::Timeout,
         }
@@ -179,6 +201,7 @@ impl<R> LineReader<R> {
         use std::io::Read as _;
         loop {
             if self.take_line() {
+                self.note();
                 return Read::Line;
             }
             match pipe.read(&mut self.buf) {
@@ -200,7 +223,7 @@ struct BlockingOut {
 }
 
 impl BlockingOut {
-    fn open(p: &Proc) -> std::io::Result<BlockingOut> {
+    fn open(p: &Proc, log: Option<LineLog>) -> std::io::Result<BlockingOut> {
         use std::os::fd::{AsFd, AsRawFd};
         // Opening the descriptor's /proc entry opens the pipe anew: same pipe, own flags.
         let pipe = std::fs::File::open(format!("/proc/self/fd/{}", p.out.inner.as_raw_fd()))?;
@@ -208,7 +231,7 @@ impl BlockingOut {
         let pid = p.child.id().ok_or(std::io::ErrorKind::NotFound)?;
         Ok(BlockingOut {
             pipe,
-            watchdog: Watchdog::new(stdin, pid)?,
+            watchdog: Watchdog::new(stdin, pid, log)?,
         })
     }
 }
@@ -376,6 +399,8 @@ pub struct UciEngine {
     yielded: std::time::Instant,
     /// How long unclocked searches took lately (see [`SearchPace`]).
     pace: SearchPace,
+    /// Where every line to and from the engine is logged (`spec.log`).
+    log: Option<LineLog>,
 }
 
 impl std::fmt::Debug for UciEngine {
@@ -391,6 +416,7 @@ impl UciEngine {
     /// Spawn the engine, do the `uci` handshake (collecting `id` and every `option`) and an
     /// `isready`, each within the spec's deadline. Every failure is [`EngineFault::Startup`].
     pub async fn start(spec: EngineSpec) -> Result<Self, EngineFault> {
+        let log = spec.log.as_ref().map(|seat| LineLog::new(seat, &spec.name));
         let mut engine = UciEngine {
             spec,
             proc: None,
@@ -402,6 +428,7 @@ impl UciEngine {
             blocking_searches: false,
             yielded: std::time::Instant::now(),
             pace: SearchPace::default(),
+            log,
         };
         engine.launch().await?;
         Ok(engine)
@@ -483,7 +510,7 @@ impl UciEngine {
         self.proc = Some(Proc {
             child,
             stdin,
-            out: LineReader::new(stdout),
+            out: LineReader::logged(stdout, self.log.clone()),
             stderr,
             blocking: None,
         });
@@ -491,6 +518,7 @@ impl UciEngine {
         // An engine that exits at once (a wrong command, `/bin/true`) closes its input before or
         // while we write `uci`: that is an exit before answering, with its status.
         let limit = self.spec.ready_timeout;
+        self.note_sent("uci");
         let p = self.proc.as_mut().expect("just started");
         let written = timeout(limit, async {
             p.stdin.write_all(b"uci\n").await?;
@@ -558,6 +586,13 @@ impl UciEngine {
         Ok(())
     }
 
+    /// A command about to be written, into the engine log.
+    fn note_sent(&self, command: &str) {
+        if let Some(log) = &self.log {
+            log.lines(Direction::To, command);
+        }
+    }
+
     fn proc_mut(&mut self) -> Result<&mut Proc, EngineFault> {
         self.proc.as_mut().ok_or_else(|| {
             EngineFault::Disconnected(format!(
@@ -579,6 +614,7 @@ impl UciEngine {
     /// The buffer is reused: no allocation per command.
     async fn send_buf(&mut self) -> Result<(), EngineFault> {
         debug!(engine = %self.spec.name, ">> {}", self.buf);
+        self.note_sent(&self.buf);
         let limit = self.spec.ready_timeout;
         self.buf.push('\n');
         let p = self.proc.as_mut().ok_or_else(|| {
@@ -812,9 +848,9 @@ impl UciEngine {
             started = std::time::Instant::now();
             self.yielded = started;
         }
-        let p = self.proc_mut()?;
-        if p.blocking.is_none() {
-            match BlockingOut::open(p) {
+        if self.proc_mut()?.blocking.is_none() {
+            let p = self.proc.as_mut().expect("checked above");
+            match BlockingOut::open(p, self.log.clone()) {
                 Ok(b) => p.blocking = Some(b),
                 Err(e) => {
                     debug!(engine = %self.spec.name, "no blocking reads ({e}); through the runtime");
@@ -824,6 +860,7 @@ impl UciEngine {
         }
         self.compose_search(start_fen, moves, go);
         trace!(engine = %self.spec.name, ">> {}", self.buf);
+        self.note_sent(&self.buf);
         self.buf.push('\n');
         let p = self.proc.as_mut().expect("checked above");
         let limit = started + self.spec.ready_timeout;

@@ -19,6 +19,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::log::{Direction, LineLog};
+
 /// The watchdog thread's stack: it only compares instants, writes `stop` and sends a signal.
 const STACK: usize = 64 * 1024;
 
@@ -62,8 +64,9 @@ pub(super) struct Watchdog {
 }
 
 impl Watchdog {
-    /// A watchdog that writes `stop` to `stdin` (the engine's input) and kills process `pid`.
-    pub(super) fn new(stdin: OwnedFd, pid: u32) -> std::io::Result<Watchdog> {
+    /// A watchdog that writes `stop` to `stdin` (the engine's input, and to the engine log when
+    /// there is one) and kills process `pid`.
+    pub(super) fn new(stdin: OwnedFd, pid: u32, log: Option<LineLog>) -> std::io::Result<Watchdog> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -73,7 +76,7 @@ impl Watchdog {
         let thread = std::thread::Builder::new()
             .name(format!("watchdog-{pid}"))
             .stack_size(STACK)
-            .spawn(move || watch(&mine, &mut input, pid))?;
+            .spawn(move || watch(&mine, &mut input, pid, log.as_ref()))?;
         Ok(Watchdog {
             shared,
             thread: Some(thread),
@@ -122,7 +125,7 @@ impl Drop for Watchdog {
     }
 }
 
-fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32) {
+fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32, log: Option<&LineLog>) {
     let mut state = shared
         .state
         .lock()
@@ -137,6 +140,9 @@ fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32) {
             if a.verdict == Verdict::InTime && now >= a.deadline {
                 // The pipe is non-blocking (shared with the runtime's handle): a full pipe
                 // means the engine reads nothing, and the kill below deals with it.
+                if let Some(log) = log {
+                    log.lines(Direction::To, "stop");
+                }
                 let _ = input.write_all(b"stop\n");
                 a.verdict = Verdict::Stopped {
                     after: now - a.started,

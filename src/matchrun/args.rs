@@ -65,6 +65,10 @@ pub struct MatchFlags {
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
+    /// Append every line sent to and read from each engine to this file, with a timestamp (ms),
+    /// the slot, the engine's name and the direction (`>` to it, `<` from it).
+    #[arg(long, value_name = "FILE")]
+    pub engine_log: Option<PathBuf>,
     /// Keep the match's live record (JSON: counts, Elo, SPRT state; rewritten after every
     /// pair, for `spsa serve`) in this file. Default: beside the PGN file, `NAME.match.json`
     /// for `NAME.pgn`; no record without either.
@@ -126,6 +130,8 @@ pub struct Plan {
     pub book: Option<Book>,
     pub game: GameSettings,
     pub pgn: Option<PathBuf>,
+    /// Every line to and from the engines (`--engine-log`, `games.engine_log`).
+    pub engine_log: Option<PathBuf>,
     /// The match record's file ([`super::record`]).
     pub record: Option<PathBuf>,
     pub event: String,
@@ -210,11 +216,13 @@ impl Plan {
             self.setups[1].spec.name.as_str(),
         ];
         let places = &self.option_places;
+        let log = arena::open_engine_log(self.engine_log.as_deref())?;
         let arena = Arena::start(
             self.setups.clone(),
             self.concurrency,
             book,
             self.game.clone(),
+            log,
         )
         .await
         .map_err(|e| option_error_at(e, names, |s, o, m| places.fixed(s, o, m)))?;
@@ -319,6 +327,9 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     if f.pgn.is_some() {
         games.pgn = f.pgn.clone();
     }
+    if f.engine_log.is_some() {
+        games.engine_log = f.engine_log.clone();
+    }
     if f.tb.is_some() {
         games.adjudication.tb_path = f.tb.clone();
     }
@@ -355,6 +366,7 @@ fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
         adjudication: AdjudicationConfig::default(),
         max_plies: None,
         pgn: None,
+        engine_log: None,
         rounding: Default::default(),
     })
 }
@@ -436,26 +448,15 @@ pub fn plan(
     let game = arena::game_settings(games)?;
     // Outputs are checked before any engine starts, as `spsa run` does.
     if let Some(pgn) = &games.pgn {
-        crate::config::check_writable(pgn).map_err(|problem| {
-            let from = if flags.pgn.is_some() {
-                "--pgn"
-            } else {
-                "the PGN file"
-            };
-            bad(format!(
-                "{from} `{}` cannot be written: {problem}",
-                pgn.display()
-            ))
-        })?;
+        check_output(pgn, flags.pgn.is_some(), "--pgn", "the PGN file")?;
+    }
+    if let Some(log) = &games.engine_log {
+        let by_flag = flags.engine_log.is_some();
+        check_output(log, by_flag, "--engine-log", "the engine log")?;
     }
     let record = super::record::default_path(flags.record.as_deref(), games.pgn.as_deref());
     if let Some(path) = &record {
-        crate::config::check_writable(path).map_err(|problem| {
-            bad(format!(
-                "the match record `{}` cannot be written: {problem}",
-                path.display()
-            ))
-        })?;
+        check_output(path, false, "", "the match record")?;
     }
     let description = format!(
         "{}, seed {seed}, book {}",
@@ -479,6 +480,7 @@ pub fn plan(
         book: Some(book),
         game,
         pgn: games.pgn.clone(),
+        engine_log: games.engine_log.clone(),
         record,
         event,
         max_faulty_pairs: flags.max_faulty_pairs.max(1),
@@ -486,6 +488,18 @@ pub fn plan(
         description,
         sprt,
         option_places: OptionPlaces::default(),
+    })
+}
+
+/// An output file the plan writes, refused before any engine starts (exit 2) when it cannot be
+/// written; named by its flag when `by_flag`, else as `what`.
+fn check_output(path: &Path, by_flag: bool, flag: &str, what: &str) -> Result<()> {
+    crate::config::check_writable(path).map_err(|problem| {
+        let from = if by_flag { flag } else { what };
+        bad(format!(
+            "{from} `{}` cannot be written: {problem}",
+            path.display()
+        ))
     })
 }
 

@@ -68,6 +68,8 @@ impl VerifyArgs {
                 pairs: v.pairs,
                 sprt: v.sprt.clone(),
                 concurrency: Some(config.concurrency),
+                // `spsa run --engine-log` logs its verification too.
+                engine_log: config.games.as_ref().and_then(|g| g.engine_log.clone()),
                 progress: 5.0,
                 max_faulty_pairs: 5,
                 ..MatchFlags::default()

@@ -438,6 +438,7 @@ fn drive(
         batch: p.gradient.minibatch,
         patience: p.gradient.patience,
         seed: run.seed,
+        ..FitSettings::default()
     };
     let mut io_error: Option<anyhow::Error> = None;
     // Epochs take milliseconds and a checkpoint's fsyncs longer: checkpoint at most every
@@ -566,16 +567,18 @@ fn drive(
         k: part.k,
         fitted,
         seconds: began.elapsed().as_secs_f64(),
-        validated: valid_obj.is_some(),
+        // L-BFGS-B keeps its last iterate; only Adam's values are chosen by validation.
+        validated: valid_obj.is_some() && fit_method == GradientMethod::Adam,
     })
 }
 
 /// The end-of-run text for stdout: the table, the variables CSV and the `setoption` lines.
 pub fn final_report(vars: &[Variable], outcome: &GradientOutcome) -> String {
     let why = match outcome.fitted.finish {
-        Finish::Done => "all epochs done",
-        Finish::EarlyStop => "validation loss stopped improving",
-        Finish::Interrupted => "interrupted",
+        Finish::Done => "all epochs done".to_string(),
+        Finish::Stopped(stop) => format!("stopped: {stop}"),
+        Finish::EarlyStop => "validation loss stopped improving".to_string(),
+        Finish::Interrupted => "interrupted".to_string(),
     };
     format!(
         "{} epochs in {:.1} s ({why}); the values of epoch {} ({}); K = {:.4}\n\n{}\n{}\n{}",

@@ -227,7 +227,8 @@ pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result
         arena::engine_setup("Engine1", &games.engine1),
         arena::engine_setup("Engine2", &games.engine2),
     ];
-    Arena::start(setups, slots, book, arena::game_settings(games)?).await
+    let log = arena::open_engine_log(games.engine_log.as_deref())?;
+    Arena::start(setups, slots, book, arena::game_settings(games)?, log).await
 }
 
 /// The openings a tune plays: the book less its held-out part (drawn with the run's seed), or

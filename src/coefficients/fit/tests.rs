@@ -222,7 +222,11 @@ fn lbfgs_recovers_known_weights() {
         epochs += 1;
         Control::Continue
     });
-    assert_eq!(fitted.finish, Finish::Done);
+    assert!(
+        matches!(fitted.finish, Finish::Stopped(stop) if stop.converged()),
+        "{:?}",
+        fitted.finish
+    );
     assert!(epochs > 3, "{epochs} iterations");
     assert_recovered("lbfgs", &fitted.theta, &se);
 }
@@ -529,4 +533,146 @@ fn k_fitted_at_a_bad_start_is_refitted_until_the_weights_land_on_the_truth_scale
             );
         }
     }
+}
+
+/// Issue 30: with K held (k = 1) and a validation set, L-BFGS-B went 20 iterations (the
+/// patience) past the iterate of lowest validation loss, stopped, and returned that iterate: an
+/// early one, picked by the validation set's noise. It must converge instead: end at a training
+/// loss no higher than Adam's (full batch, run to its epochs) on the same training set, and close
+/// at least as much of every weight's distance from the start to the truth (Adam's own residual
+/// allowed: 1% of the distance).
+#[test]
+fn lbfgs_b_with_k_held_ends_at_least_as_close_to_the_truth_as_adam() {
+    let all = synthetic(10_000, 8);
+    let train = all.select(&(0..8_000).collect::<Vec<_>>());
+    let valid = all.select(&(8_000..10_000).collect::<Vec<_>>());
+    let vars = vars(&START);
+    let t = Objective::new(&train, &vars, 2).unwrap();
+    let v = Objective::new(&valid, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    // The settings a config gets by default (patience 20), with Adam's epochs enough to converge.
+    let settings = FitSettings {
+        epochs: 300,
+        ..FitSettings::default()
+    };
+    let mut state = AdamState::new(&start);
+    let a = adam(problem(&t, None, &vars), &settings, &mut state, |_, _| {
+        Control::Continue
+    });
+    let l = lbfgs(problem(&t, Some(&v), &vars), &settings, &start, 0, |_| {
+        Control::Continue
+    });
+    let loss = Loss::new(LossKind::Texel, K);
+    let (la, ll) = (t.loss(&loss, &a.theta), t.loss(&loss, &l.theta));
+    let closed = |theta: &[f64]| -> Vec<f64> {
+        (0..TRUTH.len())
+            .map(|i| 1.0 - (theta[i] - TRUTH[i]).abs() / (start[i] - TRUTH[i]).abs())
+            .collect()
+    };
+    let (ca, cl) = (closed(&a.theta), closed(&l.theta));
+    eprintln!(
+        "Adam: {} epochs, loss {la:.9}, θ {:.1?}, closed {:.3?}\nL-BFGS-B: {} iterations ({:?}), loss {ll:.9}, θ {:.1?}, closed {:.3?}",
+        a.epochs, a.theta, ca, l.epochs, l.finish, l.theta, cl
+    );
+    assert!(
+        matches!(l.finish, Finish::Stopped(stop) if stop.converged()),
+        "{:?}",
+        l.finish
+    );
+    assert!(ll <= la + 1e-12, "L-BFGS-B's loss {ll} above Adam's {la}");
+    for i in 0..TRUTH.len() {
+        assert!(
+            cl[i] >= ca[i] - 0.01,
+            "W{i}: L-BFGS-B closed {:.1}% of the distance to the truth, Adam {:.1}%; θ L-BFGS-B {:.1?}, Adam {:.1?}",
+            100.0 * cl[i],
+            100.0 * ca[i],
+            l.theta,
+            a.theta
+        );
+    }
+}
+
+/// L-BFGS-B says which rule stopped it: the cap when its iterations run out; else the projected
+/// gradient or the loss change, relative to the start, and then it stands within 0.05 cp of
+/// where it ends when run down to the loss's precision (both tolerances 0).
+#[test]
+fn lbfgs_b_says_which_rule_stopped_it() {
+    let data = synthetic(5_000, 9);
+    let vars = vars(&START);
+    let obj = Objective::new(&data, &vars, 2).unwrap();
+    let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+    let fit = |settings: FitSettings| {
+        lbfgs(problem(&obj, None, &vars), &settings, &start, 0, |_| {
+            Control::Continue
+        })
+    };
+    let capped = fit(FitSettings {
+        epochs: 3,
+        ..FitSettings::default()
+    });
+    assert_eq!(capped.finish, Finish::Stopped(Stop::IterationCap(3)));
+    assert_eq!(capped.epochs, 3);
+
+    let exact = fit(FitSettings {
+        gradient_tolerance: 0.0,
+        loss_tolerance: 0.0,
+        ..FitSettings::default()
+    });
+    let by_gradient = fit(FitSettings::default());
+    let by_loss = fit(FitSettings {
+        gradient_tolerance: 0.0,
+        ..FitSettings::default()
+    });
+    eprintln!(
+        "exact: {:?} in {}; by gradient: {:?} in {}; by loss: {:?} in {}",
+        exact.finish,
+        exact.epochs,
+        by_gradient.finish,
+        by_gradient.epochs,
+        by_loss.finish,
+        by_loss.epochs
+    );
+    assert!(
+        matches!(by_gradient.finish, Finish::Stopped(Stop::ProjectedGradient { ratio, tolerance })
+            if ratio <= tolerance && tolerance == GRADIENT_TOLERANCE),
+        "{:?}",
+        by_gradient.finish
+    );
+    assert!(
+        matches!(by_loss.finish, Finish::Stopped(Stop::LossChange { relative, tolerance })
+            if relative <= tolerance && tolerance == LOSS_TOLERANCE),
+        "{:?}",
+        by_loss.finish
+    );
+    for (how, fitted) in [("gradient", &by_gradient), ("loss", &by_loss)] {
+        assert!(
+            fitted.epochs <= exact.epochs,
+            "{how}: {} iterations",
+            fitted.epochs
+        );
+        for i in 0..TRUTH.len() {
+            assert!(
+                (fitted.theta[i] - exact.theta[i]).abs() < 0.05,
+                "{how}: {:?} vs {:?}",
+                fitted.theta,
+                exact.theta
+            );
+        }
+    }
+    let said = |stop: Stop| format!("{stop}");
+    assert_eq!(
+        said(Stop::ProjectedGradient {
+            ratio: 1.2e-6,
+            tolerance: 1e-5
+        }),
+        "projected gradient 1.2e-6 of the start's, below 1e-5"
+    );
+    assert_eq!(
+        said(Stop::LossChange {
+            relative: 3.4e-10,
+            tolerance: 1e-9
+        }),
+        "loss change 3.4e-10 relative over 5 iterations, below 1e-9"
+    );
+    assert_eq!(said(Stop::IterationCap(200)), "iteration cap 200");
 }
