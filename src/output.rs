@@ -11,6 +11,13 @@ use std::io::{self, Write};
 #[error("standard output was closed")]
 pub struct PipeClosed;
 
+/// Not a failure at all: the command ends quietly with status 0 (see `main.rs`).
+impl crate::error::UserFacing for PipeClosed {
+    fn is_user_error(&self) -> bool {
+        false
+    }
+}
+
 /// Write to standard output and flush, so a whole line or table leaves in one piece before the
 /// command goes on (a kill after this never leaves half a record).
 pub fn write(args: fmt::Arguments<'_>) -> anyhow::Result<()> {

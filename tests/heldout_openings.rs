@@ -128,7 +128,7 @@ fn verification_never_plays_a_tuning_opening_by_seed_across_resume_and_at_iterat
     ]));
     assert!(
         out.contains(
-            "ten.epd, 10 pairs play each about 1.0 times: --all-openings: the tune's own openings included\n"
+            "ten.epd, 10 pairs play 10 of them once each: --all-openings: the tune's own openings included\n"
         ),
         "{out}"
     );
@@ -285,7 +285,7 @@ fn a_separate_verify_book_is_played_whole_and_named() {
     assert!(
         out.contains("openings: 3 of 3 in ")
             && out.contains(
-                "three.epd, 3 pairs play each about 1.0 times: verify_book, the tune played "
+                "three.epd, 3 pairs play 3 of them once each: verify_book, the tune played "
             ),
         "{out}"
     );

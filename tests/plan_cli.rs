@@ -251,3 +251,67 @@ fn a_real_engines_weights_are_planned_with_their_optimum_unknown() {
     assert!(file_loss(&sim_out, "Shelter") < 0.1, "{sim_out}");
     assert!(file_loss(&real_out, "Shelter") > 1.0, "{real_out}");
 }
+
+/// `--variables FILE` plans FILE (a path from the current folder) instead of the config's
+/// variables file: the same plan as a config that names FILE, and the written file says how it
+/// was made. An unreadable FILE is named, with exit 2 and nothing written.
+#[test]
+fn variables_flag_plans_another_file_with_the_same_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("conf")).unwrap();
+    std::fs::write(
+        d.join("other.var"),
+        "Knight,300,0,600,20,0.002,5\nBishop,320,0,600,20,0.002,5\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("conf/own.var"), "Rook,500,0,900,20,0.002,5\n").unwrap();
+    let toml = |vars: &str| {
+        format!(
+            "simulate = true\nvariables = \"{vars}\"\nlog = \"x.log\"\niterations = 200\nA = 20\n\
+             gamma = 0.101\nalpha = 0.602\n"
+        )
+    };
+    std::fs::write(d.join("conf/own.toml"), toml("own.var")).unwrap();
+    std::fs::write(d.join("conf/other.toml"), toml("../other.var")).unwrap();
+    let args = |conf: &str, out: &str, extra: &[&'static str]| {
+        let mut a = vec!["plan", conf, "--runs", "4", "--seed", "7", "-o", out];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        spsa_in(d, &a)
+    };
+    let flagged = run(args(
+        "conf/own.toml",
+        "flagged.var",
+        &["--variables", "other.var"],
+    ));
+    assert!(flagged.status.success(), "{}", text(&flagged.stderr));
+    let named = run(args("conf/other.toml", "named.var", &[]));
+    assert!(named.status.success(), "{}", text(&named.stderr));
+    let body = |f: &str| {
+        let t = std::fs::read_to_string(d.join(f)).unwrap();
+        t.lines().skip(1).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(body("flagged.var"), body("named.var"));
+    assert!(body("flagged.var").contains("Knight") && !body("flagged.var").contains("Rook"));
+    let header = std::fs::read_to_string(d.join("flagged.var")).unwrap();
+    assert!(
+        header.starts_with("# spsa plan conf/own.toml --variables other.var --iterations 200"),
+        "{header}"
+    );
+    let missing = run(args(
+        "conf/own.toml",
+        "missing.var",
+        &["--variables", "conf/gone.var"],
+    ));
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
+    assert!(
+        text(&missing.stderr).contains("conf/gone.var"),
+        "{}",
+        text(&missing.stderr)
+    );
+    assert!(!d.join("missing.var").exists());
+}

@@ -370,15 +370,9 @@ async fn start_engine(setup: &EngineSetup, chess960: bool) -> Result<UciEngine> 
     }
     engine.block_searches();
     let variant = chess960.then(|| (UCI_CHESS960.to_string(), OptionValue::Bool(true)));
-    // The option error or the fault itself goes into the chain (not the transparent wrapper),
-    // so callers can find it: an option refused is the user's to fix, reported at its line.
     engine
         .configure(setup.fixed.iter().chain(&variant).map(as_wish))
-        .await
-        .map_err(|e| match e {
-            EngineError::Option(o) => anyhow::Error::new(o),
-            EngineError::Fault(f) => anyhow::Error::new(f),
-        })?;
+        .await?;
     Ok(engine)
 }
 

@@ -1,10 +1,434 @@
-//! `spsa match`: play game pairs between two engines or two option sets. The flags and the plan
-//! live in [`crate::matchrun::args`], shared with `spsa verify`.
+//! `spsa match`: play game pairs between two engines or two option sets. Its flags (the game
+//! flags shared with `spsa verify`), how they combine with a config file into a
+//! [`Plan`] (flags override the config), and the printing of the outcome.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
+use clap::Args;
 
-use crate::matchrun::MatchArgs;
+use crate::arena::OptionSet;
+use crate::config::{AdjudicationConfig, Config, EngineConfig, GamesConfig, LimitsConfig};
+use crate::engine::OptionValue;
+use crate::error::UserError;
+use crate::matchrun::setup::{OptionPlaces, plan};
+use crate::matchrun::{MatchEnding, MatchOutcome, MatchSettings, Plan, describe_options};
+use crate::source::games::GameSource;
 
+/// How games are played: shared by `spsa match` and `spsa verify`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MatchFlags {
+    /// Game pairs to play, each opening twice with colours reversed (default 100).
+    #[arg(long)]
+    pub pairs: Option<u64>,
+    /// Pairs in flight at once, each with its own two engine processes (default: the config's
+    /// concurrency, else 1).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Opening book: EPD/FEN (one position a line) or PGN.
+    #[arg(long, value_name = "FILE")]
+    pub book: Option<PathBuf>,
+    /// Take openings in file order instead of a seeded shuffle.
+    #[arg(long)]
+    pub sequential: bool,
+    /// Search limit: fixed depth per move.
+    #[arg(long, group = "limit")]
+    pub depth: Option<u32>,
+    /// Search limit: fixed nodes per move.
+    #[arg(long, group = "limit")]
+    pub nodes: Option<u64>,
+    /// Search limit: fixed time per move in milliseconds.
+    #[arg(long, group = "limit", value_name = "MS")]
+    pub movetime: Option<u64>,
+    /// Search limit: a clock per side, BASE_MS+INC_MS in milliseconds (e.g. 10000+100).
+    #[arg(long, group = "limit", value_name = "BASE_MS+INC_MS")]
+    pub tc: Option<String>,
+    /// Draw a game after this many plies (book moves included).
+    #[arg(long)]
+    pub max_plies: Option<u32>,
+    /// Clock overrun allowed before a time forfeit.
+    #[arg(long, value_name = "MS")]
+    pub time_margin: Option<u64>,
+    /// How long a depth/nodes search may take before the engine counts as stalled.
+    #[arg(long, value_name = "MS")]
+    pub stall_timeout: Option<u64>,
+    /// How long an engine may take to answer `uci` with `uciok`.
+    #[arg(long, value_name = "MS")]
+    pub handshake_timeout: Option<u64>,
+    /// Stop after this many pairs in a row in which every game ended in an engine fault.
+    #[arg(long, default_value_t = 5)]
+    pub max_faulty_pairs: u32,
+    /// End a game by the Syzygy tables in this folder once it reaches a position they cover.
+    #[arg(long, value_name = "DIR")]
+    pub tb: Option<PathBuf>,
+    /// Append every game to this PGN file.
+    #[arg(long, value_name = "FILE")]
+    pub pgn: Option<PathBuf>,
+    /// Append every line sent to and read from each engine to this file, with a timestamp (ms),
+    /// the slot, the engine's name and the direction (`>` to it, `<` from it).
+    #[arg(long, value_name = "FILE")]
+    pub engine_log: Option<PathBuf>,
+    /// Keep the match's live record (JSON: counts, Elo, SPRT state; rewritten after every
+    /// pair, for `spsa serve`) in this file. Default: beside the PGN file, `NAME.match.json`
+    /// for `NAME.pgn`; no record without either.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Seed for the book order (random when not given; the header line shows it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop early by a sequential probability ratio test on the pair counts: ELO0,ELO1 in
+    /// normalised Elo (the fishtest/fastchess pentanomial model), optionally ,ALPHA,BETA
+    /// (default 0.05 each). --pairs is then the most to play (default 1000000).
+    #[arg(long, value_name = "ELO0,ELO1[,ALPHA,BETA]")]
+    pub sprt: Option<String>,
+    /// Seconds between progress lines on stderr (0: none).
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub progress: f64,
+}
+
+/// `spsa match`: two engines, or one engine with two option sets.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MatchArgs {
+    /// Take engines, book, limits and adjudication from this config (TOML or classic INI);
+    /// flags override it. A TOML file may leave out the tuning keys.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The first engine (side A).
+    #[arg(long, value_name = "PATH")]
+    pub engine1: Option<PathBuf>,
+    /// The second engine (side B); the first one again when not given.
+    #[arg(long, value_name = "PATH")]
+    pub engine2: Option<PathBuf>,
+    /// A command-line argument for engine 1 (repeat for several).
+    #[arg(long = "arg1", value_name = "ARG", allow_hyphen_values = true)]
+    pub args1: Vec<String>,
+    /// A command-line argument for engine 2 (repeat for several).
+    #[arg(long = "arg2", value_name = "ARG", allow_hyphen_values = true)]
+    pub args2: Vec<String>,
+    /// An option for both engines, NAME=VALUE (repeatable), e.g. "Hash=16".
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    pub options: Vec<String>,
+    /// An option for side A, NAME=VALUE (repeatable), e.g. "KnightValue=150".
+    #[arg(long = "option1", value_name = "NAME=VALUE")]
+    pub options1: Vec<String>,
+    /// An option for side B, NAME=VALUE (repeatable).
+    #[arg(long = "option2", value_name = "NAME=VALUE")]
+    pub options2: Vec<String>,
+    #[command(flatten)]
+    pub flags: MatchFlags,
+}
+
+impl MatchFlags {
+    /// What the flags ask of the match beyond its games config.
+    pub fn settings(&self) -> MatchSettings {
+        MatchSettings {
+            pairs: self.pairs,
+            concurrency: self.concurrency,
+            seed: self.seed,
+            sprt: self.sprt.clone(),
+            handshake_timeout: self.handshake_timeout.map(Duration::from_millis),
+            pgn_flag: self.pgn.is_some(),
+            engine_log_flag: self.engine_log.is_some(),
+            record: self.record.clone(),
+            max_faulty_pairs: self.max_faulty_pairs,
+        }
+    }
+}
+
+fn bad(message: impl Into<String>) -> anyhow::Error {
+    UserError(message.into()).into()
+}
+
+/// `NAME=VALUE` → an option wish; `flag` names the flag in the message.
+pub fn parse_option(text: &str, flag: &str) -> Result<(String, OptionValue)> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => Ok((
+            name.trim().to_string(),
+            OptionValue::Text(value.trim().to_string()),
+        )),
+        _ => Err(bad(format!("{flag} `{text}`: expected NAME=VALUE"))),
+    }
+}
+
+/// `BASE_MS+INC_MS` or `BASE_MS`.
+pub fn parse_tc(text: &str) -> Result<(u64, u64)> {
+    let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
+    match (base.trim().parse::<u64>(), inc.trim().parse::<u64>()) {
+        (Ok(b), Ok(i)) if b > 0 => Ok((b, i)),
+        _ => Err(bad(format!(
+            "--tc `{text}`: expected BASE_MS+INC_MS in milliseconds, e.g. 10000+100"
+        ))),
+    }
+}
+
+fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
+    EngineConfig {
+        command: command.to_path_buf(),
+        args: args.to_vec(),
+        workdir: None,
+        options: Vec::new(),
+    }
+}
+
+/// A readable engine name from its command: the file stem.
+fn stem(command: &Path) -> String {
+    command
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| command.display().to_string())
+}
+
+/// Apply the shared game flags to a games config (limits, book, plies, timeouts, PGN).
+pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
+    let limit_flag =
+        f.depth.is_some() || f.nodes.is_some() || f.movetime.is_some() || f.tc.is_some();
+    if limit_flag {
+        let l = &mut games.limits;
+        l.base_time_ms = None;
+        l.inc_time_ms = None;
+        l.nodes = f.nodes;
+        l.depth = f.depth;
+        l.movetime_ms = f.movetime;
+        if let Some(tc) = &f.tc {
+            let (base, inc) = parse_tc(tc)?;
+            l.base_time_ms = Some(base);
+            l.inc_time_ms = Some(inc);
+        }
+    }
+    if games.limits.chosen().is_empty() {
+        return Err(bad(
+            "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
+        ));
+    }
+    if let Some(ms) = f.time_margin {
+        games.limits.time_margin_ms = ms;
+    }
+    if let Some(ms) = f.stall_timeout {
+        games.limits.stall_timeout_ms = ms;
+    }
+    if f.book.is_some() {
+        games.book = f.book.clone();
+    }
+    if f.sequential {
+        games.book_random = false;
+    }
+    if f.max_plies.is_some() {
+        games.max_plies = f.max_plies;
+    }
+    if f.pgn.is_some() {
+        games.pgn = f.pgn.clone();
+    }
+    if f.engine_log.is_some() {
+        games.engine_log = f.engine_log.clone();
+    }
+    if f.tb.is_some() {
+        games.adjudication.tb_path = f.tb.clone();
+    }
+    Ok(())
+}
+
+/// A games config from flags alone (no config file): engine 1 is required.
+fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
+    let Some(e1) = &a.engine1 else {
+        return Err(bad(
+            "no engine: give --engine1 PATH (and --engine2 PATH) or --config FILE",
+        ));
+    };
+    let engine1 = engine_from_flag(e1, &a.args1);
+    let engine2 = match &a.engine2 {
+        Some(e2) => engine_from_flag(e2, &a.args2),
+        None if !a.args2.is_empty() => engine_from_flag(e1, &a.args2),
+        None => engine1.clone(),
+    };
+    Ok(GamesConfig {
+        engine1,
+        engine2,
+        book: None,
+        book_random: true,
+        book_plies: None,
+        variant: crate::game::Variant::Auto,
+        holdout: crate::game::DEFAULT_HOLDOUT,
+        verify_book: None,
+        limits: LimitsConfig {
+            time_margin_ms: 50,
+            stall_timeout_ms: 10_000,
+            ..LimitsConfig::default()
+        },
+        adjudication: AdjudicationConfig::default(),
+        max_plies: None,
+        pgn: None,
+        engine_log: None,
+        rounding: Default::default(),
+    })
+}
+
+impl MatchArgs {
+    /// Combine the config (if any) and the flags into a plan.
+    pub fn plan(&self) -> Result<Plan> {
+        let config = match &self.config {
+            Some(path) => Some(Config::load_games(path)?),
+            None => None,
+        };
+        let mut games = match config.as_ref().and_then(|c| c.games.clone()) {
+            Some(mut g) => {
+                if let Some(e1) = &self.engine1 {
+                    g.engine1 = engine_from_flag(e1, &self.args1);
+                } else if !self.args1.is_empty() {
+                    g.engine1.args = self.args1.clone();
+                }
+                if let Some(e2) = &self.engine2 {
+                    g.engine2 = engine_from_flag(e2, &self.args2);
+                } else if !self.args2.is_empty() {
+                    g.engine2.args = self.args2.clone();
+                }
+                g
+            }
+            None if config.is_some() && self.engine1.is_none() => {
+                return Err(bad(format!(
+                    "{}: no engines configured; give --engine1 PATH",
+                    self.config
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                )));
+            }
+            None => games_from_flags(self)?,
+        };
+        apply_flags(&mut games, &self.flags)?;
+        for text in &self.options {
+            let (name, value) = parse_option(text, "--option")?;
+            let value = match value {
+                OptionValue::Text(t) => t,
+                other => other.to_string(),
+            };
+            games.engine1.options.push((name.clone(), value.clone()));
+            games.engine2.options.push((name, value));
+        }
+        let fixed_flag = self
+            .options
+            .iter()
+            .filter_map(|t| t.split_once('=').map(|(n, _)| n.trim().to_string()))
+            .collect();
+        let a_options = self
+            .options1
+            .iter()
+            .map(|t| parse_option(t, "--option1"))
+            .collect::<Result<OptionSet>>()?;
+        let b_options = self
+            .options2
+            .iter()
+            .map(|t| parse_option(t, "--option2"))
+            .collect::<Result<OptionSet>>()?;
+        let (s1, s2) = (stem(&games.engine1.command), stem(&games.engine2.command));
+        let names = if s1 == s2 {
+            [format!("{s1}.1"), format!("{s2}.2")]
+        } else {
+            [s1, s2]
+        };
+        let mut plan = plan(
+            &games,
+            names,
+            a_options,
+            b_options,
+            &self.flags.settings(),
+            100,
+            config.as_ref().map(|c| c.concurrency),
+            config.as_ref().and_then(|c| c.seed),
+            "spsa match".into(),
+        )?;
+        plan.option_places = OptionPlaces {
+            config,
+            fixed_flag,
+            side_flags: [Some("--option1"), Some("--option2")],
+        };
+        Ok(plan)
+    }
+}
+
+/// Run `spsa match` to its end or Ctrl-C and print the results.
 pub async fn command(args: MatchArgs) -> Result<()> {
-    crate::matchrun::args::run_match(args).await
+    let mut plan = args.plan()?;
+    let source = plan.start_source().await?;
+    let (n1, n2) = plan.names();
+    crate::outln!(
+        "match: {n1} ({}) vs {n2} ({}), {} pairs, concurrency {}, {}",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options),
+        plan.pairs,
+        plan.concurrency,
+        plan.description
+    )?;
+    play_to_end(&source, &plan, &args.flags).await
+}
+
+/// Play a planned match to its end (or Ctrl-C), quit the engines, and print the results.
+pub async fn play_to_end(
+    source: &GameSource,
+    plan: &Plan,
+    flags: &MatchFlags,
+) -> anyhow::Result<()> {
+    finish(play_collect(source, plan, flags).await)
+}
+
+/// Play a planned match to its end (or Ctrl-C), quit the engines and print the speed; the
+/// outcome is the caller's to print.
+pub async fn play_collect(source: &GameSource, plan: &Plan, flags: &MatchFlags) -> MatchOutcome {
+    let out = crate::matchrun::play(
+        source,
+        plan.concurrency,
+        plan.pairs,
+        plan.sprt.as_ref(),
+        plan.max_faulty_pairs,
+        &crate::runtime::shutdown::Shutdown::on_signals(),
+        progress_every(flags),
+        plan.recording(),
+    )
+    .await;
+    source.arena().quit_all().await;
+    print_speed(&out);
+    out
+}
+
+/// The progress interval from the flags.
+pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
+    (f.progress > 0.0 && f.progress.is_finite()).then(|| Duration::from_secs_f64(f.progress))
+}
+
+/// Games per minute and the median time between games, on stderr.
+pub fn print_speed(out: &MatchOutcome) {
+    let games = out.tally.games();
+    let minutes = out.elapsed.as_secs_f64() / 60.0;
+    eprintln!(
+        "{games} games in {}, {:.1} games/min, median overhead per game {:.1} ms",
+        crate::report::progress::format_duration(out.elapsed.as_secs_f64()),
+        if minutes > 0.0 {
+            games as f64 / minutes
+        } else {
+            0.0
+        },
+        out.median_overhead().as_secs_f64() * 1000.0
+    );
+}
+
+/// Print the outcome (results on stdout, how it ended on stderr) and turn a failure into the
+/// command's error.
+pub fn finish(out: MatchOutcome) -> Result<()> {
+    crate::out!("{}", out.report())?;
+    match out.ending {
+        MatchEnding::Finished => Ok(()),
+        MatchEnding::Interrupted => {
+            eprintln!(
+                "interrupted after {} of {} pairs; the results above are for the pairs played",
+                out.tally.pairs(),
+                out.planned
+            );
+            Ok(())
+        }
+        MatchEnding::Failed(e) => Err(e.context(format!(
+            "match stopped after {} of {} pairs",
+            out.tally.pairs(),
+            out.planned
+        ))),
+    }
 }

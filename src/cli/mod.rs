@@ -43,9 +43,9 @@ pub enum Command {
     /// Show where a run stands (table), plot it, or print its values for an engine.
     Report(report::ReportArgs),
     /// Play game pairs between two engines (or two option sets) and report the Elo difference.
-    Match(crate::matchrun::MatchArgs),
+    Match(r#match::MatchArgs),
     /// Play a run's tuned values against its start values and report the Elo difference.
-    Verify(crate::matchrun::VerifyArgs),
+    Verify(verify::VerifyArgs),
     /// Labelled positions (EPD with results) from finished games, for a tune from positions.
     Positions(crate::positions::extract::PositionsArgs),
     /// Convert a coefficient file between its text and binary (`.coefb`) forms.

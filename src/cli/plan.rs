@@ -1,5 +1,6 @@
-//! `spsa plan CONFIG [--iterations N] [--runs R] [--seed S] -o OUT.var`: the config's variables
-//! with c_end and R_end chosen by simulated studies ([`crate::plan`]).
+//! `spsa plan CONFIG [--variables FILE] [--iterations N] [--runs R] [--seed S] -o OUT.var`: the
+//! config's variables (or FILE's) with c_end and R_end chosen by simulated studies
+//! ([`crate::plan`]).
 
 use std::path::PathBuf;
 
@@ -15,6 +16,10 @@ use crate::plan::{Planner, file_text, render};
 pub struct PlanArgs {
     /// The config (its variables file needs simul_elo, start and bounds).
     pub config: PathBuf,
+    /// Plan these variables instead of the config's variables file (a path from the current
+    /// folder, not from the config's).
+    #[arg(long, value_name = "FILE")]
+    pub variables: Option<PathBuf>,
     /// Plan for this many iterations (default: the config's Iterations).
     #[arg(long)]
     pub iterations: Option<u64>,
@@ -69,6 +74,9 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         ..Overrides::default()
     };
     let mut config = load_config(&args.config, &flags)?;
+    if let Some(path) = &args.variables {
+        config.variables = path.clone();
+    }
     // A real engine's file: where its weights are best is what the tune is for, so the model
     // does not assume it (a simulation file's optimum is 0 by convention).
     let real_engine = !config.simulate;
@@ -129,8 +137,13 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         args.runs
     );
     let outcome = planner.plan();
+    let variables_flag = args
+        .variables
+        .as_ref()
+        .map(|p| format!(" --variables {}", p.display()))
+        .unwrap_or_default();
     let how = format!(
-        "spsa plan {} --iterations {} --runs {} --seed {first_seed}{pilot_note}",
+        "spsa plan {}{variables_flag} --iterations {} --runs {} --seed {first_seed}{pilot_note}",
         args.config.display(),
         setup.schedule.iterations,
         args.runs

@@ -337,8 +337,8 @@ async fn verify_finished(config: &Config) -> Result<()> {
         v.against.name(),
         config.path.display()
     );
-    let args = crate::matchrun::VerifyArgs::from_config(config, v);
-    let verified = crate::matchrun::verify::verify(args).await?;
+    let args = super::verify::VerifyArgs::from_config(config, v);
+    let verified = super::verify::verify(args).await?;
     if verified.complete {
         crate::tuner::checkpoint::write_atomically(&record, verified.text.as_bytes())
             .with_context(|| {

@@ -97,6 +97,14 @@ pub enum CoefficientError {
     },
 }
 
+/// A coefficient file that cannot be read, or written where the user asked, is the user's to
+/// fix.
+impl crate::error::UserFacing for CoefficientError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}
+
 impl CoefficientError {
     fn format(
         path: &Path,

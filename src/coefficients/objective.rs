@@ -21,6 +21,12 @@ pub enum MappingError {
     Missing(String),
 }
 
+impl crate::error::UserFacing for MappingError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}
+
 /// What the optimisers need of a training or validation set: its size, the mean loss at θ, and
 /// the mean loss over a range of positions with its gradient (exact from a coefficient file, or
 /// estimated through UCI by [`super::estimated`]).

@@ -209,10 +209,10 @@ pub struct AdjudicationConfig {
 /// A configuration problem, naming the file and the line or key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read config file: {source}")]
+    #[error("{path}: cannot read config file: {cause}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}:{line}: {message}")]
     AtLine {
@@ -224,12 +224,19 @@ pub enum ConfigError {
     InFile { path: PathBuf, message: String },
 }
 
+/// A config that cannot be read or used is the user's to fix.
+impl crate::error::UserFacing for ConfigError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}
+
 impl Config {
     /// Load a config file; `.toml` is the TOML form, anything else the classic INI.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| ConfigError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         let is_toml = path
             .extension()
@@ -251,9 +258,9 @@ impl Config {
         if !is_toml {
             return Config::load(path);
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| ConfigError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         toml_form::parse_games(&text, path)
     }

@@ -30,10 +30,10 @@ pub struct Variable {
 /// A variables-file problem, always naming the file and line.
 #[derive(Debug, thiserror::Error)]
 pub enum VarsError {
-    #[error("{path}: cannot read variables file: {source}")]
+    #[error("{path}: cannot read variables file: {cause}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}:{line}: {message}")]
     Invalid {
@@ -45,14 +45,21 @@ pub enum VarsError {
     Empty { path: PathBuf },
 }
 
+/// A variables file that cannot be read or used is the user's to fix.
+impl crate::error::UserFacing for VarsError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}
+
 /// The column names, in file order; used for messages and for the header we write.
 pub const COLUMNS: [&str; 7] = ["name", "start", "min", "max", "c_end", "R_end", "simul_elo"];
 
 /// Read and validate a variables file.
 pub fn load(path: &Path) -> Result<Vec<Variable>, VarsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| VarsError::Io {
+    let text = std::fs::read_to_string(path).map_err(|cause| VarsError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     parse(&text, path)
 }

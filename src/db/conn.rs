@@ -41,6 +41,14 @@ pub enum DbError {
     },
 }
 
+/// A wrong URL, or a database that cannot be reached at the first connection, is the user's to
+/// fix; a refusal, a stop or a connection lost while a run is under way is not.
+impl crate::error::UserFacing for DbError {
+    fn is_user_error(&self) -> bool {
+        matches!(self, DbError::BadUrl { .. } | DbError::NotReached { .. })
+    }
+}
+
 impl DbError {
     /// Whether `e` (anywhere in its chain) is a wait on the database given up for a stop.
     pub fn is_stop(e: &anyhow::Error) -> bool {

@@ -65,6 +65,14 @@ pub enum EngineRefusal {
     },
 }
 
+/// The engine on this machine is not the run's (or cannot be had): the user's to fix. A
+/// worker records it and goes on; it ends no command by itself.
+impl crate::error::UserFacing for EngineRefusal {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}
+
 impl EngineRefusal {
     /// The same refusal for the other side (engine 2 configured as engine 1 is checked once).
     pub fn for_side(&self, side: &str) -> EngineRefusal {

@@ -81,6 +81,14 @@ pub enum EngineFault {
     Startup(String),
 }
 
+/// An engine that does not start (a wrong path, not a UCI engine) is the user's to fix; one
+/// that crashes or stalls in a game is not.
+impl crate::error::UserFacing for EngineFault {
+    fn is_user_error(&self) -> bool {
+        matches!(self, EngineFault::Startup(_))
+    }
+}
+
 impl EngineFault {
     /// Whether the process is no longer usable and must be restarted before the next game.
     pub fn needs_restart(&self) -> bool {

@@ -298,6 +298,14 @@ pub enum OptionError {
     NoChess960 { engine: String, command: String },
 }
 
+/// An option the engine does not have or cannot take is the user's to fix (in the config or
+/// the flags that asked for it).
+impl crate::error::UserFacing for OptionError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}
+
 /// The UCI option that switches an engine to Chess960 castling (king takes rook).
 pub const UCI_CHESS960: &str = "UCI_Chess960";
 
@@ -310,6 +318,18 @@ impl OptionError {
             | OptionError::WrongType { engine, option, .. } => Some((engine, option)),
             OptionError::NoChess960 { .. } => None,
         }
+    }
+
+    /// The option error in `err`'s chain, also when an [`super::EngineError`] wraps it (its
+    /// transparent variant hides the wrapped error from the chain).
+    pub fn find(err: &anyhow::Error) -> Option<&OptionError> {
+        err.chain().find_map(|e| {
+            e.downcast_ref::<OptionError>()
+                .or(match e.downcast_ref::<super::EngineError>() {
+                    Some(super::EngineError::Option(o)) => Some(o),
+                    _ => None,
+                })
+        })
     }
 }
 

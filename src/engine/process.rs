@@ -63,6 +63,16 @@ pub enum EngineError {
     Fault(#[from] EngineFault),
 }
 
+/// Transparent: whatever the wrapped error is.
+impl crate::error::UserFacing for EngineError {
+    fn is_user_error(&self) -> bool {
+        match self {
+            EngineError::Option(e) => crate::error::UserFacing::is_user_error(e),
+            EngineError::Fault(e) => crate::error::UserFacing::is_user_error(e),
+        }
+    }
+}
+
 /// Lines longer than this are truncated (the rest is read and dropped), so a runaway engine
 /// cannot make us buffer without bound.
 const MAX_LINE: usize = 1 << 20;

@@ -21,12 +21,8 @@ pub const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq 
 /// Why an opening or a book could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum BookError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("{path}: {cause}")]
+    Io { path: PathBuf, cause: io::Error },
     #[error("{path}:{line}: {message}")]
     Invalid {
         path: PathBuf,
@@ -65,6 +61,14 @@ pub enum BookError {
         len: usize,
         drawn_from: u64,
     },
+}
+
+/// A book that cannot be read or used (or no longer matches the run's split) is the user's to
+/// fix.
+impl crate::error::UserFacing for BookError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
 }
 
 /// A validated opening: a start position and book moves from it.
@@ -363,9 +367,9 @@ impl Book {
     /// Load `path`: PGN when its extension is `.pgn` (case-insensitive), else EPD/FEN lines.
     pub fn load(path: impl AsRef<Path>, options: &BookOptions) -> Result<Book, BookError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| BookError::Io {
+        let bytes = std::fs::read(path).map_err(|cause| BookError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         let is_pgn = path
             .extension()
@@ -803,9 +807,9 @@ pub(crate) fn read_pgn_games(
     let bytes = crate::config::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut visitor = BookVisitor { max_plies, mode };
-    let io_err = |source| BookError::Io {
+    let io_err = |cause| BookError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     loop {
         if !reader.has_more().map_err(io_err)? {

@@ -13,13 +13,17 @@ use super::record::EndReason;
 /// A Syzygy folder that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TablebaseError {
-    #[error("{dir}: cannot read Syzygy tables: {source}")]
-    Read {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("{dir}: cannot read Syzygy tables: {cause}")]
+    Read { dir: PathBuf, cause: std::io::Error },
     #[error("{dir}: no Syzygy tables (*.rtbw, *.rtbz) in this folder")]
     Empty { dir: PathBuf },
+}
+
+/// A Syzygy folder that cannot be used is the user's to fix.
+impl crate::error::UserFacing for TablebaseError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
 }
 
 /// Syzygy tables, opened once per process and shared by every game: a clone shares the same
@@ -36,9 +40,9 @@ impl Tablebases {
         let mut tables = Tablebase::new();
         tables
             .add_directory(dir)
-            .map_err(|source| TablebaseError::Read {
+            .map_err(|cause| TablebaseError::Read {
                 dir: dir.to_path_buf(),
-                source,
+                cause,
             })?;
         if tables.max_pieces() == 0 {
             return Err(TablebaseError::Empty {

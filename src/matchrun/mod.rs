@@ -1,13 +1,14 @@
-//! `spsa match` and `spsa verify`: play N game pairs between two engines (or one engine with two
-//! option sets) in an [`Arena`] and report W/D/L, pentanomial counts and the Elo difference with
-//! its 95% interval ([`crate::stats`]).
+//! Matches: play N game pairs between two engines (or one engine with two option sets) in an
+//! [`crate::arena::Arena`] and count W/D/L, pentanomial counts and the Elo difference with its
+//! 95% interval ([`crate::stats`]). What is played is a [`setup::Plan`]; the commands that build
+//! one from their flags and print the outcome are `spsa match` and `spsa verify` (`cli::match`,
+//! `cli::verify`), and `spsa plan --measure` plays its pilot matches here too.
 //!
 //! The games are played by the same [`pool`] and [`GameSource`] as tuning, scheduled by game:
 //! there is no second game loop here. Pair `k` (0-based) plays opening `k` of the book's order.
 
-pub mod args;
 pub mod record;
-pub mod verify;
+pub mod setup;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,11 +25,8 @@ use crate::stats::sprt::{Sprt, SprtStatus};
 use crate::stats::{self, Tally};
 use crate::tuner::Outputs;
 
-pub use args::{MatchArgs, MatchFlags};
 pub use record::MatchRecord;
-pub use verify::VerifyArgs;
-
-pub use crate::error::UserError;
+pub use setup::{MatchSettings, Plan, describe_options};
 
 /// How a match ended.
 #[derive(Debug)]
@@ -323,26 +321,4 @@ pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
         s.push_str(&format!(", faults: {}", out.faults_text()));
     }
     s
-}
-
-/// Print the outcome (results on stdout, how it ended on stderr) and turn a failure into the
-/// command's error.
-pub fn finish(out: MatchOutcome) -> Result<()> {
-    crate::out!("{}", out.report())?;
-    match out.ending {
-        MatchEnding::Finished => Ok(()),
-        MatchEnding::Interrupted => {
-            eprintln!(
-                "interrupted after {} of {} pairs; the results above are for the pairs played",
-                out.tally.pairs(),
-                out.planned
-            );
-            Ok(())
-        }
-        MatchEnding::Failed(e) => Err(e.context(format!(
-            "match stopped after {} of {} pairs",
-            out.tally.pairs(),
-            out.planned
-        ))),
-    }
 }

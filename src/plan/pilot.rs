@@ -19,8 +19,8 @@ use crate::arena::OptionSet;
 use crate::config::vars::{Variable, format_value};
 use crate::config::{Config, GamesConfig};
 use crate::engine::OptionValue;
-use crate::matchrun::args::{MatchFlags, plan};
-use crate::matchrun::{self, MatchEnding};
+use crate::matchrun::setup::plan;
+use crate::matchrun::{self, MatchEnding, MatchSettings};
 use crate::plan::curvature::{Curvature, Point, fit};
 use crate::plan::study::{ModelOptimum, OptimumPrior};
 use crate::runtime::shutdown::Shutdown;
@@ -352,11 +352,10 @@ async fn point(
             })
             .collect()
     };
-    let flags = MatchFlags {
+    let match_settings = MatchSettings {
         pairs: Some(settings.pairs),
         max_faulty_pairs: 5,
-        progress: 0.0,
-        ..MatchFlags::default()
+        ..MatchSettings::default()
     };
     let mut games = games.clone();
     games.pgn = None;
@@ -365,7 +364,7 @@ async fn point(
         [format!("{}{u:+}", vars[i].name), "start".into()],
         options(true),
         options(false),
-        &flags,
+        &match_settings,
         settings.pairs,
         Some(config.concurrency),
         config.seed,

@@ -86,12 +86,8 @@ impl Outcome {
 /// Why a labelled-positions file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PositionsError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("{path}: {cause}")]
+    Io { path: PathBuf, cause: io::Error },
     #[error("{path}:{line}: {message}")]
     Invalid {
         path: PathBuf,
@@ -102,6 +98,13 @@ pub enum PositionsError {
     Empty { path: PathBuf },
     #[error("too many labelled positions for one set (the packed store is limited to 4 GiB)")]
     TooLarge,
+}
+
+/// A labelled-positions file that cannot be read or used is the user's to fix.
+impl crate::error::UserFacing for PositionsError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
 }
 
 /// Many labelled positions in a compact store: each position is shakmaty's packed setup
@@ -124,9 +127,9 @@ impl LabelledPositions {
     /// error: a tune on nothing is a mistake in the config.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, PositionsError> {
         let path = path.as_ref();
-        let io_err = |source| PositionsError::Io {
+        let io_err = |cause| PositionsError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let file = File::open(path).map_err(io_err)?;
         let set = Self::read(path, BufReader::with_capacity(1 << 16, file))?;
@@ -153,9 +156,9 @@ impl LabelledPositions {
             raw.clear();
             let n = reader
                 .read_until(b'\n', &mut raw)
-                .map_err(|source| PositionsError::Io {
+                .map_err(|cause| PositionsError::Io {
                     path: path.to_path_buf(),
-                    source,
+                    cause,
                 })?;
             if n == 0 {
                 break;

@@ -15,3 +15,9 @@ pub mod summary;
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ReportError(pub String);
+
+impl crate::error::UserFacing for ReportError {
+    fn is_user_error(&self) -> bool {
+        true
+    }
+}

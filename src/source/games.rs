@@ -209,14 +209,11 @@ pub fn option_error_at(
     names: [&str; 2],
     place: impl Fn(usize, &str, &str) -> Option<anyhow::Error>,
 ) -> anyhow::Error {
-    let found = err
-        .chain()
-        .find_map(|e| e.downcast_ref::<OptionError>())
-        .and_then(|o| {
-            let (engine, option) = o.engine_and_option()?;
-            let side = names.iter().position(|n| *n == engine)? + 1;
-            place(side, option, &o.to_string())
-        });
+    let found = OptionError::find(&err).and_then(|o| {
+        let (engine, option) = o.engine_and_option()?;
+        let side = names.iter().position(|n| *n == engine)? + 1;
+        place(side, option, &o.to_string())
+    });
     found.unwrap_or(err)
 }
 

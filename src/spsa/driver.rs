@@ -100,6 +100,13 @@ pub enum ApplyError {
     NotFinite(f64),
 }
 
+/// A result the driver refuses is a bug or a corrupt store, not the user's to fix.
+impl crate::error::UserFacing for ApplyError {
+    fn is_user_error(&self) -> bool {
+        false
+    }
+}
+
 /// The SPSA bookkeeping of one run.
 #[derive(Clone, Debug)]
 pub struct Driver {
