@@ -33,6 +33,13 @@
 //! (`MATCH_SPEED_CLOCK=0` skips it). It prints per game: own CPU, context switches, and peak
 //! RSS per slot, with the ratios spsa/fastchess.
 //!
+//! `MATCH_SPEED_VARIANT=chess960` plays the bundled Chess960 and DFRC start positions
+//! (`openings/chess960_sample.epd`) instead, both programs in their Chess960 mode, and the games
+//! are compared move for move as the standard ones are.
+//!
+//! Both comparisons end with each program's wall time over its floor, (engines' CPU + own CPU)
+//! / the cores it may use: how busy it keeps the machine.
+//!
 //! `MATCH_SPEED_BASELINE=/path/to/an/older/spsa` puts that binary in fastchess's place (and needs
 //! no fastchess): a change measured against the code before it, in the same alternating rounds.
 
@@ -118,6 +125,7 @@ fn main() {
             pairs: Some(pairs),
             concurrency: Some(2),
             book: Some(book()),
+            variant: chess960().then_some(spsa::game::Variant::Chess960),
             nodes: Some(5000),
             seed: Some(1),
             max_faulty_pairs: 5,
@@ -218,7 +226,18 @@ fn main() {
 }
 
 fn book() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd")
+    let name = if chess960() {
+        "openings/chess960_sample.epd"
+    } else {
+        "openings/balanced_6ply.epd"
+    };
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// `MATCH_SPEED_VARIANT=chess960`: the same comparison on the bundled Chess960 and DFRC start
+/// positions, both programs told the variant (`--variant chess960`, `-variant fischerandom`).
+fn chess960() -> bool {
+    std::env::var("MATCH_SPEED_VARIANT").is_ok_and(|v| v == "chess960" || v == "dfrc")
 }
 
 /// `MATCH_SPEED_SUITE=high`: many games at once against fastchess. The bundled sparring engine
@@ -531,6 +550,11 @@ impl Setup {
         c.args(["--concurrency", &self.concurrency.to_string()])
             .args(["--pairs", &self.pairs.to_string(), "--book", epd])
             .args(["--sequential", "--seed", "1"])
+            .args(if chess960() {
+                &["--variant", "chess960"][..]
+            } else {
+                &[]
+            })
             .args(["--progress", "0", "--pgn", pgn]);
         c
     }
@@ -563,6 +587,11 @@ impl Setup {
         ])
         .args(["-rounds", &self.pairs.to_string(), "-games", "2", "-repeat"])
         .args(["-concurrency", &self.concurrency.to_string()])
+        .args(if chess960() {
+            &["-variant", "fischerandom"][..]
+        } else {
+            &[]
+        })
         .args(["-pgnout", "file=fastchess.pgn"]);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         if self.concurrency > cores {
@@ -714,6 +743,25 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
         engines(1) / engines(0),
         rss(1) / rss(0),
         switches(1) / switches(0)
+    );
+    // No manager can finish the games faster than the engines' CPU and its own shared over the
+    // cores it may use: the floor. Wall over floor says how busy a manager keeps the cores.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let lanes = cores.min(c);
+    let over_floor = |r: &Run| r.wall / ((r.engines + r.own()) / lanes);
+    for (side, name) in names.iter().enumerate() {
+        println!(
+            "median {name:<9} wall over its floor ((engines' CPU + own CPU) / {lanes} cores): {:.3}",
+            median(runs[side].iter().map(over_floor).collect())
+        );
+    }
+    println!(
+        "ratio spsa/{other}: wall over floor {:.3} (median of per-round ratios {:.3}), own CPU {:.3} (median of per-round ratios {:.3})",
+        median(runs[1].iter().map(over_floor).collect())
+            / median(runs[0].iter().map(over_floor).collect()),
+        per_round(&over_floor),
+        own(1) / own(0),
+        per_round(&|r| r.own()),
     );
     let [fc, sp] = &last_games;
     let same: usize = fc

@@ -267,3 +267,62 @@ fn an_engine_without_uci_chess960_is_refused_before_any_game() {
     );
     assert!(std::fs::read_to_string(&pgn).unwrap_or_default().is_empty());
 }
+
+#[test]
+fn the_variant_flag_overrides_the_book_s_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    // Standard castling rights read as standard chess: `--variant standard` on a Chess960 book
+    // is refused at the book, before any engine starts.
+    let o = run(&[
+        "match",
+        "--engine1",
+        sparring(),
+        "--pairs",
+        "1",
+        "--book",
+        sample_book().to_str().unwrap(),
+        "--variant",
+        "standard",
+        "--depth",
+        "1",
+        "--progress",
+        "0",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("chess960_sample.epd"), "{err}");
+    // A standard position played as Chess960 on request: the PGN says so.
+    let book = dir.path().join("start.epd");
+    std::fs::write(
+        &book,
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n",
+    )
+    .unwrap();
+    let pgn = dir.path().join("games.pgn");
+    let o = run(&[
+        "match",
+        "--engine1",
+        sparring(),
+        "--pairs",
+        "1",
+        "--book",
+        book.to_str().unwrap(),
+        "--variant",
+        "chess960",
+        "--depth",
+        "1",
+        "--max-plies",
+        "20",
+        "--progress",
+        "0",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(tags(&text, "Variant"), ["Chess960", "Chess960"], "{text}");
+    // A spelling the flag does not know is clap's refusal (exit 2), naming the value.
+    let o = run(&["match", "--engine1", sparring(), "--variant", "atomic"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("atomic"), "{}", stderr(&o));
+}

@@ -32,6 +32,10 @@ pub struct MatchFlags {
     /// Take openings in file order instead of a seeded shuffle.
     #[arg(long)]
     pub sequential: bool,
+    /// Castling rules: `standard`, `chess960` (Chess960 and DFRC: X-FEN or Shredder-FEN
+    /// castling, `UCI_Chess960` set), or `auto` (the book decides; the default).
+    #[arg(long, value_name = "VARIANT", value_parser = parse_variant)]
+    pub variant: Option<crate::game::Variant>,
     /// Search limit: fixed depth per move.
     #[arg(long, group = "limit")]
     pub depth: Option<u32>,
@@ -212,6 +216,9 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     }
     if f.sequential {
         games.book_random = false;
+    }
+    if let Some(v) = f.variant {
+        games.variant = v;
     }
     if f.max_plies.is_some() {
         games.max_plies = f.max_plies;
@@ -431,4 +438,10 @@ pub fn finish(out: MatchOutcome) -> Result<()> {
             out.planned
         ))),
     }
+}
+
+/// `--variant`: the config key's spellings.
+fn parse_variant(s: &str) -> std::result::Result<crate::game::Variant, String> {
+    crate::game::Variant::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a variant: standard, chess960 (or dfrc) or auto"))
 }
