@@ -633,6 +633,9 @@ pub(crate) fn split_operations(s: &str) -> Vec<&str> {
 struct BookVisitor {
     max_plies: Option<usize>,
     mode: CastlingMode,
+    /// Each game's own rules: Chess960 when its `Variant` tag says so, standard otherwise
+    /// (`mode` is then ignored).
+    per_game: bool,
 }
 
 struct GameTags {
@@ -728,7 +731,12 @@ impl Visitor for BookVisitor {
                 ))));
             }
         };
-        match (chess960, self.mode) {
+        let mode = match (self.per_game, chess960) {
+            (true, Some(true)) => CastlingMode::Chess960,
+            (true, _) => CastlingMode::Standard,
+            (false, _) => self.mode,
+        };
+        match (chess960, mode) {
             (Some(true), CastlingMode::Standard) => {
                 return ControlFlow::Break(Err(PositionError::NeedsChess960(
                     "the game's Variant tag is Chess960".into(),
@@ -744,7 +752,7 @@ impl Visitor for BookVisitor {
             _ => {}
         }
         let fen = tags.fen.as_deref().unwrap_or(START_FEN);
-        match parse_position(fen, self.mode) {
+        match parse_position(fen, mode) {
             Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
             Err(e) => ControlFlow::Break(Err(e)),
         }
@@ -780,7 +788,7 @@ fn parse_pgn(
     mode: CastlingMode,
 ) -> Result<Vec<Opening>, BookError> {
     let mut openings = Vec::new();
-    read_pgn_games(path, bytes, max_plies, mode, |game| {
+    read_pgn_games(path, bytes, max_plies, Some(mode), |game| {
         let source = format!("{}:{}", path.display(), game.line);
         let opening = Opening::from_moves(mode, game.start, game.moves, source, None)
             .map_err(|m| invalid(path, game.line, m))?;
@@ -791,18 +799,23 @@ fn parse_pgn(
 }
 
 /// Read every game of a PGN text (at most `max_plies` plies of each) and hand its main line to
-/// `each`, in file order, with `mode`'s castling. A bad game is an error naming the line it
-/// starts on.
+/// `each`, in file order, with `mode`'s castling, or (`None`) each game with its own: Chess960
+/// when its `Variant` tag is Chess960 (or Fischerandom), standard otherwise. A bad game, or one
+/// of another variant, is an error naming the line it starts on.
 pub(crate) fn read_pgn_games(
     path: &Path,
     bytes: &[u8],
     max_plies: Option<usize>,
-    mode: CastlingMode,
+    mode: Option<CastlingMode>,
     mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
 ) -> Result<(), BookError> {
     let bytes = crate::config::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
-    let mut visitor = BookVisitor { max_plies, mode };
+    let mut visitor = BookVisitor {
+        max_plies,
+        mode: mode.unwrap_or(CastlingMode::Standard),
+        per_game: mode.is_none(),
+    };
     let io_err = |source| BookError::Io {
         path: path.to_path_buf(),
         source,
