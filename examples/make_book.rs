@@ -38,6 +38,7 @@ use shakmaty::fen::{Epd, Fen};
 use shakmaty::san::San;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position, Role};
+use spsa::game::chess960_back_rank as back_rank;
 
 const MULTIPV: u32 = 6;
 const ROOT_MULTIPV: u32 = 10;
@@ -293,35 +294,6 @@ fn fen_of(pos: &Chess) -> String {
     shakmaty::fen::Fen::from_position(pos, EnPassantMode::Legal).to_string()
 }
 
-/// The knights' places among the five squares left after bishops and queen, by the Chess960
-/// scheme's fourth digit.
-const KNIGHTS: [&str; 10] = [
-    "NN---", "N-N--", "N--N-", "N---N", "-NN--", "-N-N-", "-N--N", "--NN-", "--N-N", "---NN",
-];
-
-/// White's back rank of Chess960 position `n` (0..960) in the standard numbering (518 is
-/// RNBQKBNR).
-fn back_rank(n: usize) -> String {
-    let mut rank = [' '; 8];
-    let (n, light) = (n / 4, n % 4);
-    rank[2 * light + 1] = 'B';
-    let (n, dark) = (n / 4, n % 4);
-    rank[2 * dark] = 'B';
-    let (n, queen) = (n / 6, n % 6);
-    let empty = |rank: &[char; 8]| (0..8).filter(|&i| rank[i] == ' ').collect::<Vec<_>>();
-    let queen = empty(&rank)[queen];
-    rank[queen] = 'Q';
-    for (i, c) in empty(&rank).into_iter().zip(KNIGHTS[n].chars()) {
-        if c == 'N' {
-            rank[i] = 'N';
-        }
-    }
-    for (i, c) in empty(&rank).into_iter().zip("RKR".chars()) {
-        rank[i] = c;
-    }
-    rank.iter().collect()
-}
-
 /// A start position: its label (`518`, or `12 300` for DFRC's White and Black arrays) and the
 /// position with Chess960 castling (standard castling for the standard start).
 fn start_position(variant: Variant, rng: &mut ChaCha8Rng) -> (String, Chess) {
@@ -458,9 +430,9 @@ fn main() {
         }
         if moves.len() == plies && !pos.is_game_over() {
             let epd = epd_of(&pos, variant);
-            if !leaves.contains_key(&epd) {
+            if let std::collections::btree_map::Entry::Vacant(e) = leaves.entry(epd) {
                 *per_start.entry(label.clone()).or_insert(0) += 1;
-                leaves.insert(epd, (label, start, moves));
+                e.insert((label, start, moves));
             }
         }
     }

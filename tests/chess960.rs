@@ -12,38 +12,9 @@ use std::process::Command;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
-use spsa::game::{Book, BookOptions, BookOrder, Variant};
+use spsa::game::{Book, BookOptions, BookOrder, Variant, chess960_back_rank as back_rank};
 
 use match_common::*;
-
-/// The knights' places among the five squares left after bishops and queen, by the scheme's
-/// fourth digit.
-const KNIGHTS: [&str; 10] = [
-    "NN---", "N-N--", "N--N-", "N---N", "-NN--", "-N-N-", "-N--N", "--NN-", "--N-N", "---NN",
-];
-
-/// White's back rank of Chess960 position `n` (0..960) in the standard numbering: 518 is
-/// RNBQKBNR.
-fn back_rank(n: usize) -> String {
-    let mut rank = [' '; 8];
-    let (n, light) = (n / 4, n % 4);
-    rank[2 * light + 1] = 'B';
-    let (n, dark) = (n / 4, n % 4);
-    rank[2 * dark] = 'B';
-    let (n, queen) = (n / 6, n % 6);
-    let empty = |rank: &[char; 8]| (0..8).filter(|&i| rank[i] == ' ').collect::<Vec<_>>();
-    let queen = empty(&rank)[queen];
-    rank[queen] = 'Q';
-    for (i, c) in empty(&rank).into_iter().zip(KNIGHTS[n].chars()) {
-        if c == 'N' {
-            rank[i] = 'N';
-        }
-    }
-    for (i, c) in empty(&rank).into_iter().zip("RKR".chars()) {
-        rank[i] = c;
-    }
-    rank.iter().collect()
-}
 
 /// The files of the king-side and queen-side rooks of a back rank.
 fn rook_files(rank: &str) -> (char, char) {

@@ -252,6 +252,36 @@ fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, PositionError>
     })
 }
 
+/// The knights' places among the five squares left after bishops and queen, by the Chess960
+/// scheme's fourth digit.
+const KNIGHTS: [&str; 10] = [
+    "NN---", "N-N--", "N--N-", "N---N", "-NN--", "-N-N-", "-N--N", "--NN-", "--N-N", "---NN",
+];
+
+/// White's back rank of Chess960 position `n` (taken modulo 960) in the standard numbering (518
+/// is RNBQKBNR), as `examples/make_book` and `openings/chess960_sample.epd` number the arrays.
+pub fn chess960_back_rank(n: usize) -> String {
+    let n = n % 960;
+    let mut rank = [' '; 8];
+    let (n, light) = (n / 4, n % 4);
+    rank[2 * light + 1] = 'B';
+    let (n, dark) = (n / 4, n % 4);
+    rank[2 * dark] = 'B';
+    let (n, queen) = (n / 6, n % 6);
+    let empty = |rank: &[char; 8]| (0..8).filter(|&i| rank[i] == ' ').collect::<Vec<_>>();
+    let queen = empty(&rank)[queen];
+    rank[queen] = 'Q';
+    for (i, c) in empty(&rank).into_iter().zip(KNIGHTS[n].chars()) {
+        if c == 'N' {
+            rank[i] = 'N';
+        }
+    }
+    for (i, c) in empty(&rank).into_iter().zip("RKR".chars()) {
+        rank[i] = c;
+    }
+    rank.iter().collect()
+}
+
 /// Which castling rules a book is read with (`[games] variant`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Variant {
