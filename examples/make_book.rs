@@ -38,7 +38,7 @@ use shakmaty::fen::{Epd, Fen};
 use shakmaty::san::San;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position, Role};
-use spsa::game::chess960_back_rank as back_rank;
+use spsa::game::chess960_start_fen;
 
 const MULTIPV: u32 = 6;
 const ROOT_MULTIPV: u32 = 10;
@@ -310,20 +310,7 @@ fn start_position(variant: Variant, rng: &mut ChaCha8Rng) -> (String, Chess) {
     } else {
         white.to_string()
     };
-    let (w, b) = (back_rank(white), back_rank(black));
-    // Shredder-FEN castling (the rooks' files) reads unambiguously for every pair of arrays.
-    let files = |rank: &str| -> String {
-        rank.match_indices('R')
-            .map(|(i, _)| (b'a' + i as u8) as char)
-            .rev()
-            .collect()
-    };
-    let fen = format!(
-        "{}/pppppppp/8/8/8/8/PPPPPPPP/{w} w {}{} - 0 1",
-        b.to_lowercase(),
-        files(&w).to_uppercase(),
-        files(&b)
-    );
+    let fen = chess960_start_fen(white, black);
     let pos = fen
         .parse::<Fen>()
         .ok()

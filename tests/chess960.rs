@@ -12,7 +12,9 @@ use std::process::Command;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
-use spsa::game::{Book, BookOptions, BookOrder, Variant, chess960_back_rank as back_rank};
+use spsa::game::{
+    Book, BookOptions, BookOrder, Variant, chess960_back_rank as back_rank, chess960_start_fen,
+};
 
 use match_common::*;
 
@@ -390,19 +392,7 @@ fn start_of(line: &str, variant: &str) -> String {
     } else {
         (nums[0], nums[0])
     };
-    let (white, black) = (back_rank(w), back_rank(b));
-    let files = |rank: &str| -> String {
-        rank.match_indices('R')
-            .map(|(i, _)| (b'a' + i as u8) as char)
-            .rev()
-            .collect()
-    };
-    format!(
-        "{}/pppppppp/8/8/8/8/PPPPPPPP/{white} w {}{} - 0 1",
-        black.to_lowercase(),
-        files(&white).to_uppercase(),
-        files(&black)
-    )
+    chess960_start_fen(w, b)
 }
 
 #[test]

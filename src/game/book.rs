@@ -282,6 +282,25 @@ pub fn chess960_back_rank(n: usize) -> String {
     rank.iter().collect()
 }
 
+/// The start position of White's Chess960 array `white` and Black's `black` (the same number for
+/// Chess960, two for DFRC) as a FEN with Shredder-FEN castling (the rooks' files), which reads
+/// unambiguously for every pair of arrays.
+pub fn chess960_start_fen(white: usize, black: usize) -> String {
+    let (w, b) = (chess960_back_rank(white), chess960_back_rank(black));
+    let files = |rank: &str| -> String {
+        rank.match_indices('R')
+            .map(|(i, _)| (b'a' + i as u8) as char)
+            .rev()
+            .collect()
+    };
+    format!(
+        "{}/pppppppp/8/8/8/8/PPPPPPPP/{w} w {}{} - 0 1",
+        b.to_lowercase(),
+        files(&w).to_uppercase(),
+        files(&b)
+    )
+}
+
 /// Which castling rules a book is read with (`[games] variant`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Variant {
