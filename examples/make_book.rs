@@ -18,6 +18,14 @@
 //! `balanced_8ply_large.epd`). Without options it makes `balanced_6ply.epd` and
 //! `balanced_small.pgn` exactly as bundled. Deterministic for a given Stockfish build (one thread,
 //! fixed seed), and it uses one core only.
+//!
+//! Chess960: `--variant chess960` starts every walk from one of the 960 start arrays (the same for
+//! both sides, numbered by the standard scheme, 518 being the standard one) and `--variant dfrc`
+//! from White's and Black's arrays drawn apart; `--seed N` picks them (default fixed, so the
+//! book is reproducible) and `--per-array N` keeps at most N candidates from one start (default
+//! 2). Stockfish gets `UCI_Chess960`, moves are in Chess960 UCI (castling as king takes rook),
+//! positions keep X-FEN castling for chess960 and Shredder-FEN (the rooks' files) for DFRC, and
+//! the round-robin of step 3 goes over start arrays instead of first moves.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -26,15 +34,36 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shakmaty::fen::Epd;
+use shakmaty::fen::{Epd, Fen};
 use shakmaty::san::San;
 use shakmaty::uci::UciMove;
-use shakmaty::{Chess, Color, EnPassantMode, Position, Role};
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position, Role};
+use spsa::game::chess960_start_fen;
 
 const MULTIPV: u32 = 6;
 const ROOT_MULTIPV: u32 = 10;
 const PRUNE_WINDOW: i32 = 50;
 const SEED: u64 = 20240607;
+/// The default seed of the Chess960 and DFRC books.
+const SEED_960: u64 = 960;
+
+/// Which start positions the walks begin from.
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    Standard,
+    Chess960,
+    Dfrc,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Standard => "standard",
+            Variant::Chess960 => "chess960",
+            Variant::Dfrc => "dfrc",
+        }
+    }
+}
 
 /// The parts of the recipe a caller may change; the defaults make the bundled small book.
 struct Recipe {
@@ -47,6 +76,9 @@ struct Recipe {
     count: usize,
     name: Option<String>,
     pgn: bool,
+    variant: Variant,
+    seed: Option<u64>,
+    per_array: usize,
 }
 
 impl Default for Recipe {
@@ -61,6 +93,9 @@ impl Default for Recipe {
             count: 300,
             name: None,
             pgn: true,
+            variant: Variant::Standard,
+            seed: None,
+            per_array: 2,
         }
     }
 }
@@ -122,6 +157,16 @@ fn parse_args(args: &[String]) -> (String, String, Recipe) {
             "--balanced-cp" => recipe.balanced_cp = num(&v) as i32,
             "--per-structure" => recipe.per_structure = num(&v),
             "--name" => recipe.name = Some(v),
+            "--seed" => recipe.seed = Some(num(&v) as u64),
+            "--per-array" => recipe.per_array = num(&v),
+            "--variant" => {
+                recipe.variant = match v.as_str() {
+                    "standard" => Variant::Standard,
+                    "chess960" | "960" => Variant::Chess960,
+                    "dfrc" => Variant::Dfrc,
+                    _ => panic!("--variant: standard, chess960 or dfrc, not {v}"),
+                }
+            }
             _ => panic!("unknown option {a} {v}"),
         }
     }
@@ -136,6 +181,10 @@ fn parse_args(args: &[String]) -> (String, String, Recipe) {
     if let Some(c) = positional.get(2).and_then(|c| c.parse().ok()) {
         recipe.count = c;
     }
+    if recipe.variant != Variant::Standard {
+        // Neither the small PGN book nor the standard book's file name fits a 960 book.
+        recipe.pgn = false;
+    }
     (stockfish, out_dir, recipe)
 }
 
@@ -146,7 +195,7 @@ struct Engine {
 }
 
 impl Engine {
-    fn start(path: &str) -> Engine {
+    fn start(path: &str, chess960: bool) -> Engine {
         let mut child = Command::new(path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -163,6 +212,9 @@ impl Engine {
         engine.wait_for("uciok");
         engine.send("setoption name Threads value 1");
         engine.send("setoption name Hash value 16");
+        if chess960 {
+            engine.send("setoption name UCI_Chess960 value true");
+        }
         engine.send("isready");
         engine.wait_for("readyok");
         engine
@@ -242,6 +294,58 @@ fn fen_of(pos: &Chess) -> String {
     shakmaty::fen::Fen::from_position(pos, EnPassantMode::Legal).to_string()
 }
 
+/// A start position: its label (`518`, or `12 300` for DFRC's White and Black arrays) and the
+/// position with Chess960 castling (standard castling for the standard start).
+fn start_position(variant: Variant, rng: &mut ChaCha8Rng) -> (String, Chess) {
+    let (white, black) = match variant {
+        Variant::Standard => return ("standard".to_string(), Chess::default()),
+        Variant::Chess960 => {
+            let n = rng.random_range(0..960);
+            (n, n)
+        }
+        Variant::Dfrc => (rng.random_range(0..960), rng.random_range(0..960)),
+    };
+    let label = if variant == Variant::Dfrc {
+        format!("{white} {black}")
+    } else {
+        white.to_string()
+    };
+    let fen = chess960_start_fen(white, black);
+    let pos = fen
+        .parse::<Fen>()
+        .ok()
+        .and_then(|f| f.into_position(CastlingMode::Chess960).ok())
+        .unwrap_or_else(|| panic!("start position {label}: {fen}"));
+    (label, pos)
+}
+
+/// The EPD of `pos`: shakmaty writes X-FEN castling (KQkq for the outermost rooks, a file for an
+/// inner one); DFRC books get Shredder-FEN, every right as its rook's file.
+fn epd_of(pos: &Chess, variant: Variant) -> String {
+    let epd = Epd::from_position(pos, EnPassantMode::Legal).to_string();
+    if variant != Variant::Dfrc {
+        return epd;
+    }
+    let rights = pos.castles().castling_rights();
+    let mut castling = String::new();
+    for color in Color::ALL {
+        for rook in (rights & color.backrank()).into_iter().rev() {
+            let file = rook.file().char();
+            castling.push(if color == Color::White {
+                file.to_ascii_uppercase()
+            } else {
+                file
+            });
+        }
+    }
+    if castling.is_empty() {
+        castling.push('-');
+    }
+    let mut fields: Vec<&str> = epd.split(' ').collect();
+    fields[2] = &castling;
+    fields.join(" ")
+}
+
 fn pawn_key(pos: &Chess) -> (u64, u64) {
     let board = pos.board();
     let pawns = board.by_role(Role::Pawn);
@@ -266,15 +370,26 @@ fn main() {
     } = recipe;
     let started = std::time::Instant::now();
 
+    let variant = recipe.variant;
+    let chess960 = variant != Variant::Standard;
+    let seed = recipe
+        .seed
+        .unwrap_or(if chess960 { SEED_960 } else { SEED });
     let engine_id = engine_name(&stockfish);
-    let mut engine = Engine::start(&stockfish);
-    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let mut engine = Engine::start(&stockfish, chess960);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut candidates_cache: HashMap<String, Vec<String>> = HashMap::new();
-    let mut leaves: BTreeMap<String, Vec<String>> = BTreeMap::new(); // epd -> moves
+    // epd -> (start label, start position, moves)
+    let mut leaves: BTreeMap<String, (String, Chess, Vec<String>)> = BTreeMap::new();
+    let mut per_start: HashMap<String, usize> = HashMap::new();
     let mut walks = 0;
     while leaves.len() < candidates && walks < candidates * 20 {
         walks += 1;
-        let mut pos = Chess::default();
+        let (label, start) = start_position(variant, &mut rng);
+        if chess960 && per_start.get(&label).copied().unwrap_or(0) >= recipe.per_array {
+            continue;
+        }
+        let mut pos = start.clone();
         let mut moves = Vec::new();
         for ply in 0..plies {
             let fen = fen_of(&pos);
@@ -296,13 +411,16 @@ fn main() {
                 .parse::<UciMove>()
                 .ok()
                 .and_then(|u| u.to_move(&pos).ok())
-                .expect("engine move is legal");
+                .unwrap_or_else(|| panic!("engine move {pick} is not legal in {fen}"));
             pos.play_unchecked(m);
             moves.push(pick);
         }
         if moves.len() == plies && !pos.is_game_over() {
-            let epd = Epd::from_position(&pos, EnPassantMode::Legal).to_string();
-            leaves.entry(epd).or_insert(moves);
+            let epd = epd_of(&pos, variant);
+            if let std::collections::btree_map::Entry::Vacant(e) = leaves.entry(epd) {
+                *per_start.entry(label.clone()).or_insert(0) += 1;
+                e.insert((label, start, moves));
+            }
         }
     }
     eprintln!(
@@ -315,6 +433,7 @@ fn main() {
     // Evaluate and keep balanced positions.
     struct Kept {
         epd: String,
+        start: String,
         moves: Vec<String>,
         eval: i32,
         pawns: (u64, u64),
@@ -322,8 +441,8 @@ fn main() {
         fullmoves: u32,
     }
     let mut by_first: BTreeMap<String, Vec<Kept>> = BTreeMap::new();
-    for (i, (epd, moves)) in leaves.iter().enumerate() {
-        let mut pos = Chess::default();
+    for (i, (epd, (label, start, moves))) in leaves.iter().enumerate() {
+        let mut pos = start.clone();
         for m in moves {
             let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
             pos.play_unchecked(mv);
@@ -342,8 +461,15 @@ fn main() {
             eprintln!("evaluated {i}/{}", leaves.len());
         }
         if white_eval.abs() <= balanced_cp {
-            by_first.entry(moves[0].clone()).or_default().push(Kept {
+            // Round-robin over first moves, or over start arrays for 960 books.
+            let key = if chess960 {
+                label.clone()
+            } else {
+                moves[0].clone()
+            };
+            by_first.entry(key).or_default().push(Kept {
                 epd: epd.clone(),
+                start: label.clone(),
                 moves: moves.clone(),
                 eval: white_eval,
                 pawns: pawn_key(&pos),
@@ -381,15 +507,45 @@ fn main() {
     }
     eprintln!("kept {} balanced, diverse positions", chosen.len());
 
+    let from = match variant {
+        Variant::Standard => "the start".to_string(),
+        Variant::Chess960 => format!(
+            "Chess960 start arrays\n# (variant chess960: one array of the 960 for both sides, \
+             numbered by the standard scheme,\n# 518 the standard one; X-FEN castling; \
+             {} arrays drawn with seed {seed}, at most {} candidates from one)",
+            per_start.len(),
+            recipe.per_array
+        ),
+        Variant::Dfrc => format!(
+            "Double Fischer Random start arrays\n# (variant dfrc: White's and Black's arrays \
+             of the 960 drawn apart, numbered by the standard\n# scheme; Shredder-FEN castling; \
+             {} pairs drawn with seed {seed}, at most {} candidates from one)",
+            per_start.len(),
+            recipe.per_array
+        ),
+    };
+    let round_robin = if chess960 {
+        "start arrays"
+    } else {
+        "first moves"
+    };
+    let c0 = if chess960 {
+        "c0 = the moves from the start array in Chess960 UCI (castling as king takes rook),\n\
+         # c1 = the start array's number (White's then Black's for DFRC).\n"
+    } else {
+        "c0 = the moves from the start in UCI.\n"
+    };
     let header = format!(
-        "# spsa bundled opening book: {n} balanced positions {plies} plies from the start.\n\
+        "# spsa bundled opening book: {n} balanced positions {plies} plies from {from}.\n\
          # Made by `cargo run --release --example make_book{cmd}` with {engine_id}:\n\
          # random walks of {plies} plies, each move among Stockfish's MultiPV {MULTIPV} (root {ROOT_MULTIPV})\n\
          # at depth {prune_depth} within {PRUNE_WINDOW} cp of the best; end positions kept when\n\
          # |eval| <= {balanced_cp} cp at depth {eval_depth} (1 thread, 16 MB hash); at most\n\
-         # {per_structure} per pawn structure, round-robin over first moves. Seed {SEED}.\n\
+         # {per_structure} per pawn structure, round-robin over {round_robin}. Seed {seed}.\n\
+         # Variant {variant}.\n\
          # Opcodes: hmvc/fmvn = move counters, ce = Stockfish eval in cp from White's view,\n\
-         # c0 = the moves from the start in UCI.\n",
+         # {c0}",
+        variant = variant.name(),
         n = chosen.len(),
         cmd = if args.is_empty() {
             String::new()
@@ -399,23 +555,33 @@ fn main() {
     );
     let width = 3.max(count.to_string().len());
     let mut epd_out = header.clone();
+    let id_prefix = match variant {
+        Variant::Standard => format!("bal{plies}"),
+        Variant::Chess960 => format!("c960-{plies}"),
+        Variant::Dfrc => format!("dfrc-{plies}"),
+    };
     for (i, k) in chosen.iter().enumerate() {
+        let c1 = if chess960 {
+            format!(" c1 \"{}\";", k.start)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             epd_out,
-            "{} hmvc {}; fmvn {}; id \"bal{plies}-{:0width$}\"; ce {}; c0 \"{}\";",
+            "{} hmvc {}; fmvn {}; id \"{id_prefix}-{:0width$}\"; ce {}; c0 \"{}\";{c1}",
             k.epd,
             k.halfmoves,
             k.fullmoves,
             i + 1,
             k.eval,
-            k.moves.join(" ")
+            k.moves.join(" "),
         );
     }
     std::fs::create_dir_all(&out_dir).expect("create out dir");
-    let name = recipe
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("balanced_{plies}ply.epd"));
+    let name = recipe.name.clone().unwrap_or_else(|| match variant {
+        Variant::Standard => format!("balanced_{plies}ply.epd"),
+        _ => format!("{}_balanced_{plies}ply.epd", variant.name()),
+    });
     let epd_path = format!("{out_dir}/{name}");
     std::fs::write(&epd_path, epd_out).expect("write epd");
     eprintln!(
@@ -455,7 +621,7 @@ fn main() {
 }
 
 fn engine_name(path: &str) -> String {
-    let mut engine = Engine::start(path);
+    let mut engine = Engine::start(path, false);
     engine.send("uci");
     engine
         .wait_for("uciok")

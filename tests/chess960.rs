@@ -5,39 +5,18 @@
 
 mod match_common;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, Position};
+use spsa::game::{
+    Book, BookOptions, BookOrder, Variant, chess960_back_rank as back_rank, chess960_start_fen,
+};
+
 use match_common::*;
-
-/// The knights' places among the five squares left after bishops and queen, by the scheme's
-/// fourth digit.
-const KNIGHTS: [&str; 10] = [
-    "NN---", "N-N--", "N--N-", "N---N", "-NN--", "-N-N-", "-N--N", "--NN-", "--N-N", "---NN",
-];
-
-/// White's back rank of Chess960 position `n` (0..960) in the standard numbering: 518 is
-/// RNBQKBNR.
-fn back_rank(n: usize) -> String {
-    let mut rank = [' '; 8];
-    let (n, light) = (n / 4, n % 4);
-    rank[2 * light + 1] = 'B';
-    let (n, dark) = (n / 4, n % 4);
-    rank[2 * dark] = 'B';
-    let (n, queen) = (n / 6, n % 6);
-    let empty = |rank: &[char; 8]| (0..8).filter(|&i| rank[i] == ' ').collect::<Vec<_>>();
-    let queen = empty(&rank)[queen];
-    rank[queen] = 'Q';
-    for (i, c) in empty(&rank).into_iter().zip(KNIGHTS[n].chars()) {
-        if c == 'N' {
-            rank[i] = 'N';
-        }
-    }
-    for (i, c) in empty(&rank).into_iter().zip("RKR".chars()) {
-        rank[i] = c;
-    }
-    rank.iter().collect()
-}
 
 /// The files of the king-side and queen-side rooks of a back rank.
 fn rook_files(rank: &str) -> (char, char) {
@@ -93,7 +72,7 @@ fn the_numbering_and_the_bundled_book() {
     assert_eq!(back_rank(0), "BBQNNRKR");
     assert_eq!(back_rank(959), "RKRNNQBB");
     // Every arrangement distinct, bishops on both colours, king between the rooks.
-    let all: std::collections::HashSet<String> = (0..960).map(back_rank).collect();
+    let all: HashSet<String> = (0..960).map(back_rank).collect();
     assert_eq!(all.len(), 960);
     for r in &all {
         let b: Vec<usize> = r.match_indices('B').map(|(i, _)| i).collect();
@@ -208,6 +187,30 @@ fn sparring_plays_chess960_with_castling_both_ways_checked_by_python_chess() {
             .iter()
             .all(|t| t != "rules infraction" && t != "abandoned"),
         "{text}"
+    );
+
+    // `spsa positions` replays every Chess960 game from its FEN (castling included) to its end:
+    // a move misread would be an illegal move naming the file and line.
+    assert!(text.contains("O-O"), "{text}");
+    let positions = dir.path().join("positions.epd");
+    let o = run(&[
+        "positions",
+        pgn.to_str().unwrap(),
+        "-o",
+        positions.to_str().unwrap(),
+        "--skip-plies",
+        "0",
+        "--per-game",
+        "1000",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("6 games"), "{err}");
+    let extracted = std::fs::read_to_string(&positions).unwrap();
+    // The pairs' games repeat each other, so about half the positions are duplicates.
+    assert!(
+        extracted.lines().filter(|l| !l.starts_with('#')).count() > 100,
+        "{err}\n{extracted}"
     );
 
     let Some(python) = python_chess() else {
@@ -325,4 +328,138 @@ fn the_variant_flag_overrides_the_book_s_choice() {
     let o = run(&["match", "--engine1", sparring(), "--variant", "atomic"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("atomic"), "{}", stderr(&o));
+}
+
+/// `examples/make_book --variant chess960|dfrc`: a tiny book of each kind from Stockfish at
+/// shallow depths (seconds), read back through the project's book loader with Chess960 rules;
+/// every position legal in Chess960 (shakmaty) and reached by its recorded moves from its start
+/// array, no line twice, the header naming the variant.
+const STOCKFISH: &str = "/usr/games/stockfish";
+
+/// The example's binary, built by cargo as the test runs (a no-op when it is up to date).
+fn make_book() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--example", "make_book"])
+        .current_dir(root)
+        .output()
+        .expect("cargo runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    target.join("debug/examples/make_book")
+}
+
+fn check_made_book(variant: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(make_book())
+        .args([STOCKFISH, dir.path().to_str().unwrap(), "6"])
+        .args(["--variant", variant, "--plies", "4", "--candidates", "12"])
+        .args([
+            "--prune-depth",
+            "4",
+            "--eval-depth",
+            "6",
+            "--balanced-cp",
+            "400",
+        ])
+        .output()
+        .expect("make_book runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let path = dir.path().join(format!("{variant}_balanced_4ply.epd"));
+    let text = std::fs::read_to_string(&path).expect("the book");
+    assert!(text.contains(&format!("# Variant {variant}.")), "{text}");
+    assert!(text.contains(&format!("--variant {variant}")), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert_eq!(lines.iter().collect::<HashSet<_>>().len(), 6, "{text}");
+    let starts: HashSet<&str> = lines
+        .iter()
+        .map(|l| l.split("c1 \"").nth(1).expect("c1").trim_end_matches("\";"))
+        .collect();
+    assert!(starts.len() >= 3, "not spread over arrays:\n{text}");
+
+    let options = BookOptions {
+        order: BookOrder::Sequential,
+        seed: 1,
+        max_plies: None,
+        variant: Variant::Chess960,
+    };
+    let book = Book::load(&path, &options).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(book.len(), 6);
+    assert!(book.chess960());
+    for line in &lines {
+        let fields: Vec<&str> = line.split(' ').take(4).collect();
+        let castling = fields[2];
+        if variant == "dfrc" {
+            assert!(
+                castling == "-"
+                    || castling
+                        .chars()
+                        .all(|c| c.is_ascii_alphabetic() && !"KQkq".contains(c)),
+                "not Shredder-FEN: {line}"
+            );
+        }
+        let fen = format!("{} 0 1", fields.join(" "));
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Chess960)
+            .unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(!pos.is_game_over(), "{line}");
+        // The recorded moves replay from the start array to this very position.
+        let c0 = line
+            .split("c0 \"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let start_fen = start_of(line, variant);
+        let mut replay: Chess = start_fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Chess960)
+            .unwrap();
+        for m in c0.split(' ') {
+            let mv = m.parse::<UciMove>().unwrap().to_move(&replay).unwrap();
+            replay.play_unchecked(mv);
+        }
+        assert_eq!(replay.board(), pos.board(), "{line}");
+        assert_eq!(
+            replay.castles().castling_rights(),
+            pos.castles().castling_rights(),
+            "{line}"
+        );
+    }
+}
+
+/// The start position of a book line, rebuilt from its `c1` array numbers by the numbering.
+fn start_of(line: &str, variant: &str) -> String {
+    let c1 = line
+        .split("c1 \"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let nums: Vec<usize> = c1.split(' ').map(|n| n.parse().unwrap()).collect();
+    let (w, b) = if variant == "dfrc" {
+        (nums[0], nums[1])
+    } else {
+        (nums[0], nums[0])
+    };
+    chess960_start_fen(w, b)
+}
+
+#[test]
+fn make_book_makes_chess960_and_dfrc_books_that_load_and_replay() {
+    if !Path::new(STOCKFISH).exists() {
+        eprintln!("skipped: {STOCKFISH} not found");
+        return;
+    }
+    check_made_book("chess960");
+    check_made_book("dfrc");
 }

@@ -256,6 +256,55 @@ fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, PositionError>
     })
 }
 
+/// The knights' places among the five squares left after bishops and queen, by the Chess960
+/// scheme's fourth digit.
+const KNIGHTS: [&str; 10] = [
+    "NN---", "N-N--", "N--N-", "N---N", "-NN--", "-N-N-", "-N--N", "--NN-", "--N-N", "---NN",
+];
+
+/// White's back rank of Chess960 position `n` (taken modulo 960) in the standard numbering (518
+/// is RNBQKBNR), as `examples/make_book` and `openings/chess960_sample.epd` number the arrays.
+pub fn chess960_back_rank(n: usize) -> String {
+    let n = n % 960;
+    let mut rank = [' '; 8];
+    let (n, light) = (n / 4, n % 4);
+    rank[2 * light + 1] = 'B';
+    let (n, dark) = (n / 4, n % 4);
+    rank[2 * dark] = 'B';
+    let (n, queen) = (n / 6, n % 6);
+    let empty = |rank: &[char; 8]| (0..8).filter(|&i| rank[i] == ' ').collect::<Vec<_>>();
+    let queen = empty(&rank)[queen];
+    rank[queen] = 'Q';
+    for (i, c) in empty(&rank).into_iter().zip(KNIGHTS[n].chars()) {
+        if c == 'N' {
+            rank[i] = 'N';
+        }
+    }
+    for (i, c) in empty(&rank).into_iter().zip("RKR".chars()) {
+        rank[i] = c;
+    }
+    rank.iter().collect()
+}
+
+/// The start position of White's Chess960 array `white` and Black's `black` (the same number for
+/// Chess960, two for DFRC) as a FEN with Shredder-FEN castling (the rooks' files), which reads
+/// unambiguously for every pair of arrays.
+pub fn chess960_start_fen(white: usize, black: usize) -> String {
+    let (w, b) = (chess960_back_rank(white), chess960_back_rank(black));
+    let files = |rank: &str| -> String {
+        rank.match_indices('R')
+            .map(|(i, _)| (b'a' + i as u8) as char)
+            .rev()
+            .collect()
+    };
+    format!(
+        "{}/pppppppp/8/8/8/8/PPPPPPPP/{w} w {}{} - 0 1",
+        b.to_lowercase(),
+        files(&w).to_uppercase(),
+        files(&b)
+    )
+}
+
 /// Which castling rules a book is read with (`[games] variant`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Variant {
@@ -637,6 +686,9 @@ pub(crate) fn split_operations(s: &str) -> Vec<&str> {
 struct BookVisitor {
     max_plies: Option<usize>,
     mode: CastlingMode,
+    /// Each game's own rules: Chess960 when its `Variant` tag says so, standard otherwise
+    /// (`mode` is then ignored).
+    per_game: bool,
 }
 
 struct GameTags {
@@ -732,7 +784,12 @@ impl Visitor for BookVisitor {
                 ))));
             }
         };
-        match (chess960, self.mode) {
+        let mode = match (self.per_game, chess960) {
+            (true, Some(true)) => CastlingMode::Chess960,
+            (true, _) => CastlingMode::Standard,
+            (false, _) => self.mode,
+        };
+        match (chess960, mode) {
             (Some(true), CastlingMode::Standard) => {
                 return ControlFlow::Break(Err(PositionError::NeedsChess960(
                     "the game's Variant tag is Chess960".into(),
@@ -748,7 +805,7 @@ impl Visitor for BookVisitor {
             _ => {}
         }
         let fen = tags.fen.as_deref().unwrap_or(START_FEN);
-        match parse_position(fen, self.mode) {
+        match parse_position(fen, mode) {
             Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
             Err(e) => ControlFlow::Break(Err(e)),
         }
@@ -784,7 +841,7 @@ fn parse_pgn(
     mode: CastlingMode,
 ) -> Result<Vec<Opening>, BookError> {
     let mut openings = Vec::new();
-    read_pgn_games(path, bytes, max_plies, mode, |game| {
+    read_pgn_games(path, bytes, max_plies, Some(mode), |game| {
         let source = format!("{}:{}", path.display(), game.line);
         let opening = Opening::from_moves(mode, game.start, game.moves, source, None)
             .map_err(|m| invalid(path, game.line, m))?;
@@ -795,18 +852,23 @@ fn parse_pgn(
 }
 
 /// Read every game of a PGN text (at most `max_plies` plies of each) and hand its main line to
-/// `each`, in file order, with `mode`'s castling. A bad game is an error naming the line it
-/// starts on.
+/// `each`, in file order, with `mode`'s castling, or (`None`) each game with its own: Chess960
+/// when its `Variant` tag is Chess960 (or Fischerandom), standard otherwise. A bad game, or one
+/// of another variant, is an error naming the line it starts on.
 pub(crate) fn read_pgn_games(
     path: &Path,
     bytes: &[u8],
     max_plies: Option<usize>,
-    mode: CastlingMode,
+    mode: Option<CastlingMode>,
     mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
 ) -> Result<(), BookError> {
     let bytes = crate::config::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
-    let mut visitor = BookVisitor { max_plies, mode };
+    let mut visitor = BookVisitor {
+        max_plies,
+        mode: mode.unwrap_or(CastlingMode::Standard),
+        per_game: mode.is_none(),
+    };
     let io_err = |cause| BookError::Io {
         path: path.to_path_buf(),
         cause,

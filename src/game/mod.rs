@@ -29,7 +29,7 @@ pub use adjudication::Adjudicator;
 pub use arbiter::play_game;
 pub use book::{
     Book, BookError, BookOptions, BookOrder, BookPart, DEFAULT_HOLDOUT, Holdout, Opening,
-    START_FEN, Variant,
+    START_FEN, Variant, chess960_back_rank, chess960_start_fen,
 };
 pub use pgn::{PgnOptions, write_pgn};
 pub use record::{EndReason, Fault, GameRecord, GameResult, PlayedMove};

@@ -93,7 +93,9 @@ pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Ex
     let mut games_seen: HashSet<(u64, Vec<shakmaty::Move>)> = HashSet::new();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     for (path, bytes) in inputs {
-        read_pgn_games(path, bytes, None, CastlingMode::Standard, |game| {
+        // Each game with its own rules: Chess960 games replay from their FEN with Chess960
+        // castling.
+        read_pgn_games(path, bytes, None, None, |game| {
             out.games += 1;
             let outcome = match game.result.as_deref().map(str::trim) {
                 Some("1-0") => Outcome::WhiteWins,
@@ -147,6 +149,7 @@ pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Ex
                 if taken >= args.per_game {
                     break;
                 }
+                let c = standard_castling(c);
                 let key: Zobrist64 = c.zobrist_hash(EnPassantMode::Legal);
                 if !seen.insert(key.0) {
                     out.duplicates += 1;
@@ -165,6 +168,22 @@ pub fn extract(inputs: &[(PathBuf, Vec<u8>)], args: &PositionsArgs) -> Result<Ex
         })?;
     }
     Ok(out)
+}
+
+/// `pos` with standard castling, as labelled-position files hold it: a Chess960 position whose
+/// castling rights read the same in standard chess keeps them; one whose rights need Chess960
+/// (a king off e1, a rook off the corner) loses them, which no static evaluation of the
+/// position misses.
+fn standard_castling(pos: Chess) -> Chess {
+    if pos.castles().mode() == CastlingMode::Standard {
+        return pos;
+    }
+    let mut setup = pos.to_setup(EnPassantMode::Legal);
+    if let Ok(p) = setup.clone().position(CastlingMode::Standard) {
+        return p;
+    }
+    setup.castling_rights = shakmaty::Bitboard::EMPTY;
+    setup.position(CastlingMode::Standard).unwrap_or(pos)
 }
 
 /// Run the command: read every PGN, extract, write the outputs, summarise on stderr.
@@ -356,6 +375,24 @@ mod tests {
         };
         assert_eq!(keys(&distinct), keys(&run_on(&args(&base))));
         assert_eq!(distinct.duplicates, 0);
+    }
+
+    #[test]
+    fn chess960_games_replay_and_other_variants_are_refused() {
+        let a = args(&["--skip-plies", "0"]);
+        // King on d1, rooks on a1/h1: O-O-O puts the king on c1 and the a-rook on d1.
+        let fen = "r2k3r/pppqbppp/2npbn2/4p3/4P3/2NPBN2/PPPQBPPP/R2K3R w KQkq - 0 1";
+        let pgn = format!(
+            "[Variant \"Chess960\"]\n[SetUp \"1\"]\n[FEN \"{fen}\"]\n[Result \"1-0\"]\n\n\
+             1. O-O-O O-O 2. a3 a6 1-0\n"
+        );
+        let found = extract(&[(PathBuf::from("g.pgn"), pgn.into_bytes())], &a).unwrap();
+        assert_eq!((found.games, found.train.len()), (1, 4));
+        let atomic = "[Variant \"Atomic\"]\n[Result \"1-0\"]\n\n1. e4 e5 1-0\n";
+        let err = extract(&[(PathBuf::from("a.pgn"), atomic.as_bytes().to_vec())], &a)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a.pgn:1") && err.contains("Atomic"), "{err}");
     }
 
     #[test]
