@@ -22,6 +22,11 @@ pub trait UserFacing {
 #[error("{0}")]
 pub struct UserError(pub String);
 
+/// A [`UserError`] with this message, as `anyhow` code returns it.
+pub fn user_error(message: impl Into<String>) -> anyhow::Error {
+    UserError(message.into()).into()
+}
+
 impl UserFacing for UserError {
     fn is_user_error(&self) -> bool {
         true

@@ -11,7 +11,7 @@ use clap::Args;
 use crate::arena::OptionSet;
 use crate::config::{AdjudicationConfig, Config, EngineConfig, GamesConfig, LimitsConfig};
 use crate::engine::OptionValue;
-use crate::error::UserError;
+use crate::error::user_error;
 use crate::matchrun::setup::{OptionPlaces, plan};
 use crate::matchrun::{MatchEnding, MatchOutcome, MatchSettings, Plan, describe_options};
 use crate::source::games::GameSource;
@@ -140,10 +140,6 @@ impl MatchFlags {
     }
 }
 
-fn bad(message: impl Into<String>) -> anyhow::Error {
-    UserError(message.into()).into()
-}
-
 /// `NAME=VALUE` → an option wish; `flag` names the flag in the message.
 pub fn parse_option(text: &str, flag: &str) -> Result<(String, OptionValue)> {
     match text.split_once('=') {
@@ -151,7 +147,7 @@ pub fn parse_option(text: &str, flag: &str) -> Result<(String, OptionValue)> {
             name.trim().to_string(),
             OptionValue::Text(value.trim().to_string()),
         )),
-        _ => Err(bad(format!("{flag} `{text}`: expected NAME=VALUE"))),
+        _ => Err(user_error(format!("{flag} `{text}`: expected NAME=VALUE"))),
     }
 }
 
@@ -160,7 +156,7 @@ pub fn parse_tc(text: &str) -> Result<(u64, u64)> {
     let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
     match (base.trim().parse::<u64>(), inc.trim().parse::<u64>()) {
         (Ok(b), Ok(i)) if b > 0 => Ok((b, i)),
-        _ => Err(bad(format!(
+        _ => Err(user_error(format!(
             "--tc `{text}`: expected BASE_MS+INC_MS in milliseconds, e.g. 10000+100"
         ))),
     }
@@ -201,7 +197,7 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
         }
     }
     if games.limits.chosen().is_empty() {
-        return Err(bad(
+        return Err(user_error(
             "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
         ));
     }
@@ -238,7 +234,7 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
 /// A games config from flags alone (no config file): engine 1 is required.
 fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
     let Some(e1) = &a.engine1 else {
-        return Err(bad(
+        return Err(user_error(
             "no engine: give --engine1 PATH (and --engine2 PATH) or --config FILE",
         ));
     };
@@ -292,7 +288,7 @@ impl MatchArgs {
                 g
             }
             None if config.is_some() && self.engine1.is_none() => {
-                return Err(bad(format!(
+                return Err(user_error(format!(
                     "{}: no engines configured; give --engine1 PATH",
                     self.config
                         .as_ref()

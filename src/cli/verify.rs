@@ -12,7 +12,7 @@ use crate::arena::OptionSet;
 use crate::config::vars::{self, Variable};
 use crate::config::{Against, Config, ConfigError, GamesConfig, VerifyConfig};
 use crate::engine::OptionValue;
-use crate::error::UserError;
+use crate::error::user_error;
 use crate::game::{BookPart, Holdout};
 use crate::matchrun::setup::plan;
 use crate::matchrun::{MatchEnding, MatchOutcome, Plan, describe_options};
@@ -80,10 +80,6 @@ impl VerifyArgs {
     }
 }
 
-fn bad(message: impl Into<String>) -> anyhow::Error {
-    UserError(message.into()).into()
-}
-
 /// One side's values: names and numbers, rounded to the integers spin options take.
 struct ValueSet {
     label: String,
@@ -118,7 +114,10 @@ impl ValueSet {
 
 fn load_values(path: &Path, label: &str) -> Result<ValueSet> {
     if std::fs::metadata(path).is_err() {
-        return Err(bad(format!("{}: variables file not found", path.display())));
+        return Err(user_error(format!(
+            "{}: variables file not found",
+            path.display()
+        )));
     }
     let vars = vars::load(path)?;
     Ok(ValueSet::from_vars(
@@ -161,7 +160,7 @@ fn tuned_and_start(
     }
     let path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
     if std::fs::metadata(path).is_err() {
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "{}: checkpoint not found (run `spsa run {}` first, or give --values FILE)",
             path.display(),
             config.path.display()
@@ -170,7 +169,7 @@ fn tuned_and_start(
     let ck = checkpoint::read(path)?;
     let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
     if names != start.names {
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "{}: the checkpoint's variables {:?} differ from {}'s {:?}",
             path.display(),
             names,
@@ -195,7 +194,7 @@ fn tuned_and_start(
 fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<ValueSet> {
     let log = &config.log;
     if std::fs::metadata(log).is_err() {
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "{}: θ log not found (run `spsa run {}` first)",
             log.display(),
             config.path.display()
@@ -203,7 +202,7 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
     }
     let history = History::read_named(log, Some(&start.names))?;
     if history.names != start.names {
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "{}: the θ log's variables {:?} differ from {}'s {:?}",
             log.display(),
             history.names,
@@ -213,7 +212,7 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
     }
     let Some(row) = history.iterations.iter().position(|&i| i == iteration) else {
         let last = history.iterations.last().copied().unwrap_or(0);
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "{}: no row for iteration {iteration} (the log holds iterations up to {last})",
             log.display()
         )));
@@ -394,7 +393,7 @@ pub struct Verified {
 pub async fn verify(args: VerifyArgs) -> Result<Verified> {
     let config = Config::load(&args.config)?;
     let Some(mut games) = config.games.clone() else {
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "{}: no engines configured (verify plays real games)",
             config.path.display()
         )));

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::arena::{self, Arena, EngineSetup, OptionSet};
 use crate::config::{Config, EngineConfig, GamesConfig};
-use crate::error::UserError;
+use crate::error::user_error;
 use crate::game::GameSettings;
 use crate::game::{Book, BookOrder, Opening};
 use crate::source::games::{GameFiles, GameSource, Sides, option_error_at};
@@ -84,7 +84,7 @@ impl OptionPlaces {
             .iter()
             .any(|n| n.eq_ignore_ascii_case(option))
         {
-            return Some(bad(format!("--option {option}: {message}")));
+            return Some(user_error(format!("--option {option}: {message}")));
         }
         self.config
             .as_ref()?
@@ -95,7 +95,7 @@ impl OptionPlaces {
     /// A side's own option refused: at its flag.
     fn side(&self, side: usize, option: &str, message: &str) -> Option<anyhow::Error> {
         let flag = self.side_flags[side - 1]?;
-        Some(bad(format!("{flag} {option}: {message}")))
+        Some(user_error(format!("{flag} {option}: {message}")))
     }
 }
 
@@ -165,16 +165,12 @@ impl Plan {
     }
 }
 
-fn bad(message: impl Into<String>) -> anyhow::Error {
-    UserError(message.into()).into()
-}
-
 /// Load the book (or the start position when there is none).
 pub fn load_book(games: &GamesConfig, seed: u64) -> Result<Book> {
     match &games.book {
         Some(path) => {
             if std::fs::metadata(path).is_err() {
-                return Err(bad(format!("{}: book not found", path.display())));
+                return Err(user_error(format!("{}: book not found", path.display())));
             }
             Ok(Book::load(path, &arena::book_options(games, seed))?)
         }
@@ -187,7 +183,10 @@ pub fn load_book(games: &GamesConfig, seed: u64) -> Result<Book> {
 fn check_command(e: &EngineConfig, which: &str) -> Result<()> {
     let c = &e.command;
     if c.components().count() > 1 && std::fs::metadata(c).is_err() {
-        return Err(bad(format!("{which}: {}: engine not found", c.display())));
+        return Err(user_error(format!(
+            "{which}: {}: engine not found",
+            c.display()
+        )));
     }
     Ok(())
 }
@@ -213,7 +212,7 @@ pub fn plan(
         .as_deref()
         .map(Sprt::parse)
         .transpose()
-        .map_err(bad)?;
+        .map_err(user_error)?;
     let default_pairs = if sprt.is_some() {
         SPRT_MAX_PAIRS
     } else {
@@ -221,11 +220,11 @@ pub fn plan(
     };
     let pairs = settings.pairs.unwrap_or(default_pairs);
     if pairs == 0 {
-        return Err(bad("--pairs must be at least 1"));
+        return Err(user_error("--pairs must be at least 1"));
     }
     let concurrency = settings.concurrency.or(config_concurrency).unwrap_or(1);
     if !(1..=1024).contains(&concurrency) {
-        return Err(bad(format!(
+        return Err(user_error(format!(
             "--concurrency must be between 1 and 1024, not {concurrency}"
         )));
     }
@@ -298,7 +297,7 @@ pub fn plan(
 fn check_output(path: &Path, by_flag: bool, flag: &str, what: &str) -> Result<()> {
     crate::config::check_writable(path).map_err(|problem| {
         let from = if by_flag { flag } else { what };
-        bad(format!(
+        user_error(format!(
             "{from} `{}` cannot be written: {problem}",
             path.display()
         ))
