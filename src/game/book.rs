@@ -685,10 +685,9 @@ pub(crate) fn split_operations(s: &str) -> Vec<&str> {
 /// Reads one PGN game: the start position (FEN tag or standard) and its main-line moves.
 struct BookVisitor {
     max_plies: Option<usize>,
-    mode: CastlingMode,
-    /// Each game's own rules: Chess960 when its `Variant` tag says so, standard otherwise
-    /// (`mode` is then ignored).
-    per_game: bool,
+    /// The book's rules; `None`: each game's own, Chess960 when its `Variant` tag says so,
+    /// standard otherwise.
+    mode: Option<CastlingMode>,
 }
 
 struct GameTags {
@@ -784,11 +783,11 @@ impl Visitor for BookVisitor {
                 ))));
             }
         };
-        let mode = match (self.per_game, chess960) {
-            (true, Some(true)) => CastlingMode::Chess960,
-            (true, _) => CastlingMode::Standard,
-            (false, _) => self.mode,
-        };
+        let mode = self.mode.unwrap_or(if chess960 == Some(true) {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        });
         match (chess960, mode) {
             (Some(true), CastlingMode::Standard) => {
                 return ControlFlow::Break(Err(PositionError::NeedsChess960(
@@ -864,11 +863,7 @@ pub(crate) fn read_pgn_games(
 ) -> Result<(), BookError> {
     let bytes = crate::config::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
-    let mut visitor = BookVisitor {
-        max_plies,
-        mode: mode.unwrap_or(CastlingMode::Standard),
-        per_game: mode.is_none(),
-    };
+    let mut visitor = BookVisitor { max_plies, mode };
     let io_err = |cause| BookError::Io {
         path: path.to_path_buf(),
         cause,
