@@ -38,7 +38,9 @@
 //! are compared move for move as the standard ones are.
 //!
 //! Both comparisons end with each program's wall time over its floor, (engines' CPU + own CPU)
-//! / the cores it may use: how busy it keeps the machine.
+//! / the cores it may use: how busy it keeps the machine. It is printed twice: to the program's
+//! exit, and to its last game (its PGN file's last write), because fastchess looks once a second
+//! whether its games are done, so its exit comes up to a second after its last game.
 //!
 //! `MATCH_SPEED_BASELINE=/path/to/an/older/spsa` puts that binary in fastchess's place (and needs
 //! no fastchess): a change measured against the code before it, in the same alternating rounds.
@@ -284,6 +286,12 @@ fn high_concurrency(fastchess: &Path) {
 /// (sampled while it ran).
 struct Run {
     wall: f64,
+    /// When it spawned, wall clock: its PGN's modification time less this is when its last game
+    /// was written (fastchess checks once a second whether its games are done, so its exit can
+    /// come up to a second after its last game).
+    spawned: std::time::SystemTime,
+    /// Seconds from spawn to its last game's PGN write (its wall time if the PGN is missing).
+    to_last_game: f64,
     own_user: f64,
     own_sys: f64,
     engines: f64,
@@ -374,6 +382,7 @@ fn sample(pid: u32) -> Sample {
 /// `WNOWAIT`), read its final times from the zombie, then reap it. A thread samples its memory
 /// and context switches every half second meanwhile.
 fn measure(mut cmd: Command, dir: &Path) -> Run {
+    let spawned = std::time::SystemTime::now();
     let started = Instant::now();
     let mut child = cmd
         .current_dir(dir)
@@ -431,6 +440,8 @@ fn measure(mut cmd: Command, dir: &Path) -> Run {
     assert!(status.success(), "{cmd:?} failed ({status})");
     Run {
         wall,
+        spawned,
+        to_last_game: wall,
         own_user: times[0],
         own_sys: times[1],
         engines: times[2] + times[3],
@@ -674,16 +685,24 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
                 (0, Some(b)) => setup.spsa(b, epd, &pgn_names[0]),
                 _ => setup.spsa(Path::new(env!("CARGO_BIN_EXE_spsa")), epd, &pgn_names[1]),
             };
-            let run = measure(cmd, dir.path());
-            let pgn =
-                std::fs::read_to_string(dir.path().join(&pgn_names[side])).unwrap_or_default();
+            let mut run = measure(cmd, dir.path());
+            let pgn_path = dir.path().join(&pgn_names[side]);
+            if let Some(at) = std::fs::metadata(&pgn_path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| m.duration_since(run.spawned).ok())
+            {
+                run.to_last_game = at.as_secs_f64().min(run.wall);
+            }
+            let pgn = std::fs::read_to_string(&pgn_path).unwrap_or_default();
             let games = movetexts(&pgn);
             let n = game_count(&games);
             println!(
-                "round {}: {:<9} wall {:6.2} s, {:6.1} games/min, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {n} games, {} on time, peak RSS {:.1} MB, {} context switches, run-queue wait {:.3} s ({:.0} µs per slice), load {}",
+                "round {}: {:<9} wall {:6.2} s (last game {:6.2} s), {:6.1} games/min, own CPU {:.3} s (user {:.3}, sys {:.3}), engines {:.2} s, {n} games, {} on time, peak RSS {:.1} MB, {} context switches, run-queue wait {:.3} s ({:.0} µs per slice), load {}",
                 round + 1,
                 names[side],
                 run.wall,
+                run.to_last_game,
                 n as f64 * 60.0 / run.wall,
                 run.own(),
                 run.own_user,
@@ -749,17 +768,24 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let lanes = cores.min(c);
     let over_floor = |r: &Run| r.wall / ((r.engines + r.own()) / lanes);
+    // The same to the last game's PGN write: what the games took, without a program's exit.
+    let games_over_floor = |r: &Run| r.to_last_game / ((r.engines + r.own()) / lanes);
     for (side, name) in names.iter().enumerate() {
         println!(
-            "median {name:<9} wall over its floor ((engines' CPU + own CPU) / {lanes} cores): {:.3}",
-            median(runs[side].iter().map(over_floor).collect())
+            "median {name:<9} wall over its floor ((engines' CPU + own CPU) / {lanes} cores): {:.3}; to its last game: {:.3} ({:.2} s)",
+            median(runs[side].iter().map(over_floor).collect()),
+            median(runs[side].iter().map(games_over_floor).collect()),
+            median(runs[side].iter().map(|r| r.to_last_game).collect())
         );
     }
     println!(
-        "ratio spsa/{other}: wall over floor {:.3} (median of per-round ratios {:.3}), own CPU {:.3} (median of per-round ratios {:.3})",
+        "ratio spsa/{other}: wall over floor {:.3} (median of per-round ratios {:.3}), to the last game {:.3} ({:.3}), own CPU {:.3} (median of per-round ratios {:.3})",
         median(runs[1].iter().map(over_floor).collect())
             / median(runs[0].iter().map(over_floor).collect()),
         per_round(&over_floor),
+        median(runs[1].iter().map(games_over_floor).collect())
+            / median(runs[0].iter().map(games_over_floor).collect()),
+        per_round(&games_over_floor),
         own(1) / own(0),
         per_round(&|r| r.own()),
     );

@@ -3,4 +3,5 @@
 
 pub mod pool;
 pub mod shutdown;
+pub mod slice;
 pub mod thread_home;

@@ -35,6 +35,8 @@ impl<S: 'static> ThreadHome<S> {
         let thread = std::thread::Builder::new()
             .name(name.clone())
             .spawn(move || {
+                // Engines' answers are read here: be run as soon as one arrives.
+                crate::runtime::slice::ask_for_short_slices();
                 let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
