@@ -5,7 +5,8 @@
 //! engines, a thread woken by `bestmove` then waits up to a slice before it can hand the move to
 //! the other engine, and that engine's core idles meanwhile. A thread that asks for a short slice
 //! (`sched_setattr` with `sched_runtime`, Linux 6.12 and later, no privilege needed) gets an
-//! earlier deadline and is run at once. It uses no more CPU for it: it only runs sooner.
+//! earlier deadline and is run at once. It uses no more CPU for it: it only runs sooner. The
+//! engines it starts do not inherit it (reset on fork): their searches keep the default slice.
 
 /// Ask for a 0.1 ms slice for the calling thread, keeping its policy (SCHED_OTHER) and nice
 /// value. False where the kernel does not offer it (older kernels ignore or refuse it; either
@@ -13,6 +14,8 @@
 pub fn ask_for_short_slices() -> bool {
     #[cfg(target_os = "linux")]
     {
+        /// `sched_setattr(2)`'s flag: children start with the default scheduling attributes.
+        const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
         /// `struct sched_attr` of `sched_setattr(2)`.
         #[repr(C)]
         struct SchedAttr {
@@ -37,7 +40,8 @@ pub fn ask_for_short_slices() -> bool {
         let attr = SchedAttr {
             size: std::mem::size_of::<SchedAttr>() as u32,
             sched_policy: libc::SCHED_OTHER as u32,
-            sched_flags: 0,
+            // Reset on fork: the engines this thread starts keep the default slice.
+            sched_flags: SCHED_FLAG_RESET_ON_FORK,
             sched_nice: nice,
             sched_priority: 0,
             sched_runtime: 100_000,
@@ -67,7 +71,7 @@ mod tests {
     }
 
     #[test]
-    fn a_short_slice_keeps_the_threads_nice_value() {
+    fn a_short_slice_keeps_the_nice_value_and_engines_started_after_it_do_not_inherit_it() {
         std::thread::spawn(|| {
             // SAFETY: raising this thread's own nice value needs no privilege.
             let tid = unsafe { libc::gettid() } as libc::id_t;
@@ -76,11 +80,24 @@ mod tests {
             let granted = ask_for_short_slices();
             assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) }, 3);
             // SAFETY: reads the calling thread's policy.
-            assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
+            let policy = unsafe { libc::sched_getscheduler(0) };
+            assert_eq!(policy & !libc::SCHED_RESET_ON_FORK, libc::SCHED_OTHER);
             match (granted, before) {
                 (true, Some(_)) => assert_eq!(slice_ns(), Some(100_000)),
                 (false, _) => assert_eq!(slice_ns(), before, "refused, nothing changed"),
                 (true, None) => {}
+            }
+            let child = std::process::Command::new("grep")
+                .args(["se.slice", "/proc/self/sched"])
+                .output()
+                .unwrap();
+            // An engine started from this thread searches with the default slice.
+            let child: u64 = String::from_utf8_lossy(&child.stdout)
+                .split(':')
+                .nth(1)
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if granted {
+                assert!(child > 100_000, "the child's slice is {child} ns");
             }
         })
         .join()
