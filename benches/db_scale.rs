@@ -222,6 +222,7 @@ fn main() {
                 &definition(50_000),
                 StartMode::New,
                 60.0,
+                None,
             )
             .await
             .unwrap()

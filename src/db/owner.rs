@@ -34,6 +34,7 @@ pub async fn attach(
     def: &RunDefinition,
     mode: StartMode,
     lease_seconds: f64,
+    reference_nps: Option<f64>,
 ) -> Result<i64> {
     let existing: Option<(i64, String, Option<String>)> = db
         .run("find the run", async |c: &Client| {
@@ -67,6 +68,16 @@ pub async fn attach(
                 ))
                 .into());
             }
+            if let Some(nps) = reference_nps {
+                db.run("store the reference speed", async |c: &Client| {
+                    c.execute(
+                        "UPDATE spsa.runs SET reference_nps = $2 WHERE id = $1",
+                        &[&id, &nps],
+                    )
+                    .await
+                })
+                .await?;
+            }
             Ok(id)
         }
         (StartMode::Resume, None) => Err(UserError(format!(
@@ -86,14 +97,21 @@ pub async fn attach(
                 .await
             })
             .await?;
-            create(db, name, def, lease_seconds).await
+            create(db, name, def, lease_seconds, reference_nps).await
         }
-        (_, None) => create(db, name, def, lease_seconds).await,
+        (_, None) => create(db, name, def, lease_seconds, reference_nps).await,
     }
 }
 
-/// Create the run and all its work rows in one transaction.
-async fn create(db: &mut Db, name: &str, def: &RunDefinition, lease_seconds: f64) -> Result<i64> {
+/// Create the run and all its work rows in one transaction, its reference speed with it (a
+/// worker that reads the run must never see it without the speed its clock is scaled to).
+async fn create(
+    db: &mut Db,
+    name: &str,
+    def: &RunDefinition,
+    lease_seconds: f64,
+    reference_nps: Option<f64>,
+) -> Result<i64> {
     let vars = def.variables();
     let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
     let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
@@ -130,6 +148,7 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, lease_seconds: f64
                 &start,
                 total,
                 lease_seconds,
+                reference_nps,
                 &iterations,
                 &steps,
                 n_vars,
@@ -157,6 +176,7 @@ async fn insert_run(
     start: &[f64],
     total: i64,
     lease_seconds: f64,
+    reference_nps: Option<f64>,
     iterations: &[i64],
     steps: &[f64],
     n_vars: i32,
@@ -167,9 +187,9 @@ async fn insert_run(
         {
             let id: i64 = c
                 .query_one(
-                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds)
-                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8) RETURNING id",
-                    &[&name, definition, &names, &lo, &hi, &start, &total, &lease_seconds],
+                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps)
+                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9) RETURNING id",
+                    &[&name, definition, &names, &lo, &hi, &start, &total, &lease_seconds, &reference_nps],
                 )
                 .await?
                 .get(0);

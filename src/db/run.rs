@@ -176,21 +176,16 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
     db.stop_on(Some(&signals));
     owner::install_schema(&mut db).await?;
     engines::store_artifacts(&mut db, &measured).await?;
-    let id = owner::attach(&mut db, &name, &def, mode, shared.lease_seconds).await?;
+    let id = owner::attach(
+        &mut db,
+        &name,
+        &def,
+        mode,
+        shared.lease_seconds,
+        reference_nps,
+    )
+    .await?;
     crate::tuner::set_aside_old_verification(config, mode)?;
-    if let Some(nps) = reference_nps {
-        db.run(
-            "store the reference speed",
-            async |c: &tokio_postgres::Client| {
-                c.execute(
-                    "UPDATE spsa.runs SET reference_nps = $2 WHERE id = $1",
-                    &[&id, &nps],
-                )
-                .await
-            },
-        )
-        .await?;
-    }
     // A resumed run keeps the definition (seed included) it was created with.
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
