@@ -449,19 +449,47 @@ fn bad_input_is_refused_with_one_line_and_nothing_written() {
     assert_eq!(workers(), before);
 }
 
-/// Send `signal` to `child` and return how long it took to exit, with its output.
+/// Send `signal` to `child` and return how long it took to exit, with its output. The signal
+/// is sent from this process: starting a `kill` program first would count its own start (slow
+/// on a loaded machine) in the time.
 fn stop(child: Child, signal: &str) -> (Duration, Output) {
-    let pid = child.id().to_string();
+    let sig = match signal {
+        "INT" => libc::SIGINT,
+        "TERM" => libc::SIGTERM,
+        other => panic!("no signal {other} here"),
+    };
     let t = Instant::now();
-    assert!(
-        Command::new("kill")
-            .args(["-s", signal, &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
     let out = child.wait_with_output().unwrap();
     (t.elapsed(), out)
+}
+
+/// Take `child`'s stderr and wait (60 s at most) until a line of it contains `want`; the whole
+/// of it comes from the handle once the child has ended.
+fn wait_for_stderr(child: &mut Child, want: &str) -> std::thread::JoinHandle<String> {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut r = std::io::BufReader::new(stderr);
+        let (mut all, mut line) = (Vec::new(), Vec::new());
+        while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+            all.append(&mut line);
+        }
+        text(&all)
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.contains(want) => return reader,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = child.kill();
+                panic!("no `{want}` on stderr: {e}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -471,12 +499,14 @@ fn a_worker_waits_for_the_first_run_then_plays_it_and_stops_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let caches = tempfile::tempdir().unwrap();
     // No schema yet: the worker waits (as the admin: no worker role exists before the schema).
-    let worker = spawn(
+    // The run is created once it said so, not after a fixed time (a loaded machine may start
+    // it late, and then it would never see the database without a schema).
+    let mut worker = spawn(
         dir.path(),
         caches.path(),
         &["worker", "--db", &db.url, "--name", "early"],
     );
-    std::thread::sleep(Duration::from_secs(2));
+    let stderr = wait_for_stderr(&mut worker, "has no runs yet (no spsa schema); waiting");
     sim_config(dir.path(), "s", 30, 3, 1);
     let (owner, run) = create_run_named(&db, dir.path(), caches.path(), "s.toml");
     let owner = owner.wait_with_output().unwrap();
@@ -489,7 +519,7 @@ fn a_worker_waits_for_the_first_run_then_plays_it_and_stops_at_once() {
         "the waiting worker played the whole run"
     );
     let (took, out) = stop(worker, "TERM");
-    let said = text(&out.stderr);
+    let said = stderr.join().unwrap();
     assert!(out.status.success(), "{said}");
     assert!(took < Duration::from_secs(1), "{took:?}");
     assert_eq!(

@@ -268,6 +268,13 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
     );
     victim.kill().unwrap();
     victim.wait().unwrap();
+    // A report the victim sent just before it died still commits on the server: read what it
+    // held once its sessions are gone.
+    wait_for(
+        &db,
+        "SELECT count(*) FROM pg_stat_activity WHERE usename = 'killed_w'",
+        |s| s == "0",
+    );
     let lost: Vec<String> = db
         .psql(
             "SELECT iteration FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'",
@@ -867,6 +874,13 @@ fn prune_deletes_the_records_of_finished_runs_only() {
     );
     owner.kill().unwrap();
     owner.wait().unwrap();
+    // A report the owner sent just before it died still commits on the server: count what was
+    // applied once its sessions are gone.
+    wait_for(
+        &db,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'spsa'",
+        |s| s == "0",
+    );
     let state = |run: &str| db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {run}"));
     assert_eq!(
         (state(&done), state(&live)),

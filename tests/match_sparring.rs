@@ -3,6 +3,7 @@
 
 mod match_common;
 
+use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -268,10 +269,52 @@ fn interrupted(args: &[&str], after: Duration) -> (std::process::Output, Duratio
     (o, sent.elapsed())
 }
 
+/// `spsa` with `args`, sent SIGINT (Ctrl-C) once a line of its stderr contains `printed` (60 s
+/// at most, not a fixed time: a loaded machine may take long to get there): its output.
+fn interrupted_once(args: &[&str], printed: &str) -> std::process::Output {
+    let mut child = spsa()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut r = BufReader::new(stderr);
+        let (mut all, mut line) = (Vec::new(), Vec::new());
+        while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+            all.append(&mut line);
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.contains(printed) => break,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = child.kill();
+                panic!("no `{printed}` on stderr: {e}");
+            }
+        }
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut o = child.wait_with_output().unwrap();
+    o.stderr = reader.join().unwrap();
+    o
+}
+
 #[test]
 fn ctrl_c_stops_and_prints_the_results_so_far() {
     let book = book();
-    let (o, _) = interrupted(
+    // Interrupted once its first progress line is out (a pair is played by then).
+    let o = interrupted_once(
         &[
             "match",
             "--engine1",
@@ -289,7 +332,7 @@ fn ctrl_c_stops_and_prints_the_results_so_far() {
             "--progress",
             "0.5",
         ],
-        Duration::from_millis(2500),
+        "games/s",
     );
     let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
