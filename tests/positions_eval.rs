@@ -115,8 +115,9 @@ async fn missing_scores_and_hangs_are_counted_and_skipped() {
     assert_eq!(s.faults, ["no score", "no score"]);
 
     // A hang: stopped at the deadline, killed (it ignores stop), restarted, and the next
-    // position is scored by the fresh process.
-    let mut e = EvalEngine::start(&standin(&["--hang-after", "1"]), depth1(300), &tuned)
+    // position is scored by the fresh process. The deadline leaves a loaded machine time for
+    // the answers that do come.
+    let mut e = EvalEngine::start(&standin(&["--hang-after", "1"]), depth1(1500), &tuned)
         .await
         .unwrap();
     let s = e.score(&set, &[0, 1, 2], &val(3.0)).await.unwrap();
