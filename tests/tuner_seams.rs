@@ -123,37 +123,37 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Run until `for_ms` of wall time pass, then drop everything without a final checkpoint.
-fn run_then_kill(dir: &Path, source: &Scripted, every: Duration, for_ms: u64) {
-    let rt = runtime();
-    let mut tuner =
-        Tuner::prepare(vars(), plan(3), files(dir, source, every), StartMode::New).unwrap();
-    rt.block_on(async {
-        let (shutdown, mut quiet) = (Shutdown::new(), Quiet);
-        let run = tuner.run(source, &shutdown, &mut quiet);
-        let _ = tokio::time::timeout(Duration::from_millis(for_ms), run).await;
-    });
+/// When [`run_then_kill`] drops a run.
+enum KillAt {
+    /// After this much wall time.
+    After(Duration),
+    /// At the first look after a game record is in the source's PGN (however long a loaded
+    /// machine takes to get there).
+    FirstRecord,
 }
 
-/// Run until the first game record is in `source.pgn` (however long a loaded machine takes to
-/// get there), then drop everything without a final checkpoint.
-fn run_until_a_record_then_kill(dir: &Path, source: &Scripted, every: Duration) {
+/// Run until `at`, then drop everything without a final checkpoint.
+fn run_then_kill(dir: &Path, source: &Scripted, every: Duration, at: KillAt) {
     let rt = runtime();
     let mut tuner =
         Tuner::prepare(vars(), plan(3), files(dir, source, every), StartMode::New).unwrap();
     rt.block_on(async {
         let (shutdown, mut quiet) = (Shutdown::new(), Quiet);
         let run = tuner.run(source, &shutdown, &mut quiet);
-        let has_a_record = || std::fs::read_to_string(&source.pgn).is_ok_and(|t| !t.is_empty());
-        let written = async {
-            while !has_a_record() {
-                tokio::time::sleep(Duration::from_millis(1)).await;
+        let kill = async {
+            match at {
+                KillAt::After(wait) => tokio::time::sleep(wait).await,
+                KillAt::FirstRecord => {
+                    while !std::fs::read_to_string(&source.pgn).is_ok_and(|t| !t.is_empty()) {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                }
             }
         };
-        // Looked at first: the run is dropped at the first look after a record appeared.
+        // Looked at first: the run is dropped as soon as the moment has come.
         tokio::select! {
             biased;
-            () = written => {}
+            () = kill => {}
             _ = run => {}
         }
     });
@@ -188,7 +188,12 @@ fn resume_after_a_kill_plays_exactly_the_missing_iterations() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("g.pgn");
     let first = Scripted::new(&pgn, &[1]);
-    run_then_kill(dir.path(), &first, Duration::ZERO, 300);
+    run_then_kill(
+        dir.path(),
+        &first,
+        Duration::ZERO,
+        KillAt::After(Duration::from_millis(300)),
+    );
     let ck = spsa::tuner::checkpoint::read(&dir.path().join("t.ck")).unwrap();
     let saved = ck.state.driver_state();
     assert_eq!(saved.missing.first(), Some(&1), "{:?}", saved.missing);
@@ -232,7 +237,12 @@ fn records_of_iterations_the_checkpoint_does_not_hold_never_survive_a_kill() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("g.pgn");
     let first = Scripted::new(&pgn, &[]);
-    run_until_a_record_then_kill(dir.path(), &first, Duration::from_secs(3600));
+    run_then_kill(
+        dir.path(),
+        &first,
+        Duration::from_secs(3600),
+        KillAt::FirstRecord,
+    );
     assert!(
         !game_lines(&pgn).is_empty(),
         "games were written before the kill"
