@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod child_common;
 mod pg_common;
 mod web_common;
+use child_common::stderr_until;
 use pg_common::{Cluster, TestDb, engine_config, psql_as, sim_config, wait_for};
 
 fn text(bytes: &[u8]) -> String {
@@ -464,34 +466,6 @@ fn stop(child: Child, signal: &str) -> (Duration, Output) {
     (t.elapsed(), out)
 }
 
-/// Take `child`'s stderr and wait (60 s at most) until a line of it contains `want`; the whole
-/// of it comes from the handle once the child has ended.
-fn wait_for_stderr(child: &mut Child, want: &str) -> std::thread::JoinHandle<String> {
-    use std::io::BufRead;
-    let stderr = child.stderr.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut r = std::io::BufReader::new(stderr);
-        let (mut all, mut line) = (Vec::new(), Vec::new());
-        while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-            let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
-            all.append(&mut line);
-        }
-        text(&all)
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(line) if line.contains(want) => return reader,
-            Ok(_) => {}
-            Err(e) => {
-                let _ = child.kill();
-                panic!("no `{want}` on stderr: {e}");
-            }
-        }
-    }
-}
-
 #[test]
 fn a_worker_waits_for_the_first_run_then_plays_it_and_stops_at_once() {
     let cluster = Cluster::shared();
@@ -506,7 +480,7 @@ fn a_worker_waits_for_the_first_run_then_plays_it_and_stops_at_once() {
         caches.path(),
         &["worker", "--db", &db.url, "--name", "early"],
     );
-    let stderr = wait_for_stderr(&mut worker, "has no runs yet (no spsa schema); waiting");
+    let stderr = stderr_until(&mut worker, "has no runs yet (no spsa schema); waiting");
     sim_config(dir.path(), "s", 30, 3, 1);
     let (owner, run) = create_run_named(&db, dir.path(), caches.path(), "s.toml");
     let owner = owner.wait_with_output().unwrap();
@@ -519,7 +493,7 @@ fn a_worker_waits_for_the_first_run_then_plays_it_and_stops_at_once() {
         "the waiting worker played the whole run"
     );
     let (took, out) = stop(worker, "TERM");
-    let said = stderr.join().unwrap();
+    let said = text(&stderr.join().unwrap());
     assert!(out.status.success(), "{said}");
     assert!(took < Duration::from_secs(1), "{took:?}");
     assert_eq!(

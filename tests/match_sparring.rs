@@ -1,9 +1,10 @@
 //! `spsa match` and `spsa verify` end to end with the bundled sparring engine: counts add up,
 //! the stronger settings win, PGN, config files, bad input, Ctrl-C, and verifying a tiny run.
 
+mod child_common;
 mod match_common;
 
-use std::io::{BufRead, BufReader};
+use child_common::stderr_until;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -249,6 +250,15 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Send SIGINT (Ctrl-C) to `child`.
+fn ctrl_c(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// `spsa` with `args`, sent SIGINT (Ctrl-C) after `after`: its output, and how long it took to
 /// end from the signal.
 fn interrupted(args: &[&str], after: Duration) -> (std::process::Output, Duration) {
@@ -260,53 +270,24 @@ fn interrupted(args: &[&str], after: Duration) -> (std::process::Output, Duratio
         .unwrap();
     std::thread::sleep(after);
     let sent = Instant::now();
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    ctrl_c(&child);
     let o = child.wait_with_output().unwrap();
     (o, sent.elapsed())
 }
 
 /// `spsa` with `args`, sent SIGINT (Ctrl-C) once a line of its stderr contains `printed` (60 s
 /// at most, not a fixed time: a loaded machine may take long to get there): its output.
-fn interrupted_once(args: &[&str], printed: &str) -> std::process::Output {
+fn interrupted_after_line(args: &[&str], printed: &str) -> std::process::Output {
     let mut child = spsa()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut r = BufReader::new(stderr);
-        let (mut all, mut line) = (Vec::new(), Vec::new());
-        while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-            let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
-            all.append(&mut line);
-        }
-        all
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(line) if line.contains(printed) => break,
-            Ok(_) => {}
-            Err(e) => {
-                let _ = child.kill();
-                panic!("no `{printed}` on stderr: {e}");
-            }
-        }
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let stderr = stderr_until(&mut child, printed);
+    ctrl_c(&child);
     let mut o = child.wait_with_output().unwrap();
-    o.stderr = reader.join().unwrap();
+    o.stderr = stderr.join().unwrap();
     o
 }
 
@@ -314,7 +295,7 @@ fn interrupted_once(args: &[&str], printed: &str) -> std::process::Output {
 fn ctrl_c_stops_and_prints_the_results_so_far() {
     let book = book();
     // Interrupted once its first progress line is out (a pair is played by then).
-    let o = interrupted_once(
+    let o = interrupted_after_line(
         &[
             "match",
             "--engine1",
