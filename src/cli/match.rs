@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::arena::OptionSet;
-use crate::config::{AdjudicationConfig, Config, EngineConfig, GamesConfig, LimitsConfig};
+use crate::config::{Config, EngineConfig, GamesConfig};
 use crate::engine::OptionValue;
 use crate::error::user_error;
 use crate::matchrun::setup::{OptionPlaces, plan};
@@ -244,26 +244,7 @@ fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
         None if !a.args2.is_empty() => engine_from_flag(e1, &a.args2),
         None => engine1.clone(),
     };
-    Ok(GamesConfig {
-        engine1,
-        engine2,
-        book: None,
-        book_random: true,
-        book_plies: None,
-        variant: crate::game::Variant::Auto,
-        holdout: crate::game::DEFAULT_HOLDOUT,
-        verify_book: None,
-        limits: LimitsConfig {
-            time_margin_ms: 50,
-            stall_timeout_ms: 10_000,
-            ..LimitsConfig::default()
-        },
-        adjudication: AdjudicationConfig::default(),
-        max_plies: None,
-        pgn: None,
-        engine_log: None,
-        rounding: Default::default(),
-    })
+    Ok(GamesConfig::with_engines(engine1, engine2))
 }
 
 impl MatchArgs {

@@ -33,7 +33,6 @@ use super::{
     default_checkpoint, default_log, resolve, resolve_command, resolve_input,
 };
 use crate::spsa::Schedule;
-use crate::spsa::rounding::RoundingMode;
 
 /// Every key the classic format knows, by section, in its usual spelling.
 const KEYS: [(&str, &[&str]); 2] = [
@@ -329,35 +328,23 @@ impl Entries<'_> {
                 })?
                 .unwrap_or(0))
         };
+        let defaults = GamesConfig::with_engines(engine1, engine2);
         Ok(GamesConfig {
-            engine1,
-            engine2,
             book: Some(book),
-            book_random: true,
-            book_plies: None,
-            variant: crate::game::Variant::Auto,
-            holdout: crate::game::DEFAULT_HOLDOUT,
-            verify_book: None,
             limits: LimitsConfig {
                 base_time_ms,
                 inc_time_ms: ms("IncTime")?.or(Some(0)),
-                time_margin_ms: ms("TimeMargin")?.unwrap_or(50),
-                stall_timeout_ms: 10_000,
-                ..LimitsConfig::default()
+                time_margin_ms: ms("TimeMargin")?.unwrap_or(defaults.limits.time_margin_ms),
+                ..defaults.limits
             },
             adjudication: AdjudicationConfig {
                 draw_score_limit: score("DrawScoreLimit")?,
                 draw_move_limit: moves("DrawMoveLimit")?,
                 win_score_limit: score("WinScoreLimit")?,
                 win_move_limit: moves("WinMoveLimit")?,
-                draw_min_move: 0,
-                both_agree: false,
-                tb_path: None,
+                ..AdjudicationConfig::default()
             },
-            max_plies: None,
-            pgn: None,
-            engine_log: None,
-            rounding: RoundingMode::Nearest,
+            ..defaults
         })
     }
 }

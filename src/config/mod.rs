@@ -128,6 +128,34 @@ pub struct GamesConfig {
     pub rounding: RoundingMode,
 }
 
+impl GamesConfig {
+    /// Games between these engines with what a form that cannot say more gets (the classic INI,
+    /// `spsa match`'s flags): no book, random order, the variant the book decides, the default
+    /// held-out share, a 50 ms time margin, a 10 s stall timeout, no adjudication, no PGN.
+    pub fn with_engines(engine1: EngineConfig, engine2: EngineConfig) -> GamesConfig {
+        GamesConfig {
+            engine1,
+            engine2,
+            book: None,
+            book_random: true,
+            book_plies: None,
+            variant: crate::game::Variant::Auto,
+            holdout: crate::game::DEFAULT_HOLDOUT,
+            verify_book: None,
+            limits: LimitsConfig {
+                time_margin_ms: 50,
+                stall_timeout_ms: 10_000,
+                ..LimitsConfig::default()
+            },
+            adjudication: AdjudicationConfig::default(),
+            max_plies: None,
+            pgn: None,
+            engine_log: None,
+            rounding: RoundingMode::default(),
+        }
+    }
+}
+
 /// One engine: how to start it and the untuned options to set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineConfig {
