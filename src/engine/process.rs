@@ -887,9 +887,9 @@ impl UciEngine {
         let out = p.blocking.as_mut().expect("opened above");
         out.watchdog
             .arm(started, started + deadline, stop_grace(deadline));
-        if let Some(pause) = self.pace.pause(go) {
+        if let Some(left) = self.pace.pause_left(go, started, std::time::Instant::now()) {
             // Its first `info` lines wait in the pipe and are read in one wake-up.
-            std::thread::sleep(pause);
+            std::thread::sleep(left);
         }
         let mut progress = SearchProgress::default();
         loop {
@@ -1004,6 +1004,20 @@ impl SearchPace {
         }
         let half = *self.recent.iter().min()? / 2;
         (half >= Self::SHORTEST).then_some(half)
+    }
+
+    /// What is left at `now` of the pause of a search that started at `started`. The pause
+    /// runs from the search's start, not from when the reader gets to sleep: the engine it
+    /// woke often runs first, and a pause begun after that would outlast the search and leave
+    /// the core idle until it ends.
+    fn pause_left(
+        &self,
+        go: &GoCommand,
+        started: std::time::Instant,
+        now: std::time::Instant,
+    ) -> Option<Duration> {
+        let left = (started + self.pause(go)?).saturating_duration_since(now);
+        (!left.is_zero()).then_some(left)
     }
 }
 
@@ -1283,6 +1297,35 @@ mod tests {
             pace.record(&nodes, Duration::from_micros(900));
         }
         assert_eq!(pace.pause(&nodes), None);
+    }
+
+    #[test]
+    fn a_pause_ends_its_length_after_the_search_started_not_after_the_reader_got_to_sleep() {
+        let nodes = GoCommand {
+            nodes: Some(5000),
+            ..GoCommand::default()
+        };
+        let ms = Duration::from_millis;
+        let mut pace = SearchPace::default();
+        for _ in 0..SearchPace::KEPT {
+            pace.record(&nodes, ms(8));
+        }
+        let started = std::time::Instant::now();
+        assert_eq!(pace.pause_left(&nodes, started, started), Some(ms(4)));
+        // The reader ran 3 ms after writing `go` (the engine it woke ran first): 1 ms is left.
+        assert_eq!(
+            pace.pause_left(&nodes, started, started + ms(3)),
+            Some(ms(1))
+        );
+        // Later than the pause: no sleep at all.
+        assert_eq!(pace.pause_left(&nodes, started, started + ms(4)), None);
+        assert_eq!(pace.pause_left(&nodes, started, started + ms(30)), None);
+        let clock = GoCommand {
+            wtime_ms: Some(1000),
+            btime_ms: Some(1000),
+            ..GoCommand::default()
+        };
+        assert_eq!(pace.pause_left(&clock, started, started), None);
     }
 
     #[test]
