@@ -591,3 +591,92 @@ fn many_slots_raise_the_open_files_limit() {
     assert_eq!(c.pairs, 20, "{out}");
     assert_eq!(c.faults, "none", "{out}");
 }
+
+/// The CPUs a `Cpus_allowed_list` value names (`0-3,6`).
+fn cpu_list(text: &str) -> Vec<usize> {
+    text.trim()
+        .split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![part.parse().unwrap()],
+        })
+        .collect()
+}
+
+/// When the slots fill the cores this process may use, each slot's engines run on a core of
+/// their own (and every core has one slot); with more slots, or `--no-bind-cores`, nothing is
+/// bound. An engine wrapper writes the cores it may use, as the kernel shows them, then starts
+/// the sparring engine.
+#[test]
+fn each_slot_and_its_engines_get_cores_of_their_own_when_they_fill_the_machine() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let cpus = cpu_list(&allowed);
+    let book = book();
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("cores.txt");
+    let wrapper = dir.path().join("engine.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status | cut -f2 >> {}\nexec {}\n",
+            seen.display(),
+            sparring()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let play = |slots: usize, extra: &[&str]| -> Vec<String> {
+        let _ = std::fs::remove_file(&seen);
+        let slots = slots.to_string();
+        let mut args = vec![
+            "match",
+            "--engine1",
+            wrapper.to_str().unwrap(),
+            "--pairs",
+            &slots,
+            "--concurrency",
+            &slots,
+            "--depth",
+            "1",
+            "--max-plies",
+            "16",
+            "--seed",
+            "1",
+            "--book",
+            book.to_str().unwrap(),
+            "--progress",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        std::fs::read_to_string(&seen)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    // Filling the cores: one core per slot, each core's slot running both of its engines.
+    let bound = play(cpus.len(), &[]);
+    assert_eq!(bound.len(), 2 * cpus.len(), "{bound:?}");
+    let mut per_core: Vec<usize> = bound.iter().flat_map(|l| cpu_list(l)).collect();
+    per_core.sort();
+    let twice: Vec<usize> = cpus.iter().flat_map(|&c| [c, c]).collect();
+    assert_eq!(per_core, twice, "{bound:?} for {allowed}");
+    // Told not to, or more slots than cores: every engine may use every core.
+    let unbound = play(cpus.len(), &["--no-bind-cores"]);
+    assert!(unbound.iter().all(|l| *l == allowed), "{unbound:?}");
+    let crowded = play(cpus.len() + 1, &[]);
+    assert_eq!(crowded.len(), 2 * (cpus.len() + 1));
+    assert!(crowded.iter().all(|l| *l == allowed), "{crowded:?}");
+}

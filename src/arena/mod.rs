@@ -23,6 +23,7 @@ use crate::engine::{
     UCI_CHESS960, UciEngine,
 };
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
+use crate::runtime::cores;
 use crate::runtime::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
 pub use setup::{book_options, engine_setup, game_settings, open_engine_log, time_control};
@@ -32,6 +33,24 @@ pub use setup::{book_options, engine_setup, game_settings, open_engine_log, time
 pub struct EngineSetup {
     pub spec: EngineSpec,
     pub fixed: Vec<(String, OptionValue)>,
+}
+
+impl EngineSetup {
+    /// The search threads its fixed `Threads` option asks for (UCI option names are
+    /// case-insensitive); 1 without one, or with a value that is not a positive count.
+    pub fn threads(&self) -> usize {
+        let count = |v: &OptionValue| match v {
+            OptionValue::Number(n) if *n >= 1.0 => Some(n.round() as usize),
+            OptionValue::Text(t) => t.trim().parse::<usize>().ok().filter(|&n| n >= 1),
+            _ => None,
+        };
+        self.fixed
+            .iter()
+            .rev()
+            .find(|(name, _)| name.eq_ignore_ascii_case("threads"))
+            .and_then(|(_, v)| count(v))
+            .unwrap_or(1)
+    }
 }
 
 /// Options for one side of one game: the values that differ between the sides.
@@ -117,22 +136,40 @@ impl Arena<UciEngine> {
     /// Start `slots` pairs of engines (all at once), configure their fixed options, and check
     /// that every option the run will set exists. Fails with a clear message, before any game,
     /// when an engine cannot be started or an option is wrong. With `log`, every line to and
-    /// from the engines goes there, tagged with the slot (1, 2, …) and the engine's name.
+    /// from the engines goes there, tagged with the slot (1, 2, …) and the engine's name. With
+    /// `bind`, when the slots fill this process's cores exactly (each slot needs as many as its
+    /// engines' `Threads`), each slot and its engines get cores of their own (see
+    /// [`crate::runtime::cores`]).
     pub async fn start(
         setups: [EngineSetup; 2],
         slots: usize,
         book: Book,
         game: GameSettings,
         log: Option<EngineLog>,
+        bind: bool,
     ) -> Result<Arena> {
         open_files_for(slots)?;
         let chess960 = book.chess960();
-        let pairs = (0..slots.max(1)).map(|index| {
+        let slots = slots.max(1);
+        let cores = if bind {
+            let per_slot = setups.iter().map(EngineSetup::threads).max().unwrap_or(1);
+            cores::slot_cores(slots, per_slot, &cores::allowed_cpus())
+        } else {
+            None
+        };
+        let pairs = (0..slots).map(|index| {
             let mut setups = setups.clone();
             for s in &mut setups {
                 s.spec.log = log.as_ref().map(|l| l.seat(index + 1));
             }
+            let own = cores.as_ref().map(|c| c[index].clone());
             move || async move {
+                // On the slot's thread, before the engines start: they inherit the binding.
+                if let Some(own) = own
+                    && let Err(e) = cores::bind_this_thread(&own)
+                {
+                    tracing::debug!(slot = index + 1, ?own, "not bound to its cores: {e}");
+                }
                 let (a, b) = tokio::join!(
                     start_engine(&setups[0], chess960),
                     start_engine(&setups[1], chess960)

@@ -73,6 +73,10 @@ pub struct MatchFlags {
     /// the slot, the engine's name and the direction (`>` to it, `<` from it).
     #[arg(long, value_name = "FILE")]
     pub engine_log: Option<PathBuf>,
+    /// Do not bind each game slot and its engines to cores of their own (done by default when
+    /// the slots fill the machine's cores exactly; see docs/speed.md).
+    #[arg(long)]
+    pub no_bind_cores: bool,
     /// Keep the match's live record (JSON: counts, Elo, SPRT state; rewritten after every
     /// pair, for `spsa serve`) in this file. Default: beside the PGN file, `NAME.match.json`
     /// for `NAME.pgn`; no record without either.
@@ -224,6 +228,9 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     }
     if f.engine_log.is_some() {
         games.engine_log = f.engine_log.clone();
+    }
+    if f.no_bind_cores {
+        games.bind_cores = false;
     }
     if f.tb.is_some() {
         games.adjudication.tb_path = f.tb.clone();

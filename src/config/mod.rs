@@ -125,6 +125,9 @@ pub struct GamesConfig {
     pub pgn: Option<PathBuf>,
     /// Log every line to and from the engines here (`games.engine_log`; `--engine-log`).
     pub engine_log: Option<PathBuf>,
+    /// Give each concurrency slot and its engines cores of their own when the slots fill the
+    /// machine's cores exactly (`games.bind_cores`, default true; `--no-bind-cores`).
+    pub bind_cores: bool,
     pub rounding: RoundingMode,
 }
 
@@ -151,6 +154,7 @@ impl GamesConfig {
             max_plies: None,
             pgn: None,
             engine_log: None,
+            bind_cores: true,
             rounding: RoundingMode::default(),
         }
     }

@@ -182,6 +182,18 @@ fn toml_engine_settings() {
     assert_eq!(g.limits.depth, Some(3));
     assert!(g.adjudication.both_agree);
     assert_eq!(g.variant, crate::game::Variant::Auto, "the book decides");
+    assert!(
+        g.bind_cores,
+        "slots that fill the cores are bound unless told not to"
+    );
+    let unbound = text.replace("depth = 3\n", "depth = 3\nbind_cores = false\n");
+    assert!(!toml(&unbound).unwrap().games.unwrap().bind_cores);
+    let misspelt = text.replace("depth = 3\n", "depth = 3\nbind_cores = \"no\"\n");
+    let err = toml(&misspelt).unwrap_err().to_string();
+    assert!(
+        err.contains("t.toml:21") && err.contains("expected a boolean"),
+        "{err}"
+    );
     let chess960 = text.replace("depth = 3\n", "depth = 3\nvariant = \"chess960\"\n");
     let g = toml(&chess960).unwrap().games.unwrap();
     assert_eq!(g.variant, crate::game::Variant::Chess960);

@@ -101,8 +101,14 @@ struct Games {
     max_plies: Option<u32>,
     pgn: Option<String>,
     engine_log: Option<String>,
+    #[serde(default = "yes")]
+    bind_cores: bool,
     #[serde(default)]
     rounding: RoundingMode,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn random() -> String {
@@ -494,6 +500,7 @@ fn games(
         max_plies: g.max_plies,
         pgn: g.pgn.as_deref().map(|p| resolve(path, p)),
         engine_log: g.engine_log.as_deref().map(|p| resolve(path, p)),
+        bind_cores: g.bind_cores,
         rounding: g.rounding,
     })
 }

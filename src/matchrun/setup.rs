@@ -53,6 +53,8 @@ pub struct Plan {
     pub pgn: Option<PathBuf>,
     /// Every line to and from the engines (`--engine-log`, `games.engine_log`).
     pub engine_log: Option<PathBuf>,
+    /// Bind slots to cores of their own when they fill the cores (`games.bind_cores`).
+    pub bind_cores: bool,
     /// The match record's file ([`super::record`]).
     pub record: Option<PathBuf>,
     pub event: String,
@@ -144,6 +146,7 @@ impl Plan {
             book,
             self.game.clone(),
             log,
+            self.bind_cores,
         )
         .await
         .map_err(|e| option_error_at(e, names, |s, o, m| places.fixed(s, o, m)))?;
@@ -282,6 +285,7 @@ pub fn plan(
         game,
         pgn: games.pgn.clone(),
         engine_log: games.engine_log.clone(),
+        bind_cores: games.bind_cores,
         record,
         event,
         max_faulty_pairs: settings.max_faulty_pairs.max(1),

@@ -225,7 +225,8 @@ pub async fn start_arena(games: &GamesConfig, seed: u64, slots: usize) -> Result
         arena::engine_setup("Engine2", &games.engine2),
     ];
     let log = arena::open_engine_log(games.engine_log.as_deref())?;
-    Arena::start(setups, slots, book, arena::game_settings(games)?, log).await
+    let settings = arena::game_settings(games)?;
+    Arena::start(setups, slots, book, settings, log, games.bind_cores).await
 }
 
 /// The openings a tune plays: the book less its held-out part (drawn with the run's seed), or
