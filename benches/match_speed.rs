@@ -44,6 +44,11 @@
 //!
 //! `MATCH_SPEED_BASELINE=/path/to/an/older/spsa` puts that binary in fastchess's place (and needs
 //! no fastchess): a change measured against the code before it, in the same alternating rounds.
+//!
+//! `spsa match` binds each slot to cores of its own when the slots fill the cores (as here, with
+//! concurrency 2 on two cores); fastchess does so only with `-use-affinity`, which
+//! `MATCH_SPEED_FASTCHESS_AFFINITY=1` passes, to compare bound with bound. `MATCH_SPEED_UNBOUND=1`
+//! runs `spsa match --no-bind-cores` instead.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -567,6 +572,9 @@ impl Setup {
                 &[]
             })
             .args(["--progress", "0", "--pgn", pgn]);
+        if std::env::var_os("MATCH_SPEED_UNBOUND").is_some() {
+            c.arg("--no-bind-cores");
+        }
         c
     }
 
@@ -604,6 +612,9 @@ impl Setup {
             &[]
         })
         .args(["-pgnout", "file=fastchess.pgn"]);
+        if std::env::var_os("MATCH_SPEED_FASTCHESS_AFFINITY").is_some() {
+            c.arg("-use-affinity");
+        }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         if self.concurrency > cores {
             // fastchess caps the concurrency at the hardware threads unless told otherwise.
@@ -663,11 +674,28 @@ fn against_fastchess(fastchess: &Path, setup: &Setup, book: &Path) {
     let dir = tempfile::tempdir().expect("temp dir");
     let epd = plain_epd(book, dir.path());
     let epd = epd.to_str().expect("utf-8 path");
+    let bound = |var: &str, yes: &str, no: &str| {
+        if std::env::var_os(var).is_some() {
+            yes.to_string()
+        } else {
+            no.to_string()
+        }
+    };
     println!(
-        "\nvs {other} {}: {}, {rounds} rounds alternating, load average {}",
+        "\nvs {other} {}: {}, {rounds} rounds alternating, load average {}; spsa {}, {other} {}",
         fastchess.display(),
         setup.describe(),
-        load_average()
+        load_average(),
+        bound(
+            "MATCH_SPEED_UNBOUND",
+            "--no-bind-cores",
+            "binding slots that fill the cores"
+        ),
+        bound(
+            "MATCH_SPEED_FASTCHESS_AFFINITY",
+            "-use-affinity",
+            "as it defaults"
+        ),
     );
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut losses: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
