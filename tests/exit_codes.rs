@@ -113,6 +113,11 @@ fn run_and_simulate() {
         &["simulate", "sim.conf", "--iterations", "0"],
         &["sim.conf", "--iterations"],
     );
+    assert_usage_error(
+        d,
+        &["simulate", "sim.conf", "--engine-log", "e.log"],
+        "--engine-log",
+    );
 }
 
 #[test]

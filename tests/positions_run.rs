@@ -116,6 +116,50 @@ fn local_search_keeps_the_run_files() {
     );
 }
 
+/// `--engine-log` on a tune from positions: the evaluating engines of every method write the
+/// log, each engine process as a slot of its own, with the whole exchange of a scoring.
+#[test]
+fn every_method_writes_the_engine_log() {
+    for method in ["spsa", "local", "gradient"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        setup(d, method, 2);
+        if method == "gradient" {
+            let mut conf = std::fs::read_to_string(d.join("p.toml")).unwrap();
+            conf.push_str("epochs = 1\n");
+            std::fs::write(d.join("p.toml"), conf).unwrap();
+        }
+        let out = spsa_in(d, &["run", "p.toml", "--engine-log", "logs/engines.log"]);
+        assert!(out.status.success(), "{method}: {}", text(&out.stderr));
+        let log = std::fs::read_to_string(d.join("logs/engines.log")).unwrap();
+        assert!(log.starts_with("# spsa engine log, opened at "), "{log}");
+        // `ms slot engine >|< line`
+        let entries: Vec<Vec<&str>> = log
+            .lines()
+            .skip(1)
+            .map(|l| l.splitn(5, ' ').collect())
+            .collect();
+        assert!(entries.iter().all(|f| f.len() == 5), "{method}: {log}");
+        for slot in ["1", "2"] {
+            for (arrow, word) in [
+                (">", "uci"),
+                ("<", "uciok"),
+                (">", "ucinewgame"),
+                (">", "position"),
+                (">", "go"),
+                ("<", "bestmove"),
+            ] {
+                assert!(
+                    entries.iter().any(|f| f[1] == slot
+                        && f[3] == arrow
+                        && f[4].split(' ').next() == Some(word)),
+                    "{method}: slot {slot} has no `{arrow} {word}`"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_position_data_is_an_input_error_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -47,7 +47,7 @@ pub enum Command {
     /// Play a run's tuned values against its start values and report the Elo difference.
     Verify(verify::VerifyArgs),
     /// Labelled positions (EPD with results) from finished games, for a tune from positions.
-    Positions(crate::positions::extract::PositionsArgs),
+    Positions(positions::PositionsArgs),
     /// Convert a coefficient file between its text and binary (`.coefb`) forms.
     Coefficients(coefficients::CoefficientsArgs),
     /// Serve the shared runs of a database: lease iterations, play them, report.

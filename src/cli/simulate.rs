@@ -12,7 +12,10 @@ use super::run::{Overrides, RunArgs, load_config, tune};
 use crate::config::ConfigError;
 use crate::plan::study::{StudySetup, render, run_study};
 
+/// `spsa run`'s flags and `--runs`; `--engine-log` is refused, not ignored (a simulation plays
+/// no engine) and left out of the help.
 #[derive(Args)]
+#[command(mut_arg("engine_log", |a| a.hide(true).value_parser(no_engine_to_log)))]
 pub struct SimulateArgs {
     /// The run's flags, `--iterations N` among them (planned iterations, overriding the
     /// config's; with --resume, above the checkpoint's total, an extension).
@@ -22,6 +25,10 @@ pub struct SimulateArgs {
     /// values and of the model's Elo loss. Writes no log or checkpoint.
     #[arg(long, conflicts_with_all = ["resume", "fresh"])]
     pub runs: Option<usize>,
+}
+
+fn no_engine_to_log(_: &str) -> Result<std::path::PathBuf, String> {
+    Err("`spsa simulate` plays no engine, so there is nothing to log".into())
 }
 
 pub async fn command(args: SimulateArgs) -> Result<()> {

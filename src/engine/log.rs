@@ -20,8 +20,8 @@
 //! All engines share one buffered writer behind a mutex; a line is formatted first and handed to
 //! it whole, in one `write_all`, so the file receives only whole lines, never two engines' lines
 //! mixed (a kill loses at most the buffered lines, never half of one). It is flushed at the end of
-//! each game, when the engines quit, and when the last engine and the arena let go of it. An
-//! engine without a log holds `None` and pays one branch per line.
+//! each game (or scoring of positions), when the engines quit, and when the last engine and the
+//! arena let go of it. An engine without a log holds `None` and pays one branch per line.
 
 use std::fmt::Write as _;
 use std::fs::File;

@@ -612,6 +612,9 @@ pub struct GradientTune {
     threads: usize,
     seed: u64,
     engine: Option<(EngineSetup, EvalSettings)>,
+    /// Where the engines log their lines (`games.engine_log`): opened when the run starts, so a
+    /// refused start leaves no trace.
+    engine_log: Option<PathBuf>,
     outcome: Option<GradientOutcome>,
 }
 
@@ -642,6 +645,7 @@ impl GradientTune {
             threads: config.concurrency.max(1),
             seed,
             engine,
+            engine_log: config.games.as_ref().and_then(|g| g.engine_log.clone()),
             outcome: None,
         })
     }
@@ -669,7 +673,11 @@ impl crate::method::Method for GradientTune {
                 self.vars.clone(),
                 self.files.clone(),
             );
-            let (threads, seed, engine) = (self.threads, self.seed, self.engine.clone());
+            let (threads, seed, mut engine) = (self.threads, self.seed, self.engine.clone());
+            if let Some((setup, _)) = &mut engine {
+                setup.spec.log =
+                    crate::arena::open_engine_log(self.engine_log.as_deref())?.map(|l| l.seat(1));
+            }
             let shutdown = shutdown.clone();
             let worker = std::thread::spawn(move || {
                 let run = GradientRun {

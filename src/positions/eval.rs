@@ -26,7 +26,7 @@ use super::labelled::LabelledPositions;
 use super::loss::Loss;
 use crate::arena::EngineSetup;
 use crate::config::positions::PositionSearch;
-use crate::engine::{EngineFault, GoCommand, Player, Score, UciEngine};
+use crate::engine::{EngineFault, EngineLog, GoCommand, Player, Score, UciEngine};
 use crate::runtime::thread_home::ThreadHome;
 
 /// Where mate scores land and where centipawn scores are clipped, in centipawns.
@@ -402,18 +402,24 @@ fn pair(
 /// ends after the search under way, and that engine is quit; the next scoring restarts it.
 pub struct Evaluator {
     engines: Vec<ThreadHome<EvalEngine>>,
+    /// The engine log, if any, flushed after every scoring (as the arena flushes after every
+    /// game), so a kill loses at most the lines of the scorings under way.
+    log: Option<EngineLog>,
 }
 
 impl Evaluator {
-    /// Start `n` engines at once.
+    /// Start `n` engines at once. With an engine log in `setup.spec.log`, engine i writes it
+    /// as slot i + 1.
     pub async fn start(
         setup: &EngineSetup,
         settings: EvalSettings,
         tuned: &[String],
         n: usize,
     ) -> Result<Evaluator> {
+        let log = setup.spec.log.as_ref().map(|seat| seat.log.clone());
         let starts = (0..n.max(1)).map(|i| {
-            let (setup, tuned) = (setup.clone(), tuned.to_vec());
+            let (mut setup, tuned) = (setup.clone(), tuned.to_vec());
+            setup.spec.log = log.as_ref().map(|l| l.seat(i + 1));
             ThreadHome::start(
                 format!("eval-{i}"),
                 move || async move { EvalEngine::start(&setup, settings, &tuned).await },
@@ -421,7 +427,7 @@ impl Evaluator {
             )
         });
         let engines = futures::future::try_join_all(starts).await?;
-        Ok(Evaluator { engines })
+        Ok(Evaluator { engines, log })
     }
 
     pub fn len(&self) -> usize {
@@ -440,12 +446,14 @@ impl Evaluator {
         values: &[(String, f64)],
     ) -> Result<Scores> {
         let values = values.to_vec();
-        self.engines[slot % self.engines.len()]
+        let scores = self.engines[slot % self.engines.len()]
             .run_or_abandon(
                 move |e| Box::pin(async move { e.score_fens(&fens, &values).await }),
                 |e| Box::pin(e.quit()),
             )
-            .await?
+            .await;
+        self.flush_log();
+        scores?
     }
 
     /// [`paired_loss`] on engine `slot` (modulo the engine count). The FENs are written once,
@@ -461,12 +469,14 @@ impl Evaluator {
     ) -> Result<PairedLoss> {
         let fens = FenBatch::of(set, indices);
         let (plus, minus) = (plus.to_vec(), minus.to_vec());
-        let (a, b) = self.engines[slot % self.engines.len()]
+        let scores = self.engines[slot % self.engines.len()]
             .run_or_abandon(
                 move |e| Box::pin(async move { e.score_both(&fens, &plus, &minus).await }),
                 |e| Box::pin(e.quit()),
             )
-            .await??;
+            .await;
+        self.flush_log();
+        let (a, b) = scores??;
         Ok(pair(set, indices, a, b, loss))
     }
 
@@ -516,5 +526,12 @@ impl Evaluator {
     pub async fn quit_all(&self) {
         let quits = self.engines.iter().map(|h| h.run(|e| Box::pin(e.quit())));
         futures::future::join_all(quits).await;
+        self.flush_log();
+    }
+
+    fn flush_log(&self) {
+        if let Some(log) = &self.log {
+            log.flush();
+        }
     }
 }

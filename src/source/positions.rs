@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::arena::{EngineSetup, engine_setup};
+use crate::arena::{EngineSetup, engine_setup, open_engine_log};
 use crate::config::positions::{KSetting, PositionsConfig, Validation};
 use crate::positions::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
 use crate::positions::labelled::{LabelledPositions, Outcome};
@@ -318,7 +318,8 @@ fn faults(kinds: &[String]) -> Vec<Fault> {
 }
 
 /// Open the source a positions config asks for: the engine is `[engine1]`, `concurrency`
-/// processes share the evaluations, and the loss log sits beside the θ log.
+/// processes share the evaluations, the loss log sits beside the θ log, and the engines write
+/// the engine log when the config or `--engine-log` names one.
 pub async fn open(req: &OpenRequest<'_>, p: &PositionsConfig) -> Result<PositionSource> {
     let config = req.config;
     let Some(games) = &config.games else {
@@ -327,7 +328,8 @@ pub async fn open(req: &OpenRequest<'_>, p: &PositionsConfig) -> Result<Position
             config.path.display()
         );
     };
-    let setup = engine_setup("engine1", &games.engine1);
+    let mut setup = engine_setup("engine1", &games.engine1);
+    setup.spec.log = open_engine_log(games.engine_log.as_deref())?.map(|l| l.seat(1));
     let settings = EvalSettings {
         search: p.search,
         deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
