@@ -242,6 +242,7 @@ pub fn config_text(c: &TuneConfig<'_>) -> String {
          book = {book}   # openings: 20% held out for [verify], the rest tuned on\n\
          {limit}\
          max_plies = 400                   # a draw after this many plies\n\
+         bind_cores = true                 # each game's engines on a core of their own (false: where Linux puts them)\n\
          \n\
          [adjudication]                    # end decided games early, by both engines' scores\n\
          win_score_limit = 600             # a win when the mover reports >= +600 cp ...\n\
