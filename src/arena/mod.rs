@@ -51,6 +51,14 @@ impl EngineSetup {
             .and_then(|(_, v)| count(v))
             .unwrap_or(1)
     }
+
+    /// Write every line to and from this engine to the engine log at `path` (`None`: no log),
+    /// as slot 1; the positions evaluator seats its engines in turn. The file is opened here,
+    /// so a path that cannot be written is the user's error before anything runs.
+    pub fn log_to(&mut self, path: Option<&std::path::Path>) -> Result<()> {
+        self.spec.log = open_engine_log(path)?.map(|l| l.seat(1));
+        Ok(())
+    }
 }
 
 /// Options for one side of one game: the values that differ between the sides.

@@ -20,19 +20,19 @@ pub struct PositionsArgs {
     #[arg(short = 'o', long = "out", value_name = "OUT.epd")]
     pub out: PathBuf,
     /// Skip this many plies at the start of every game (the book).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = ExtractOptions::default().skip_plies)]
     pub skip_plies: usize,
     /// At most this many positions per game.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = ExtractOptions::default().per_game)]
     pub per_game: usize,
     /// Plies dropped from the end of adjudicated games.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = ExtractOptions::default().adjudicated_tail)]
     pub adjudicated_tail: usize,
     /// Keep the last plies of adjudicated games too.
     #[arg(long)]
     pub keep_adjudicated_tail: bool,
     /// Seed of the per-game draws and of the validation split.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = ExtractOptions::default().seed)]
     pub seed: u64,
     /// Write the validation positions here.
     #[arg(long, requires = "validation_fraction", value_name = "FILE")]

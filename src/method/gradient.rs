@@ -675,8 +675,7 @@ impl crate::method::Method for GradientTune {
             );
             let (threads, seed, mut engine) = (self.threads, self.seed, self.engine.clone());
             if let Some((setup, _)) = &mut engine {
-                setup.spec.log =
-                    crate::arena::open_engine_log(self.engine_log.as_deref())?.map(|l| l.seat(1));
+                setup.log_to(self.engine_log.as_deref())?;
             }
             let shutdown = shutdown.clone();
             let worker = std::thread::spawn(move || {

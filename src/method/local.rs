@@ -10,7 +10,7 @@
 use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
-use crate::arena::{engine_setup, open_engine_log};
+use crate::arena::engine_setup;
 use crate::coefficients::objective::Objective;
 use crate::config::Config;
 use crate::config::positions::{KSetting, PositionsConfig};
@@ -184,7 +184,7 @@ impl Data {
             deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
         };
         let mut setup = engine_setup("engine1", &games.engine1);
-        setup.spec.log = open_engine_log(games.engine_log.as_deref())?.map(|l| l.seat(1));
+        setup.log_to(games.engine_log.as_deref())?;
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let source = PositionSource::open(
             p,

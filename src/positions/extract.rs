@@ -44,6 +44,21 @@ pub struct ExtractOptions {
     pub distinct_games: bool,
 }
 
+impl Default for ExtractOptions {
+    /// The command's defaults (its flags take them from here).
+    fn default() -> ExtractOptions {
+        ExtractOptions {
+            skip_plies: 8,
+            per_game: 10,
+            adjudicated_tail: 10,
+            keep_adjudicated_tail: false,
+            seed: 1,
+            validation_fraction: 0.0,
+            distinct_games: false,
+        }
+    }
+}
+
 /// What an extraction found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extracted {
@@ -170,18 +185,6 @@ mod tests {
     use super::*;
 
     /// The options of `spsa positions` without flags.
-    fn defaults() -> ExtractOptions {
-        ExtractOptions {
-            skip_plies: 8,
-            per_game: 10,
-            adjudicated_tail: 10,
-            keep_adjudicated_tail: false,
-            seed: 1,
-            validation_fraction: 0.0,
-            distinct_games: false,
-        }
-    }
-
     /// Two decisive games, one adjudicated, one unfinished; the same opening in each.
     const PGN: &str = r#"[Event "t"]
 [Result "1-0"]
@@ -214,7 +217,7 @@ mod tests {
         let base = ExtractOptions {
             skip_plies: 4,
             per_game: 100,
-            ..defaults()
+            ..ExtractOptions::default()
         };
         let e = run_on(&base);
         assert_eq!((e.games, e.unfinished), (4, 1));
@@ -254,7 +257,7 @@ mod tests {
             skip_plies: 2,
             per_game: 3,
             adjudicated_tail: 14,
-            ..defaults()
+            ..ExtractOptions::default()
         };
         let seed = |seed| ExtractOptions {
             seed,
@@ -288,7 +291,7 @@ mod tests {
         let base = ExtractOptions {
             skip_plies: 4,
             per_game: 100,
-            ..defaults()
+            ..ExtractOptions::default()
         };
         let all = read(&base);
         assert_eq!((all.games, all.repeated_games), (8, 0));
@@ -321,7 +324,7 @@ mod tests {
     fn chess960_games_replay_and_other_variants_are_refused() {
         let a = ExtractOptions {
             skip_plies: 0,
-            ..defaults()
+            ..ExtractOptions::default()
         };
         // King on d1, rooks on a1/h1: O-O-O puts the king on c1 and the a-rook on d1.
         let fen = "r2k3r/pppqbppp/2npbn2/4p3/4P3/2NPBN2/PPPQBPPP/R2K3R w KQkq - 0 1";

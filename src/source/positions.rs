@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::arena::{EngineSetup, engine_setup, open_engine_log};
+use crate::arena::{EngineSetup, engine_setup};
 use crate::config::positions::{KSetting, PositionsConfig, Validation};
 use crate::positions::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
 use crate::positions::labelled::{LabelledPositions, Outcome};
@@ -329,7 +329,7 @@ pub async fn open(req: &OpenRequest<'_>, p: &PositionsConfig) -> Result<Position
         );
     };
     let mut setup = engine_setup("engine1", &games.engine1);
-    setup.spec.log = open_engine_log(games.engine_log.as_deref())?.map(|l| l.seat(1));
+    setup.log_to(games.engine_log.as_deref())?;
     let settings = EvalSettings {
         search: p.search,
         deadline: std::time::Duration::from_millis(games.limits.stall_timeout_ms),
