@@ -1,5 +1,5 @@
 //! The `spsa` binary: parse the command line, start the runtime, run the command, map the error
-//! to an exit status. The commands are in `spsa::cli`.
+//! to an exit status (`spsa::cli::exit`, the one exit policy). The commands are in `spsa::cli`.
 
 use std::process::ExitCode;
 
@@ -33,13 +33,5 @@ fn main() -> ExitCode {
     // A blocking task still under way (a name lookup of a server that is gone) must not hold
     // up the exit after a stop.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match done {
-        Ok(()) => ExitCode::SUCCESS,
-        // The reader of our results stopped reading (`| head -1`): a quiet end.
-        Err(e) if spsa::output::is_pipe_closed(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("spsa: {e:#}");
-            ExitCode::from(spsa::error::exit_code(&e))
-        }
-    }
+    spsa::cli::exit::status(done)
 }

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 #[error("standard output was closed")]
 pub struct PipeClosed;
 
-/// Not a failure at all: the command ends quietly with status 0 (see `main.rs`).
+/// Not a failure at all: the command ends quietly with status 0 (see `cli::exit`).
 impl crate::error::UserFacing for PipeClosed {
     fn is_user_error(&self) -> bool {
         false

@@ -1,9 +1,10 @@
 //! The command line: one file per command, each with its flags and how it wires the parts.
 //! Library modules never call into here; `main.rs` only parses, runs [`dispatch`] and maps the
-//! error to an exit status ([`crate::error::exit_code`]).
+//! error to an exit status ([`exit::status`]).
 
 pub mod coefficients;
 pub mod completions;
+pub mod exit;
 pub mod init;
 pub mod man;
 pub mod r#match;
