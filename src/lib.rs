@@ -25,5 +25,7 @@ pub mod runtime;
 pub mod source;
 pub mod spsa;
 pub mod stats;
+pub mod textfile;
 pub mod tuner;
+pub mod vars;
 pub mod web;

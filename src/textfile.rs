@@ -40,7 +40,7 @@ mod tests {
             std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
             path
         };
-        let vars = crate::config::vars::load(&write(
+        let vars = crate::vars::load(&write(
             "v.var",
             "name,start,min,max,c_end,R_end,simul_elo\nPawn,100,0,200,10,0.002,1\n",
         ))

@@ -72,10 +72,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
         message,
     };
     let mut vars: Vec<Variable> = Vec::new();
-    for (index, raw) in crate::config::textfile::strip_bom_str(text)
-        .lines()
-        .enumerate()
-    {
+    for (index, raw) in crate::textfile::strip_bom_str(text).lines().enumerate() {
         let line_no = index + 1;
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {

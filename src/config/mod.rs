@@ -5,9 +5,7 @@
 pub mod from_engine;
 mod ini;
 pub mod positions;
-pub mod textfile;
 mod toml_form;
-pub mod vars;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
