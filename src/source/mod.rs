@@ -3,11 +3,12 @@
 //! loss sums over positions). The tuner, the pool and the driver know nothing else about a source.
 //!
 //! A source splits a trial into parts (the games of its pairs, chunks of a position batch); the
-//! [`crate::runtime::pool`] spreads parts over slots so no slot idles while work remains, and merges the
+//! [`crate::source::pool`] spreads parts over slots so no slot idles while work remains, and merges the
 //! parts' measurements in part order. Adding a source is one module here and one arm in [`open`].
 
 pub mod coefficients;
 pub mod games;
+pub mod pool;
 pub mod positions;
 pub mod simulate;
 
@@ -18,8 +19,8 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::config::vars::Variable;
 pub use crate::spsa::driver::Trial;
+use crate::vars::Variable;
 
 /// The result of one game, from the θ+ side's point of view (side A in matches).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,7 +179,7 @@ pub trait Source: Send + Sync {
 
     /// A source that measures a whole trial at once, synchronously and without waiting on
     /// anything (the simulator), says so here: the pool then drives it without futures, slots
-    /// or timers, in the order its async loop would (see [`crate::runtime::pool`]). Such a source
+    /// or timers, in the order its async loop would (see [`crate::source::pool`]). Such a source
     /// measures each trial in one part.
     fn at_once(&self) -> Option<&dyn AtOnce> {
         None
