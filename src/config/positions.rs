@@ -33,6 +33,7 @@ use serde::Deserialize;
 
 use super::{ConfigError, resolve_input};
 use crate::positions::LossKind;
+pub use crate::positions::loss::KSetting;
 
 /// The `[positions]` table as written.
 #[derive(Deserialize, Default)]
@@ -102,14 +103,6 @@ pub enum Validation {
 pub enum PositionSearch {
     Depth(u32),
     Nodes(u64),
-}
-
-/// The loss scale K.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum KSetting {
-    /// Fit K at the start values on the training set, then keep it.
-    Fit,
-    Fixed(f64),
 }
 
 /// How the loss is minimised.

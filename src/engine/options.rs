@@ -319,18 +319,6 @@ impl OptionError {
             OptionError::NoChess960 { .. } => None,
         }
     }
-
-    /// The option error in `err`'s chain, also when an [`super::EngineError`] wraps it (its
-    /// transparent variant hides the wrapped error from the chain).
-    pub fn find(err: &anyhow::Error) -> Option<&OptionError> {
-        err.chain().find_map(|e| {
-            e.downcast_ref::<OptionError>()
-                .or(match e.downcast_ref::<super::EngineError>() {
-                    Some(super::EngineError::Option(o)) => Some(o),
-                    _ => None,
-                })
-        })
-    }
 }
 
 /// List declared options one per line, spins with their ranges, for error messages.

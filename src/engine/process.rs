@@ -63,6 +63,21 @@ pub enum EngineError {
     Fault(#[from] EngineFault),
 }
 
+impl OptionError {
+    /// The option error in `err`'s chain, also when an [`EngineError`] wraps it (its
+    /// transparent variant hides the wrapped error from the chain). Here, beside the wrapper,
+    /// so that the options' file needs nothing of the process's.
+    pub fn find(err: &anyhow::Error) -> Option<&OptionError> {
+        err.chain().find_map(|e| {
+            e.downcast_ref::<OptionError>()
+                .or(match e.downcast_ref::<EngineError>() {
+                    Some(EngineError::Option(o)) => Some(o),
+                    _ => None,
+                })
+        })
+    }
+}
+
 /// Transparent: whatever the wrapped error is.
 impl crate::error::UserFacing for EngineError {
     fn is_user_error(&self) -> bool {

@@ -212,6 +212,14 @@ pub struct KFit {
     pub loss: f64,
 }
 
+/// The loss scale K, as a config sets it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KSetting {
+    /// Fit K at the start values on the training set, then keep it.
+    Fit,
+    Fixed(f64),
+}
+
 /// The bracket [`fit_k`] searches: K from 1/50 to 50 (log scale).
 pub const K_RANGE: (f64, f64) = (0.02, 50.0);
 
@@ -219,10 +227,9 @@ pub const K_RANGE: (f64, f64) = (0.02, 50.0);
 /// the training set scored at the start values; a fit is said on stderr.
 pub fn start_loss(
     kind: LossKind,
-    k: crate::config::positions::KSetting,
+    k: KSetting,
     scored: impl FnOnce() -> Vec<(Outcome, f64)>,
 ) -> Loss {
-    use crate::config::positions::KSetting;
     match k {
         KSetting::Fixed(k) => Loss::new(kind, k),
         KSetting::Fit => {

@@ -7,6 +7,7 @@ pub mod extract;
 pub mod labelled;
 pub mod local;
 pub mod loss;
+pub mod loss_log;
 
 pub use labelled::{LabelledPositions, Outcome, PositionsError};
 pub use loss::{K_SETTLED, KFit, Loss, LossKind, fit_k, k_still_moving};
