@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 #[path = "../tests/pg_common/mod.rs"]
 mod pg_common;
 
-use spsa::db::owner::{Mirror, MirrorFiles};
+use spsa::db::owner::Mirror;
 use spsa::db::records::{self, Destinations};
 use spsa::db::{Db, RunDefinition, VarDef, owner};
 use spsa::source::Record;
-use spsa::tuner::{Quiet, StartMode};
+use spsa::tuner::checkpoint::RunState;
+use spsa::tuner::{RunFiles, Session, StartMode};
 
 /// What a real worker sends with a pair: two PGN games of about 60 moves and two game-log lines.
 fn pair_records() -> String {
@@ -235,10 +236,13 @@ fn main() {
         let until = Instant::now() + Duration::from_secs_f64(seconds);
         let started = Instant::now();
         let dir = files.path().join(format!("level{level}"));
-        let mirror_files = MirrorFiles {
+        let destinations =
+            Destinations::new(Some(dir.join("bench.pgn")), vec![dir.join("game_1.log")]);
+        let run_files = RunFiles {
             log: dir.join("bench.log"),
             checkpoint: dir.join("bench.checkpoint.var"),
-            records: Destinations::new(Some(dir.join("bench.pgn")), vec![dir.join("game_1.log")]),
+            checkpoint_interval: Duration::ZERO,
+            outputs: destinations.paths(),
         };
         let (results, behind) = rt.block_on(async {
             let tasks: Vec<_> = clients
@@ -257,12 +261,24 @@ fn main() {
             let url = db.url.clone();
             let follow = async move {
                 let mut db = Db::new(&url).unwrap();
-                let mut mirror =
-                    Mirror::new(run, definition(50_000), &mirror_files, StartMode::New).unwrap();
+                let def = definition(50_000);
+                let vars = def.variables();
+                let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+                let fresh = RunState::fresh(def.seed, start, &def.schedule(), def.pairs);
+                let mut session = Session::open(vars, run_files, StartMode::New, fresh).unwrap();
+                let mut mirror = Mirror::new(run, def, 0);
                 while Instant::now() < until {
-                    let n = mirror.pull(&mut db, &mut Quiet).await.unwrap();
-                    mirror.save().unwrap();
-                    if n < 5000 {
+                    let results = mirror.pull(&mut db).await.unwrap();
+                    // What the run envelope writes of each result (`method::shared`).
+                    for a in &results {
+                        for record in owner::placed_records(run, a, &destinations) {
+                            session.record(&record).unwrap();
+                        }
+                        session.state.applied = a.seq;
+                        session.log_theta(a.seq, &a.theta).unwrap();
+                    }
+                    session.save().unwrap();
+                    if results.len() < 5000 {
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                 }

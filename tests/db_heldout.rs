@@ -158,3 +158,71 @@ fn a_shared_runs_workers_play_tuning_openings_and_its_verification_the_held_out_
         "{shown}"
     );
 }
+
+/// A summary or verdict with its numbers taken out: what two runs of one config share when
+/// their games differ.
+fn form(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let mut in_number = false;
+    while let Some(ch) = chars.next() {
+        let next_digit = chars.peek().is_some_and(char::is_ascii_digit);
+        if ch.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else if (in_number && ch == '.' && next_digit)
+            || (!in_number && matches!(ch, '+' | '-' | '−') && next_digit)
+        {
+        } else if ch == ' ' {
+            in_number = false;
+            if !out.ends_with(' ') {
+                out.push(' ');
+            }
+        } else {
+            in_number = false;
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// One envelope for every run: a local run and a shared run of the same config print the same
+/// summary and the same `[verify]` verdict line (numbers aside), and a second start over the
+/// first one's files is refused with the same message, exit 2, before the database is asked.
+#[test]
+fn a_local_and_a_shared_run_of_one_config_go_through_one_envelope() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("envelope");
+    let (local, shared) = (setup(), setup());
+    let runs: [(&Path, Vec<&str>); 2] = [
+        (local.path(), vec!["run", "t.toml"]),
+        (shared.path(), vec!["run", "t.toml", "--db", &db.url]),
+    ];
+    let mut outputs = Vec::new();
+    let mut refusals = Vec::new();
+    for (dir, args) in &runs {
+        let first = spsa_in(dir, args);
+        assert!(first.status.success(), "{}", text(&first.stderr));
+        let out = text(&first.stdout);
+        assert!(out.contains("KnightValue"), "{out}");
+        let verdicts: Vec<&str> = out.lines().filter(|l| l.contains("verdict")).collect();
+        assert_eq!(verdicts.len(), 1, "one [verify] verdict: {out}");
+        assert_eq!(log_iterations(&dir.join("t.log")).len(), 4);
+        outputs.push(form(&out));
+        let again = spsa_in(dir, args);
+        assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+        let said = text(&again.stderr).replace(dir.to_str().unwrap(), "DIR");
+        assert!(
+            said.contains("holds a finished run (4 iterations)"),
+            "{said}"
+        );
+        refusals.push(said);
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "the summary and verdict differ in form"
+    );
+    assert_eq!(refusals[0], refusals[1], "the refusals differ");
+}

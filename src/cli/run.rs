@@ -7,13 +7,15 @@ use anyhow::{Context, Result};
 use clap::Args;
 use rand::Rng;
 
-use crate::config::vars;
 use crate::config::{Config, ConfigError};
+use crate::db::run::SharedRun;
 use crate::method;
+use crate::method::shared::SharedTune;
 use crate::runtime::shutdown::Shutdown;
 use crate::spsa::driver::Rounding;
 use crate::tuner::checkpoint::RunState;
 use crate::tuner::{Ending, RunFiles, RunPlan, StartMode};
+use crate::vars;
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -138,23 +140,21 @@ pub fn load_config(path: &Path, flags: &Overrides) -> Result<Config> {
 
 pub async fn command(args: RunArgs) -> Result<()> {
     let config = load_config(&args.config, &args.overrides())?;
-    if let Some(url) = args.db.as_ref().or(config.database.as_ref()) {
-        let shared = crate::db::run::SharedRun {
+    tune(&args, config, "run").await
+}
+
+/// Run (or resume) a tuning run of `config`, local or shared through the database the flags or
+/// the config name (one envelope for both); `verb` is the command typed, for messages.
+pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> {
+    let shared = match args.db.as_ref().or(config.database.as_ref()) {
+        Some(url) if verb == "run" => Some(SharedRun {
             url: url.clone(),
             lease_seconds: args.lease_timeout,
             play: !args.no_play,
             reference_nps: args.reference_nps,
-        };
-        if crate::db::run::run(&config, args.mode(), &shared).await? {
-            verify_finished(&config).await?;
-        }
-        return Ok(());
-    }
-    tune(&args, config, "run").await
-}
-
-/// Run (or resume) a tuning run of `config`; `verb` is the command typed, for messages.
-pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> {
+        }),
+        _ => None,
+    };
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let mode = args.mode();
@@ -184,7 +184,8 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
         max_faulty_trials: 5,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if !config.simulate && config.concurrency > cores {
+    let plays_here = shared.as_ref().is_none_or(|s| s.play);
+    if !config.simulate && plays_here && config.concurrency > cores {
         eprintln!(
             "warning: Concurrency {} exceeds this machine's {cores} cores: engines will share cores, and games on a clock may be lost on time",
             config.concurrency
@@ -196,13 +197,17 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
         checkpoint_interval: config.checkpoint_every(),
         outputs: Vec::new(),
     };
-    let mut method = method::for_config(&config, &vars, plan)?;
+    let mut method: Box<dyn method::Method> = match shared {
+        Some(shared) => Box::new(SharedTune::new(&config, &vars, plan, shared, mode)?),
+        None => method::for_config(&config, &vars, plan)?,
+    };
     // Refuse a mismatched or unwanted start before any engine is started.
     let start = method::check(&*method, vars, files, mode)?;
     crate::tuner::set_aside_old_verification(&config, mode)?;
     let shutdown = Shutdown::on_signals();
+    let db_flag = if args.db.is_some() { " --db URL" } else { "" };
     let resume_hint = format!(
-        "checkpoint {}; continue with `spsa {verb} {} --resume`",
+        "checkpoint {}; continue with `spsa {verb} {}{db_flag} --resume`",
         config.checkpoint.display(),
         args.config.display()
     );
@@ -217,10 +222,7 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
             }
         })?;
     if end.ending == Ending::Interrupted {
-        eprintln!(
-            "stopped after {}; {resume_hint}",
-            method.progress(&end.session.state)
-        );
+        eprintln!("{}; {resume_hint}", method.stopped(&end.session.state));
     }
     crate::out!("{}", method.summary(&end.session))?;
     if end.session.state.finished {

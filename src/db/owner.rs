@@ -1,19 +1,17 @@
 //! The run's owner: installs the schema, creates the run (one work row per iteration, with the
-//! driver's step vector), and mirrors the applied results into the local θ log and checkpoint
-//! through its own driver, checking that the database's θ is the driver's, bit for bit.
-
-use std::path::PathBuf;
+//! driver's step vector), and follows the applied results through its own driver ([`Mirror`]),
+//! checking that the database's θ is the driver's, bit for bit. The run envelope writes them
+//! to the local files.
 
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 use super::records::{self, Destinations};
 use super::{Db, DbError, RunDefinition};
-use crate::config::vars::Variable;
 use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
-use crate::tuner::log::ThetaLog;
-use crate::tuner::{Observer, Outputs, RunState, StartMode, Update, UserError, checkpoint};
+use crate::tuner::{StartMode, UserError};
+use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
 pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
@@ -246,124 +244,70 @@ pub struct Applied {
     pub theta: Vec<f64>,
 }
 
-/// The owner's local files of a shared run.
-#[derive(Clone, Debug)]
-pub struct MirrorFiles {
-    pub log: PathBuf,
-    pub checkpoint: PathBuf,
-    /// Where the workers' records (PGN, game logs) go.
-    pub records: Destinations,
-}
-
-/// The local mirror of a shared run: a driver fed with the database's results in their order,
-/// the θ log, the records and the checkpoint.
+/// The owner's view of a shared run's results: a driver fed with the database's applied results
+/// in their order, checking that the database's θ is the driver's, bit for bit. It writes no
+/// file: the run envelope (`method::shared`) puts what it applies into the run's θ log, records
+/// and checkpoint, as it does for a local run's results.
 pub struct Mirror {
     pub run_id: i64,
     def: RunDefinition,
     vars: Vec<Variable>,
     driver: Driver,
-    log: ThetaLog,
-    outputs: Outputs,
-    destinations: Destinations,
+    applied: u64,
     /// Results up to this seq already have their records in the files (a resume's checkpoint):
-    /// their records are not appended again, and no checkpoint is written before the mirror
-    /// has caught up with it (the old one still describes the files exactly).
+    /// their records are not fetched again.
     written_through: u64,
-    checkpoint: PathBuf,
-    state: RunState,
 }
 
 impl Mirror {
-    /// Start the mirror. The θ log is rebuilt from the database (it is the checkpoint). The
-    /// record files continue from the local checkpoint on a resume (cut back to the lengths it
-    /// holds); a resume without one moves the files aside and rewrites them from the database.
-    pub fn new(
-        run_id: i64,
-        def: RunDefinition,
-        files: &MirrorFiles,
-        mode: StartMode,
-    ) -> Result<Mirror> {
+    /// Follow run `run_id` from its first result; the records of results up to
+    /// `written_through` are in the local files already.
+    pub fn new(run_id: i64, def: RunDefinition, written_through: u64) -> Mirror {
         let vars = def.variables();
         let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
-        let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
+        let mut driver = def.driver_at(start, Rounding::Continuous);
+        // Every iteration was handed out to the database when the run was created.
         while driver.next_trial().is_some() {}
-        let tracked = files.records.paths();
-        let (outputs, written_through) = match mode {
-            StartMode::Resume if files.checkpoint.exists() => {
-                let ck = checkpoint::read(&files.checkpoint)?;
-                if ck.state.seed != def.seed.to_string() {
-                    return Err(UserError(format!(
-                        "{}: the checkpoint is of another run than run {run_id} (seed {} vs {}); use --fresh to start over",
-                        files.checkpoint.display(),
-                        ck.state.seed,
-                        def.seed
-                    ))
-                    .into());
-                }
-                (Outputs::resume(&ck.state.outputs)?, ck.state.applied)
-            }
-            StartMode::Resume => {
-                for path in tracked.iter().filter(|p| p.exists()) {
-                    let bak = crate::tuner::backup_name(path);
-                    std::fs::rename(path, &bak).with_context(|| {
-                        format!("{}: cannot move aside to {}", path.display(), bak.display())
-                    })?;
-                }
-                (Outputs::new(&tracked), 0)
-            }
-            StartMode::New | StartMode::Fresh => (Outputs::new(&tracked), 0),
-        };
-        if files.log.exists() {
-            std::fs::remove_file(&files.log)
-                .with_context(|| format!("{}: cannot rewrite the log", files.log.display()))?;
-        }
-        let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-        let log = ThetaLog::create(&files.log, &names)?;
-        // Every iteration was handed out to the database when the run was created. The split
-        // is the run's (stored with it), so verification here plays only openings no worker
-        // was given.
-        let state = RunState {
-            next_fresh: def.iterations + 1,
-            holdout: def.holdout,
-            holdout_openings: def.holdout_openings,
-            ..RunState::fresh(def.seed, start, &def.schedule(), def.pairs)
-        };
-        let mut mirror = Mirror {
+        Mirror {
             run_id,
             def,
             vars,
             driver,
-            log,
-            outputs,
-            destinations: files.records.clone(),
+            applied: 0,
             written_through,
-            checkpoint: files.checkpoint.clone(),
-            state,
-        };
-        // A new mirror's checkpoint holds the files' lengths before its first record.
-        mirror.save()?;
-        Ok(mirror)
+        }
     }
 
     pub fn applied(&self) -> u64 {
-        self.state.applied
+        self.applied
     }
 
     pub fn is_finished(&self) -> bool {
-        self.state.applied >= self.def.iterations
+        self.applied >= self.def.iterations
     }
 
-    pub fn state(&self) -> &RunState {
-        &self.state
+    pub fn definition(&self) -> &RunDefinition {
+        &self.def
     }
 
     pub fn vars(&self) -> &[Variable] {
         &self.vars
     }
 
-    /// Fetch and apply the results the database applied since the last call; returns how many.
-    pub async fn pull(&mut self, db: &mut Db, observer: &mut dyn Observer) -> Result<usize> {
-        let (run, after) = (self.run_id, self.state.applied as i64);
+    /// θ after the results applied so far.
+    pub fn theta(&self) -> &[f64] {
+        self.driver.theta()
+    }
+
+    /// The driver's bookkeeping, for the checkpoint.
+    pub fn driver_state(&self) -> crate::spsa::driver::DriverState {
+        self.driver.state()
+    }
+
+    /// Fetch the results the database applied since the last call, in their order, each
+    /// applied to the driver and checked; at most 5,000 a call.
+    pub async fn pull(&mut self, db: &mut Db) -> Result<Vec<Applied>> {
+        let (run, after) = (self.run_id, self.applied as i64);
         let written = self.written_through as i64;
         // Reports commit asynchronously (see `spsa.report`): only results a crash cannot take
         // back are mirrored. The results applied when this transaction reads the count were
@@ -392,7 +336,7 @@ impl Mirror {
             })
             .await?;
         if durable <= after {
-            return Ok(0);
+            return Ok(Vec::new());
         }
         let rows = db
             .run("read results", async |c: &Client| {
@@ -407,7 +351,7 @@ impl Mirror {
                 .await
             })
             .await?;
-        let n = rows.len();
+        let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let penta: Vec<i32> = row.get(6);
             let mut pentanomial = [0u64; 5];
@@ -427,18 +371,19 @@ impl Mirror {
                 theta: row.get(9),
                 worker: row.get(10),
             };
-            self.apply(&applied, observer)?;
+            self.apply(&applied)?;
+            out.push(applied);
         }
-        Ok(n)
+        Ok(out)
     }
 
-    fn apply(&mut self, a: &Applied, observer: &mut dyn Observer) -> Result<()> {
-        if a.seq != self.state.applied + 1 {
+    fn apply(&mut self, a: &Applied) -> Result<()> {
+        if a.seq != self.applied + 1 {
             bail!(
                 "run {}: result {} arrived after {} (the database skipped or repeated one)",
                 self.run_id,
                 a.seq,
-                self.state.applied
+                self.applied
             );
         }
         self.driver
@@ -460,83 +405,44 @@ impl Mirror {
                 ours
             );
         }
-        self.state.applied = a.seq;
-        self.state.theta = ours.to_vec();
-        let c = &mut self.state.counts;
-        c.pairs += u64::from(self.def.pairs);
-        c.wins += u64::from(a.wins);
-        c.draws += u64::from(a.draws);
-        c.losses += u64::from(a.losses);
-        for (t, v) in c.pentanomial.iter_mut().zip(a.pentanomial) {
-            *t += v;
-        }
-        let measurement = measurement_of(a);
-        for f in &measurement.faults {
-            *c.faults.entry(f.kind.clone()).or_default() += 1;
-        }
-        if a.seq > self.written_through {
-            self.append_records(a)?;
-        }
-        self.log.append(a.seq, &self.state.theta)?;
-        observer.on_update(&Update {
-            applied: self.state.applied,
-            total: self.def.iterations,
-            iteration: a.iteration,
-            theta: &self.state.theta,
-            measurement: &measurement,
-            counts: &self.state.counts,
-        });
+        self.applied = a.seq;
         Ok(())
     }
+}
 
-    /// Append a result's records to the owner's files. A record under a name this run does not
-    /// write is dropped with a warning (a worker cannot make the owner write elsewhere).
-    fn append_records(&mut self, a: &Applied) -> Result<()> {
-        let records = match records::decode(&a.records) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!(
-                    "spsa: run {} result {} (iteration {}, worker {}): {e:#}; its records are dropped",
-                    self.run_id, a.seq, a.iteration, a.worker
-                );
-                return Ok(());
-            }
-        };
-        for r in records {
-            match self.destinations.place(&r.path) {
-                Some(path) => self.outputs.append(&Record { path, text: r.text })?,
-                None => tracing::warn!(
-                    "run {} result {}: a record for `{}` is not one of this run's files",
-                    self.run_id,
+/// A result's records (PGN games, game-log lines), each placed in one of this run's files. A
+/// record under a name this run does not write is dropped with a warning (a worker cannot make
+/// the owner write elsewhere), and so are undecodable records.
+pub fn placed_records(run_id: i64, a: &Applied, destinations: &Destinations) -> Vec<Record> {
+    let records = match records::decode(&a.records) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "spsa: run {run_id} result {} (iteration {}, worker {}): {e:#}; its records are dropped",
+                a.seq, a.iteration, a.worker
+            );
+            return Vec::new();
+        }
+    };
+    records
+        .into_iter()
+        .filter_map(|r| match destinations.place(&r.path) {
+            Some(path) => Some(Record { path, text: r.text }),
+            None => {
+                tracing::warn!(
+                    "run {run_id} result {}: a record for `{}` is not one of this run's files",
                     a.seq,
                     r.path.display()
-                ),
+                );
+                None
             }
-        }
-        Ok(())
-    }
-
-    /// Flush the log and the records and write a checkpoint that holds them. Before a resumed
-    /// mirror has caught up with its old checkpoint, that one stays: it still describes the
-    /// record files exactly.
-    pub fn save(&mut self) -> Result<()> {
-        if self.state.applied < self.written_through {
-            return Ok(());
-        }
-        self.state.finished = self.is_finished();
-        let d = self.driver.state();
-        self.state.next_fresh = d.next_fresh;
-        self.state.missing = d.missing;
-        self.state.log_bytes = self.log.flush()?;
-        self.outputs.sync()?;
-        self.state.outputs = self.outputs.lengths();
-        checkpoint::write(&self.checkpoint, &self.state, &self.vars)
-    }
+        })
+        .collect()
 }
 
 /// A measurement for progress displays, from the counts the database recorded (the games'
 /// order within the iteration is not kept).
-fn measurement_of(a: &Applied) -> Measurement {
+pub fn measurement_of(a: &Applied) -> Measurement {
     let games = std::iter::repeat_n(GameScore::Win, a.wins as usize)
         .chain(std::iter::repeat_n(GameScore::Draw, a.draws as usize))
         .chain(std::iter::repeat_n(GameScore::Loss, a.losses as usize))

@@ -1,23 +1,19 @@
-//! `spsa run CONFIG --db URL`: create (or re-attach to) the shared run, take part as a worker
-//! with the config's Concurrency, and mirror the run into the local θ log and checkpoint until
-//! every iteration is applied. Ctrl-C stops this process only: the run stays active in the
-//! database, other workers carry on, and `--resume` re-attaches.
+//! `spsa run CONFIG --db URL`, the database's side: the run's definition, finding or creating it
+//! ([`attach`]), and the run process's own worker. The run itself goes through the one run
+//! envelope (`method::shared`), like a local run. Ctrl-C stops this process only: the run stays
+//! active in the database, other workers carry on, and `--resume` re-attaches.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use rand::Rng;
 
-use super::owner::{self, Mirror, MirrorFiles};
-use super::records::Destinations;
-use super::worker::{self, WorkerOptions};
+use super::owner;
+use super::worker::{self, WorkerOptions, WorkerSummary};
 use super::{Db, RunDefinition, VarDef, engines};
 use crate::config::Config;
-use crate::config::vars::{self, Variable};
-use crate::report::{progress, summary};
 use crate::runtime::shutdown::Shutdown;
 use crate::tuner::{StartMode, UserError};
+use crate::vars::Variable;
 
 /// Settings of a shared run beyond the config.
 #[derive(Clone, Debug)]
@@ -108,9 +104,18 @@ fn own_engines(config: &Config) -> Vec<(String, std::path::PathBuf)> {
         .collect()
 }
 
-/// Run (or resume) a shared run to its end or until Ctrl-C / SIGTERM; true when every
-/// iteration is applied (the caller then plays the config's `[verify]`, as after a local run).
-pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result<bool> {
+/// A shared run found or created in the database, ready to follow.
+pub struct Attached {
+    pub db: Db,
+    pub id: i64,
+    /// The run's definition as stored (a resumed run keeps the one it was created with, seed
+    /// included).
+    pub def: RunDefinition,
+}
+
+/// Check a shared run's settings against its config before anything is started: a positions
+/// run cannot be shared, and `--reference-nps` needs a clock.
+pub fn check(config: &Config, shared: &SharedRun) -> Result<()> {
     super::refuse_positions(config)?;
     let timed = config.games.as_ref().is_some_and(|g| g.limits.is_timed());
     if shared.reference_nps.is_some() && (config.simulate || !timed) {
@@ -120,41 +125,26 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         ))
         .into());
     }
-    let vars = vars::load(&config.variables)?;
-    config.check_outputs()?;
-    let records = Destinations::of(config);
-    // Local files follow the local rules: a new run never overwrites an earlier one's.
-    let found = config.log.exists() || config.checkpoint.exists();
-    match mode {
-        StartMode::New if found => {
-            return Err(UserError(format!(
-                "{} or {} exists from an earlier run; add --resume to continue it, or --fresh to start over",
-                config.log.display(),
-                config.checkpoint.display()
-            ))
-            .into());
-        }
-        StartMode::Fresh => {
-            let all = [config.log.clone(), config.checkpoint.clone()]
-                .into_iter()
-                .chain(records.paths());
-            for path in all.filter(|p| p.exists()) {
-                let bak = crate::tuner::backup_name(&path);
-                std::fs::rename(&path, &bak).with_context(|| {
-                    format!("{}: cannot move aside to {}", path.display(), bak.display())
-                })?;
-            }
-        }
-        _ => {}
-    }
-    let seed = config.seed.unwrap_or_else(|| rand::rng().next_u64());
-    let mut def = definition(config, &vars, seed, shared.lease_seconds)?;
-    // A new run's engines are hashed and measured before anything is stored; a resumed run
-    // keeps the engines it was created with.
+    Ok(())
+}
+
+/// Find or create the run of `config` in the database as `mode` says: a new run's engines are
+/// hashed and measured, and stored, before the run is; a resumed run keeps the engines it was
+/// created with. Stops within a second when `stop` is requested, the database reachable or not.
+pub async fn attach(
+    config: &Config,
+    vars: &[Variable],
+    mode: StartMode,
+    shared: &SharedRun,
+    seed: u64,
+    stop: &Shutdown,
+) -> Result<Attached> {
+    let timed = config.games.as_ref().is_some_and(|g| g.limits.is_timed());
+    let mut def = definition(config, vars, seed, shared.lease_seconds)?;
     let games = config.games.as_ref().filter(|_| !config.simulate);
     let measured = match games {
         Some(g) if mode != StartMode::Resume => {
-            engines::measure_run_engines([("Engine1", &g.engine1), ("Engine2", &g.engine2)], &vars)
+            engines::measure_run_engines([("Engine1", &g.engine1), ("Engine2", &g.engine2)], vars)
                 .await?
         }
         _ => Vec::new(),
@@ -171,9 +161,7 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         .to_string();
 
     let mut db = Db::new(&shared.url)?;
-    // Ctrl-C and SIGTERM stop this process within a second, the database reachable or not.
-    let signals = Shutdown::on_signals();
-    db.stop_on(Some(&signals));
+    db.stop_on(Some(stop));
     owner::install_schema(&mut db).await?;
     engines::store_artifacts(&mut db, &measured).await?;
     let id = owner::attach(
@@ -185,8 +173,6 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         reference_nps,
     )
     .await?;
-    crate::tuner::set_aside_old_verification(config, mode)?;
-    // A resumed run keeps the definition (seed included) it was created with.
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
             Ok(
@@ -198,81 +184,28 @@ pub async fn run(config: &Config, mode: StartMode, shared: &SharedRun) -> Result
         .await?;
     let def: RunDefinition = serde_json::from_value(stored)?;
     eprintln!("run {id} in database {}", db.url());
+    Ok(Attached { db, id, def })
+}
 
-    let files = MirrorFiles {
-        log: config.log.clone(),
-        checkpoint: config.checkpoint.clone(),
-        records,
-    };
-    let mut mirror = Mirror::new(id, def, &files, mode)?;
-    let stop = Shutdown::new();
-    let own_worker = async {
-        if !shared.play {
-            return Ok(Default::default());
-        }
-        let opts = WorkerOptions {
-            name: format!("run-{id}-{}", std::process::id()),
-            concurrency: config.concurrency.max(1),
-            engines: own_engines(config),
-            only_run: Some(id),
-            until_idle: true,
-            nps: None,
-            cache: engines::cache_root().ok(),
-        };
-        worker::serve(&shared.url, opts, &stop).await
-    };
-    let follow = async {
-        let mut progress = progress::for_terminal(Duration::from_secs(5));
-        let mut last_save = Instant::now();
-        let every = config.checkpoint_every();
-        let signal = signals.wait();
-        tokio::pin!(signal);
-        let interrupted = loop {
-            let n = tokio::select! {
-                biased;
-                _ = &mut signal => break true,
-                n = mirror.pull(&mut db, &mut *progress) => n?,
-            };
-            if mirror.is_finished() {
-                break false;
-            }
-            if last_save.elapsed() >= every {
-                mirror.save()?;
-                last_save = Instant::now();
-            }
-            if n < 5000 {
-                tokio::select! {
-                    biased;
-                    _ = &mut signal => break true,
-                    _ = tokio::time::sleep(Duration::from_millis(100)) => {}
-                }
-            }
-        };
-        stop.request();
-        mirror.save()?;
-        anyhow::Ok(interrupted)
-    };
-    let (worked, followed) = tokio::join!(own_worker, follow);
-    let interrupted = followed?;
-    if let Err(e) = worked {
-        eprintln!("spsa: this process's worker stopped: {e:#}");
+/// The run process's own worker: serves run `id` with the config's Concurrency until the run
+/// has nothing left to play or `stop` is requested (nothing, when the run is not played here).
+pub async fn own_worker(
+    config: &Config,
+    shared: &SharedRun,
+    id: i64,
+    stop: &Shutdown,
+) -> Result<WorkerSummary> {
+    if !shared.play {
+        return Ok(Default::default());
     }
-    let state = mirror.state();
-    if interrupted {
-        eprintln!(
-            "stopped following run {id} after {} of {} iterations; other workers carry on; re-attach with `spsa run {} --db URL --resume`",
-            state.applied,
-            state.iterations,
-            config.path.display()
-        );
-    }
-    let decimals = if config.simulate { 2 } else { 0 };
-    crate::out!(
-        "{}",
-        summary::final_table(mirror.vars(), &state.start, &state.theta, decimals)
-    )?;
-    if !config.simulate && config.positions.is_none() {
-        crate::out!("{}", summary::games_line(&state.counts))?;
-    }
-    Ok(!interrupted && mirror.is_finished())
+    let opts = WorkerOptions {
+        name: format!("run-{id}-{}", std::process::id()),
+        concurrency: config.concurrency.max(1),
+        engines: own_engines(config),
+        only_run: Some(id),
+        until_idle: true,
+        nps: None,
+        cache: engines::cache_root().ok(),
+    };
+    worker::serve(&shared.url, opts, stop).await
 }

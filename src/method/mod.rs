@@ -9,22 +9,25 @@
 //! and SIGTERM, the message that says how to continue, and the closing summary.
 //!
 //! A new method is one module here implementing [`Method`] and one arm in [`for_config`], where
-//! `spsa run` picks the method for a config.
+//! `spsa run` picks the method for a config. A run shared through PostgreSQL is a method too
+//! ([`shared::SharedTune`]): its results come from the database instead of a pool, and
+//! everything around them is this same code.
 
 use anyhow::Result;
 use futures::future::LocalBoxFuture;
 
 use crate::config::Config;
 use crate::config::positions::Method as PositionsMethod;
-use crate::config::vars::Variable;
 use crate::runtime::shutdown::Shutdown;
 use crate::tuner::RunPlan;
 use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunFiles, Session, StartMode};
+use crate::vars::Variable;
 
 pub mod gradient;
 pub mod local;
+pub mod shared;
 pub mod spsa;
 
 use gradient::GradientTune;
@@ -39,6 +42,13 @@ pub trait Method {
 
     /// The state of a run of this method before its first step.
     fn fresh_state(&self) -> RunState;
+
+    /// Whether a resume may start without a local checkpoint: a shared run's database holds
+    /// the run, so a resume on a machine without its files re-attaches and writes them anew
+    /// (files found there are kept as numbered backups, as with `--fresh`).
+    fn resumes_without_checkpoint(&self) -> bool {
+        false
+    }
 
     /// Whether a run with this checkpoint state has nothing left to do.
     fn finished(&self, state: &RunState) -> bool {
@@ -60,6 +70,11 @@ pub trait Method {
     /// iterations", "epoch 12 of 400").
     fn progress(&self, state: &RunState) -> String;
 
+    /// The first words of the message a run stopped by Ctrl-C or SIGTERM leaves.
+    fn stopped(&self, state: &RunState) -> String {
+        format!("stopped after {}", self.progress(state))
+    }
+
     /// The closing text on stdout: the values found and what else the method reports.
     fn summary(&self, session: &Session) -> String;
 }
@@ -79,6 +94,12 @@ pub fn check(
     files: RunFiles,
     mode: StartMode,
 ) -> Result<SessionStart> {
+    let mode = match mode {
+        StartMode::Resume if method.resumes_without_checkpoint() && !files.checkpoint.exists() => {
+            StartMode::Fresh
+        }
+        mode => mode,
+    };
     SessionStart::check(vars, files, mode, method.fresh_state(), |ck| {
         method.check_resume(ck)
     })

@@ -8,13 +8,13 @@ use futures::future::LocalBoxFuture;
 
 use super::Method;
 use crate::config::Config;
-use crate::config::vars::Variable;
 use crate::report::{progress, summary};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::{self, OpenRequest};
 use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunPlan, Session, Tuner, check_same_run};
+use crate::vars::Variable;
 
 /// A tune by SPSA.
 pub struct SpsaTune {
@@ -97,12 +97,17 @@ impl Method for SpsaTune {
     }
 
     fn summary(&self, session: &Session) -> String {
-        let state = &session.state;
-        let decimals = if self.config.simulate { 2 } else { 0 };
-        let mut text = summary::final_table(&self.vars, &state.start, &state.theta, decimals);
-        if !self.config.simulate && self.config.positions.is_none() {
-            text.push_str(&summary::games_line(&state.counts));
-        }
-        text
+        summary_of(&self.config, &self.vars, &session.state)
     }
+}
+
+/// The closing text of an SPSA run, local or shared: each variable's start and final value,
+/// and the games' tally for a tune of games.
+pub fn summary_of(config: &Config, vars: &[Variable], state: &RunState) -> String {
+    let decimals = if config.simulate { 2 } else { 0 };
+    let mut text = summary::final_table(vars, &state.start, &state.theta, decimals);
+    if !config.simulate && config.positions.is_none() {
+        text.push_str(&summary::games_line(&state.counts));
+    }
+    text
 }

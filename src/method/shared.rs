@@ -1,0 +1,297 @@
+//! A run shared through PostgreSQL (`spsa run CONFIG --db URL`), in the one run envelope: the
+//! same refusal of an earlier run's files, `--fresh` backups, resume, Ctrl-C, summary and
+//! `[verify]` as a local SPSA run. Only its results arrive differently: workers play the
+//! iterations the database hands out, and the owner's [`Mirror`] of the database is this run's
+//! source of results, applied here to the run's θ log, records and checkpoint in the database's
+//! order.
+//!
+//! The database is the run's checkpoint: a resume on a machine without the local files
+//! re-attaches and writes them anew (earlier files there kept as backups); a resume with them
+//! goes on from the local checkpoint once the mirror has caught up with it.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use futures::future::LocalBoxFuture;
+
+use super::Method;
+use super::spsa::summary_of;
+use crate::config::Config;
+use crate::db::owner::{Applied, Mirror, measurement_of, placed_records};
+use crate::db::records::Destinations;
+use crate::db::run::{self as shared_run, SharedRun};
+use crate::report::progress;
+use crate::runtime::shutdown::Shutdown;
+use crate::source;
+use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::session::SessionStart;
+use crate::tuner::{
+    Ending, Observer, RunPlan, Session, StartMode, Update, UserError, check_same_run,
+};
+use crate::vars::Variable;
+
+/// Results read from the database in one go (see [`Mirror::pull`]); a smaller batch means the
+/// mirror has caught up, and it waits a moment before asking again.
+const PULL_BATCH: usize = 5000;
+
+/// A shared SPSA run, as the run envelope drives it.
+pub struct SharedTune {
+    config: Config,
+    vars: Vec<Variable>,
+    plan: RunPlan,
+    shared: SharedRun,
+    mode: StartMode,
+    /// Where the workers' records (PGN, game logs) go.
+    destinations: Destinations,
+    /// The run's id in the database, once attached.
+    run_id: Option<i64>,
+}
+
+impl SharedTune {
+    /// A shared run of `config`; refuses settings a shared run cannot take before anything
+    /// starts.
+    pub fn new(
+        config: &Config,
+        vars: &[Variable],
+        plan: RunPlan,
+        shared: SharedRun,
+        mode: StartMode,
+    ) -> Result<SharedTune> {
+        shared_run::check(config, &shared)?;
+        Ok(SharedTune {
+            config: config.clone(),
+            vars: vars.to_vec(),
+            plan,
+            shared,
+            mode,
+            destinations: Destinations::of(config),
+            run_id: None,
+        })
+    }
+}
+
+impl Method for SharedTune {
+    fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
+        check_same_run(ck, &self.vars, &self.plan)
+    }
+
+    fn resumes_without_checkpoint(&self) -> bool {
+        true
+    }
+
+    /// Every iteration is handed out to the database when the run is created; the held-out
+    /// split is drawn as a local tune draws it (the database's definition decides on a
+    /// re-attach).
+    fn fresh_state(&self) -> RunState {
+        let mut state = self.plan.fresh_state(&self.vars);
+        state.next_fresh = self.plan.schedule.iterations + 1;
+        if let Some(split) = source::games::recorded_split(&self.config) {
+            state.holdout = Some(split.share);
+            state.holdout_openings = split.openings;
+        }
+        state
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        mut start: SessionStart,
+        shutdown: &'a Shutdown,
+    ) -> LocalBoxFuture<'a, Result<(Session, Ending)>> {
+        Box::pin(async move {
+            let attached = shared_run::attach(
+                &self.config,
+                &self.vars,
+                self.mode,
+                &self.shared,
+                self.plan.seed,
+                shutdown,
+            )
+            .await?;
+            let (mut db, id, def) = (attached.db, attached.id, attached.def);
+            self.run_id = Some(id);
+            if let Some(ck) = start.checkpoint()
+                && ck.state.seed != def.seed.to_string()
+            {
+                return Err(UserError(format!(
+                    "{}: the checkpoint is of another run than run {id} (seed {} vs {}); use --fresh to start over",
+                    ck.path.display(),
+                    ck.state.seed,
+                    def.seed
+                ))
+                .into());
+            }
+            start.add_outputs(self.destinations.paths());
+            let mut session = start.open()?;
+            if session.is_new_run() {
+                // The database's definition decides: a re-attach takes its seed and split.
+                session.state.seed = def.seed.to_string();
+                session.state.holdout = def.holdout;
+                session.state.holdout_openings = def.holdout_openings;
+                session.save()?;
+            }
+            let mut follow = Follow {
+                caught_up: session.state.applied,
+                mirror: Mirror::new(id, def, session.state.applied),
+                session,
+                destinations: &self.destinations,
+            };
+            let stop_worker = Shutdown::new();
+            let worker = shared_run::own_worker(&self.config, &self.shared, id, &stop_worker);
+            let followed = async {
+                let ended = follow.run(&mut db, shutdown).await;
+                stop_worker.request();
+                ended
+            };
+            let (worked, ending) = tokio::join!(worker, followed);
+            if let Err(e) = worked {
+                eprintln!("spsa: this process's worker stopped: {e:#}");
+            }
+            let ending = match ending {
+                Ok(ending) => ending,
+                Err(e) => {
+                    // What was applied stays: the checkpoint holds it.
+                    if let Err(saved) = follow.save() {
+                        eprintln!("spsa: cannot write the checkpoint: {saved:#}");
+                    }
+                    return Err(e);
+                }
+            };
+            follow.save()?;
+            Ok((follow.session, ending))
+        })
+    }
+
+    fn progress(&self, state: &RunState) -> String {
+        format!("{} of {} iterations", state.applied, state.iterations)
+    }
+
+    fn stopped(&self, state: &RunState) -> String {
+        match self.run_id {
+            Some(id) => format!(
+                "stopped following run {id} after {}; other workers carry on",
+                self.progress(state)
+            ),
+            None => format!("stopped after {}", self.progress(state)),
+        }
+    }
+
+    fn summary(&self, session: &Session) -> String {
+        summary_of(&self.config, &self.vars, &session.state)
+    }
+}
+
+/// The mirror of the database and the session it writes to.
+struct Follow<'a> {
+    mirror: Mirror,
+    session: Session,
+    /// Results up to here are in the session already (the local checkpoint of a resume).
+    caught_up: u64,
+    destinations: &'a Destinations,
+}
+
+impl Follow<'_> {
+    /// Apply the database's results as they come until every iteration is applied or
+    /// `shutdown` is requested, checkpointing as often as the config says.
+    async fn run(&mut self, db: &mut crate::db::Db, shutdown: &Shutdown) -> Result<Ending> {
+        let mut progress = progress::for_terminal(Duration::from_secs(5));
+        let mut last_save = Instant::now();
+        let every = self.session.files().checkpoint_interval;
+        let signal = shutdown.wait();
+        tokio::pin!(signal);
+        loop {
+            let results = tokio::select! {
+                biased;
+                _ = &mut signal => return Ok(Ending::Interrupted),
+                results = self.mirror.pull(db) => results?,
+            };
+            for a in &results {
+                self.apply(a, &mut *progress)?;
+            }
+            if self.mirror.is_finished() {
+                return Ok(Ending::Finished);
+            }
+            if last_save.elapsed() >= every {
+                self.save()?;
+                last_save = Instant::now();
+            }
+            if results.len() < PULL_BATCH {
+                tokio::select! {
+                    biased;
+                    _ = &mut signal => return Ok(Ending::Interrupted),
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                }
+            }
+        }
+    }
+
+    /// Put one applied result into the session: θ, the counts, its records and its θ log row.
+    /// A result the session holds already (a resume catching up) is only checked.
+    fn apply(&mut self, a: &Applied, observer: &mut dyn Observer) -> Result<()> {
+        let run_id = self.mirror.run_id;
+        let state = &mut self.session.state;
+        if a.seq < self.caught_up {
+            return Ok(());
+        }
+        if a.seq == self.caught_up {
+            let same = state.theta.len() == a.theta.len()
+                && state
+                    .theta
+                    .iter()
+                    .zip(&a.theta)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+            if !same {
+                bail!(
+                    "run {run_id}: the checkpoint's θ after {} results differs from the database's; use --fresh to start over",
+                    a.seq
+                );
+            }
+            return Ok(());
+        }
+        let pairs = state.pairs_per_iteration.max(1);
+        state.applied = a.seq;
+        state.theta.clone_from(&a.theta);
+        let c = &mut state.counts;
+        c.pairs += u64::from(pairs);
+        c.wins += u64::from(a.wins);
+        c.draws += u64::from(a.draws);
+        c.losses += u64::from(a.losses);
+        for (t, v) in c.pentanomial.iter_mut().zip(a.pentanomial) {
+            *t += v;
+        }
+        let measurement = measurement_of(a);
+        for f in &measurement.faults {
+            *c.faults.entry(f.kind.clone()).or_default() += 1;
+        }
+        for record in placed_records(run_id, a, self.destinations) {
+            self.session.record(&record)?;
+        }
+        self.session.log_theta(a.seq, &a.theta)?;
+        self.session.flush_log_if_due(Instant::now())?;
+        let state = &self.session.state;
+        observer.on_update(&Update {
+            applied: state.applied,
+            total: state.iterations,
+            iteration: a.iteration,
+            theta: &state.theta,
+            measurement: &measurement,
+            counts: &state.counts,
+        });
+        Ok(())
+    }
+
+    /// Write a checkpoint that holds the files. Before a resumed mirror has caught up with its
+    /// old checkpoint, that one stays: it still describes the files exactly.
+    fn save(&mut self) -> Result<()> {
+        if self.mirror.applied() < self.caught_up {
+            return Ok(());
+        }
+        let state = &mut self.session.state;
+        state.finished = self.mirror.is_finished();
+        let d = self.mirror.driver_state();
+        state.next_fresh = d.next_fresh;
+        state.missing = d.missing;
+        self.session
+            .save()
+            .with_context(|| format!("run {}: the local checkpoint", self.mirror.run_id))
+    }
+}
