@@ -15,7 +15,7 @@ fn sparring_spins_become_variables_by_the_tune_rule() {
     let o = run(&["init", "--engine", sparring(), "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("skipped"), "Hash is an engine control");
-    let vars = spsa::config::vars::load(&out).unwrap();
+    let vars = spsa::vars::load(&out).unwrap();
     let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
     assert!(!names.contains(&"Hash"), "{names:?}");
     assert_eq!(names.len(), 14, "{names:?}");
@@ -55,7 +55,7 @@ fn toga_named_options_and_unknown_names() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let vars = spsa::config::vars::load(&out).unwrap();
+    let vars = spsa::vars::load(&out).unwrap();
     assert_eq!(vars.len(), 2);
     // The engine's spelling; Toga declares `King Safety` 100 in [0, 400].
     assert_eq!(vars[0].name, "King Safety");
@@ -123,7 +123,7 @@ fn settings_are_written_rounded_without_float_noise() {
         "{}",
         stdout(&o)
     );
-    let vars = spsa::config::vars::load(&out).unwrap();
+    let vars = spsa::vars::load(&out).unwrap();
     assert!((vars[0].c_end - 0.15).abs() < 1e-12);
 }
 
@@ -150,11 +150,11 @@ fn init_writes_a_ready_config_that_runs() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("spsa run tune.toml"), "{}", stdout(&o));
-    let book = std::fs::read_to_string(d.join("balanced_6ply.epd")).unwrap();
+    let book = std::fs::read_to_string(d.join("balanced_8ply_large.epd")).unwrap();
     assert_eq!(
         book,
         std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_8ply_large.epd")
         )
         .unwrap()
     );
@@ -166,7 +166,7 @@ fn init_writes_a_ready_config_that_runs() {
         "iterations = 4".into(),
         format!("concurrency = {cores}"),
         "sprt = \"0,5\"".into(),
-        "book = \"balanced_6ply.epd\"".into(),
+        "book = \"balanced_8ply_large.epd\"".into(),
     ] {
         assert!(text.contains(&want), "no `{want}` in\n{text}");
     }
@@ -223,7 +223,7 @@ fn init_writes_a_ready_config_that_runs() {
     );
     let other = tempfile::tempdir().unwrap();
     std::fs::write(
-        other.path().join("balanced_6ply.epd"),
+        other.path().join("balanced_8ply_large.epd"),
         "8/8/8/8/8/8/8/K6k w - -\n",
     )
     .unwrap();

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use spsa::config::vars::{self, Variable};
 use spsa::report::history::History;
 use spsa::report::status::{self, Status};
 use spsa::tuner::checkpoint::{self, Counts, RunState, VERSION};
+use spsa::vars::{self, Variable};
 
 fn spsa() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spsa"))
@@ -122,6 +122,7 @@ fn report_numbers_follow_the_formulas() {
         assert!(close(v.c_k, c_k), "{}: c_k {} vs {c_k}", v.name, v.c_k);
         assert!(close(v.r_k, r_k), "{}: R_k {} vs {r_k}", v.name, v.r_k);
         assert!(close(v.drift_ck, (v.current - v.start) / c_k));
+        assert!(close(v.drift_c_end, (v.current - v.start) / var.c_end));
     }
     let (c_up, _) = formula_gains(2.0, 0.002, k);
     let up = st.vars[0].trend.unwrap();
@@ -131,6 +132,12 @@ fn report_numbers_follow_the_formulas() {
     assert_eq!(up.limit_ck, 0.5);
     assert!(!up.settled());
     assert!(close(st.vars[0].drift_ck, 10.0 / c_up), "θ rose by 10");
+    // c_end of the first variable is 2: θ rose by 10 = 5 c_end, whatever k is.
+    assert!(
+        close(st.vars[0].drift_c_end, 5.0),
+        "{}",
+        st.vars[0].drift_c_end
+    );
     let flat = st.vars[1].trend.unwrap();
     assert!(flat.change_ck.abs() < 0.05 && flat.settled(), "{flat:?}");
 

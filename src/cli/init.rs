@@ -11,13 +11,14 @@ use clap::Args;
 use crate::config::from_engine::{
     Limit, TuneConfig, config_text, file_text, fixed_options, select,
 };
-use crate::config::vars::format_setting;
 use crate::engine::{EngineSpec, UciEngine};
 use crate::error::UserError;
+use crate::vars::format_setting;
 
-/// The bundled book, written beside a generated config so it works wherever it is.
-const BUNDLED_BOOK: &str = include_str!("../../openings/balanced_6ply.epd");
-const BUNDLED_BOOK_NAME: &str = "balanced_6ply.epd";
+/// The bundled large book (5,000 openings, of which a tune holds 20% out for its verification),
+/// written beside a generated config so it works wherever it is.
+const BUNDLED_BOOK: &str = include_str!("../../openings/balanced_8ply_large.epd");
+const BUNDLED_BOOK_NAME: &str = "balanced_8ply_large.epd";
 
 /// `spsa init`'s command line.
 #[derive(Args)]

@@ -35,9 +35,9 @@
 
 use std::fmt::Write as _;
 
-use crate::config::vars::format_value;
 use crate::spsa::Spsa;
 use crate::tuner::checkpoint::Checkpoint;
+use crate::vars::format_value;
 
 use super::history::History;
 
@@ -154,6 +154,9 @@ pub struct VarStatus {
     pub r_k: f64,
     /// (θ − start) / c_k.
     pub drift_ck: f64,
+    /// (θ − start) / c_end: the move in the variable's own unit of perturbation, comparable
+    /// across variables and across the run (c_k shrinks as the run goes on, c_end does not).
+    pub drift_c_end: f64,
     pub trend: Option<Trend>,
 }
 
@@ -281,6 +284,7 @@ pub fn analyse_scaled(
                 c_k: g.c_k,
                 r_k: g.r_k(),
                 drift_ck: (theta[i] - state.start[i]) / g.c_k,
+                drift_c_end: (theta[i] - state.start[i]) / v.c_end,
                 trend,
             }
         })
@@ -407,6 +411,7 @@ pub fn render(status: &Status, fraction: f64) -> String {
         "c_k",
         "R_k",
         "drift/c_k",
+        "drift/c_end",
         "slope/1k",
         "trend/c_k",
         "limit/c_k",
@@ -434,6 +439,7 @@ pub fn render(status: &Status, fraction: f64) -> String {
                 significant(v.c_k, 3),
                 significant(v.r_k, 3),
                 format_value(v.drift_ck, 2),
+                format_value(v.drift_c_end, 2),
                 slope,
                 change,
                 limit,
