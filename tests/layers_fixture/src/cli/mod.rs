@@ -1,0 +1,3 @@
+pub mod exit;
+
+pub use exit::CODE;

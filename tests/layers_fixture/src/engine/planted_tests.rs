@@ -1,0 +1,1 @@
+use crate::cli::exit::CODE;
