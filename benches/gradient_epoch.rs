@@ -20,8 +20,8 @@ use rand::{RngExt, SeedableRng};
 
 use spsa::coefficients::objective::Objective;
 use spsa::coefficients::{self, Coefficients};
-use spsa::config::vars::Variable;
 use spsa::positions::{Loss, LossKind, Outcome};
+use spsa::vars::Variable;
 
 const WEIGHTS: usize = 20;
 

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use spsa::config::vars::{self, Variable};
 use spsa::runtime::shutdown::Shutdown;
 use spsa::source::simulate::Simulator;
 use spsa::spsa::driver::{Driver, DriverState, Rounding};
 use spsa::spsa::{Schedule, Spsa};
 use spsa::tuner::log::ThetaLog;
 use spsa::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
+use spsa::vars::{self, Variable};
 
 const VARS: &str = include_str!("../vars/simul_8var.var");
 

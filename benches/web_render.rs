@@ -14,10 +14,10 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use spsa::config::vars::Variable;
 use spsa::report::command::Loaded;
 use spsa::report::history::{History, RunPaths};
 use spsa::tuner::checkpoint::{Checkpoint, Counts, RunState, VERSION};
+use spsa::vars::Variable;
 use spsa::web::{html, local, model};
 
 #[path = "../tests/pg_common/mod.rs"]

@@ -626,7 +626,7 @@ fn local_final(iterations: u64, seed: u64) -> (f64, f64) {
     use spsa::source::simulate::Simulator;
     use spsa::spsa::driver::{Driver, DriverState, Rounding};
     use spsa::spsa::{Schedule, Spsa};
-    let vars = spsa::config::vars::parse(
+    let vars = spsa::vars::parse(
         "x,100,-1000,1000,100,0.002,1\ny,-50,-1000,1000,100,0.002,4\n",
         Path::new("inline"),
     )

@@ -11,10 +11,10 @@ use spsa::coefficients::{self, write_binary};
 use spsa::config::positions::{
     GradientConfig, KSetting, Method, PositionSearch, PositionsConfig, Validation,
 };
-use spsa::config::vars;
 use spsa::method::gradient::{GradientRun, RunFiles, final_report, read_checkpoint, run};
 use spsa::positions::loss::sigmoid;
 use spsa::positions::{LossKind, Outcome};
+use spsa::vars;
 
 mod coefficients_common;
 use coefficients_common::{export, write_positions};

@@ -15,12 +15,12 @@ use spsa::coefficients;
 use spsa::config::positions::{
     GradientConfig, KSetting, Method, PositionSearch, PositionsConfig, Validation,
 };
-use spsa::config::vars::Variable;
 use spsa::engine::{EngineSpec, OptionValue};
 use spsa::method::gradient::{GradientRun, RunFiles, read_checkpoint, run_uci};
 use spsa::positions::eval::EvalSettings;
 use spsa::positions::loss::sigmoid;
 use spsa::positions::{LabelledPositions, LossKind, Outcome};
+use spsa::vars::Variable;
 
 mod coefficients_common;
 use coefficients_common::{export, write_positions};

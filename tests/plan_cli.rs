@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 use run_common::{spsa_in, text};
-use spsa::config::vars::{self, Variable};
 use spsa::plan::study::{ModelOptimum, StudySetup, run_study};
 use spsa::spsa::Schedule;
+use spsa::vars::{self, Variable};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -16,7 +16,6 @@ use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Color, Position};
 use spsa::arena::EngineSetup;
 use spsa::config::positions::PositionSearch;
-use spsa::config::vars::Variable;
 use spsa::engine::{EngineSpec, OptionValue};
 use spsa::positions::eval::{EvalSettings, Evaluator};
 use spsa::positions::local::{LocalProblem, UciLoss, local_search};
@@ -26,6 +25,7 @@ use spsa::source::positions::{batch_indices, part_of};
 use spsa::spsa::driver::{Driver, DriverState, Rounding};
 use spsa::spsa::rounding::RoundingMode;
 use spsa::spsa::{Schedule, Spsa};
+use spsa::vars::Variable;
 
 const NAMES: [&str; 3] = ["PawnValue", "KnightValue", "RookValue"];
 const TRUTH: [f64; 3] = [100.0, 320.0, 500.0];

@@ -9,12 +9,12 @@
 
 use std::path::Path;
 
-use spsa::config::vars::{self, Variable};
 use spsa::runtime::shutdown::Shutdown;
 use spsa::source::simulate::Simulator;
 use spsa::spsa::driver::Rounding;
 use spsa::spsa::{Schedule, Spsa};
 use spsa::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
+use spsa::vars::{self, Variable};
 
 const SEEDS: u64 = 24;
 

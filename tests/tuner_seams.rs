@@ -8,12 +8,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use spsa::config::vars::{self, Variable};
 use spsa::runtime::shutdown::Shutdown;
 use spsa::source::{Fault, GameScore, Measurement, Record, Source, Trial};
 use spsa::spsa::Schedule;
 use spsa::spsa::driver::Rounding;
 use spsa::tuner::{Quiet, RunFiles, RunPlan, StartMode, Tuner};
+use spsa::vars::{self, Variable};
 
 const N: u64 = 12;
 

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
-use spsa::config::vars;
 use spsa::report::status::significant;
 use spsa::tuner::checkpoint::{self, Counts, RunState, VERSION};
+use spsa::vars;
 
 mod pg_common;
 mod web_common;

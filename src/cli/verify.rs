@@ -9,7 +9,6 @@ use clap::Args;
 
 use super::r#match::{MatchFlags, apply_flags, finish, play_collect};
 use crate::arena::OptionSet;
-use crate::config::vars::{self, Variable};
 use crate::config::{Against, Config, ConfigError, GamesConfig, VerifyConfig};
 use crate::engine::OptionValue;
 use crate::error::user_error;
@@ -18,6 +17,7 @@ use crate::matchrun::setup::plan;
 use crate::matchrun::{MatchEnding, MatchOutcome, Plan, describe_options};
 use crate::report::history::History;
 use crate::tuner::checkpoint;
+use crate::vars::{self, Variable};
 
 /// `spsa verify CONFIG`: does the tuned θ beat the start values?
 #[derive(Args, Clone, Debug)]

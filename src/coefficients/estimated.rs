@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand::{RngExt, SeedableRng};
 
 use super::objective::Model;
-use crate::config::vars::Variable;
 use crate::positions::eval::Evaluator;
 use crate::positions::{LabelledPositions, Loss};
+use crate::vars::Variable;
 
 /// How a gradient is estimated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use super::objective::Model;
-use crate::config::vars::Variable;
 use crate::positions::{Loss, LossKind, Outcome, fit_k, k_still_moving};
+use crate::vars::Variable;
 
 /// Which exact-gradient method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use std::ops::Range;
 
 use super::Coefficients;
 use super::blocked::{BLOCK, Blocked, Scratch};
-use crate::config::vars::Variable;
 use crate::positions::{Loss, Outcome};
+use crate::vars::Variable;
 
 /// Why a coefficient file does not fit a variables file.
 #[derive(Debug, thiserror::Error)]

@@ -8,10 +8,10 @@
 //! gains. Without --option, every spin option is taken except the ones that steer the engine
 //! rather than its play ([`is_engine_control`]).
 
-use crate::config::vars::{self, Variable};
 use crate::engine::options::find_option;
 use crate::engine::{OptionKind, UciOption};
 use crate::error::UserError;
+use crate::vars::{self, Variable};
 
 /// The TUNE rule: c_end is this fraction of the range.
 pub const C_END_FRACTION_OF_RANGE: f64 = 1.0 / 20.0;

@@ -86,10 +86,7 @@ fn read_entries<'a>(text: &str, path: &'a Path) -> Result<Entries<'a>, ConfigErr
     };
     let mut section: Option<(&'static str, &'static [&'static str])> = None;
     let mut values = HashMap::new();
-    for (index, raw) in crate::config::textfile::strip_bom_str(text)
-        .lines()
-        .enumerate()
-    {
+    for (index, raw) in crate::textfile::strip_bom_str(text).lines().enumerate() {
         let line_no = index + 1;
         let line = raw.trim();
         if line.is_empty() || line.starts_with(';') || line.starts_with('#') {

@@ -166,7 +166,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         path: path.to_path_buf(),
         message,
     };
-    let text = crate::config::textfile::strip_bom_str(text);
+    let text = crate::textfile::strip_bom_str(text);
     let file: File = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         let message = e.message().trim().to_string();

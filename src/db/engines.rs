@@ -13,10 +13,10 @@ use tokio_postgres::Client;
 
 use super::Db;
 use crate::config::EngineConfig;
-use crate::config::vars::Variable;
 use crate::engine::OptionValue;
 use crate::engine::bench::{self, Signature};
 use crate::error::UserError;
+use crate::vars::Variable;
 
 /// The largest engine file a run may store (the whole file travels in one row).
 pub const MAX_ARTIFACT_BYTES: u64 = 256 << 20;

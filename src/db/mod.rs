@@ -102,10 +102,10 @@ pub struct VarDef {
 }
 
 impl RunDefinition {
-    pub fn variables(&self) -> Vec<crate::config::vars::Variable> {
+    pub fn variables(&self) -> Vec<crate::vars::Variable> {
         self.vars
             .iter()
-            .map(|v| crate::config::vars::Variable {
+            .map(|v| crate::vars::Variable {
                 name: v.name.clone(),
                 start: v.start,
                 min: v.min,
@@ -145,7 +145,7 @@ impl RunDefinition {
 }
 
 impl VarDef {
-    pub fn from_variable(v: &crate::config::vars::Variable) -> Self {
+    pub fn from_variable(v: &crate::vars::Variable) -> Self {
         VarDef {
             name: v.name.clone(),
             start: v.start,

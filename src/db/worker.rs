@@ -4,7 +4,7 @@
 //! the right range; a run it cannot play is refused with the reason, and its work is left to
 //! others). Then a lessor keeps the slots fed: whenever fewer parts are leased than there are
 //! slots, it leases more iterations, spread over the active runs in turn; the same
-//! [`pool`](crate::runtime::pool) a local run uses plays them part by part on whichever slot is free, so a
+//! [`pool`](crate::source::pool) a local run uses plays them part by part on whichever slot is free, so a
 //! slot never waits for the rest of a batch. Each finished iteration is reported with its
 //! records, leases are kept alive with heartbeats, and on shutdown whatever is still held is
 //! given back.
@@ -26,8 +26,8 @@ use super::engines::{self, EngineRefusal};
 use super::{Db, DbError, RunDefinition};
 use crate::config::Config;
 use crate::engine::bench::Signature;
-use crate::runtime::pool::{self, Ending, Feed};
 use crate::runtime::shutdown::Shutdown;
+use crate::source::pool::{self, Ending, Feed};
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
 use crate::spsa::driver::Rounding;
 

@@ -578,7 +578,7 @@ fn invalid(path: &Path, line: usize, message: impl Into<String>) -> BookError {
 /// EPD or FEN lines. The first four fields are the EPD position; then either the FEN's two
 /// counters, or EPD operations (`bm e4; id "x";`, honouring `hmvc` and `fmvn`), or nothing.
 fn parse_epd(path: &Path, bytes: &[u8], mode: CastlingMode) -> Result<Vec<Opening>, BookError> {
-    let bytes = crate::config::textfile::strip_bom(bytes);
+    let bytes = crate::textfile::strip_bom(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()
@@ -861,7 +861,7 @@ pub(crate) fn read_pgn_games(
     mode: Option<CastlingMode>,
     mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
 ) -> Result<(), BookError> {
-    let bytes = crate::config::textfile::strip_bom(bytes);
+    let bytes = crate::textfile::strip_bom(bytes);
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut visitor = BookVisitor { max_plies, mode };
     let io_err = |cause| BookError::Io {

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 
 use crate::report::progress::format_duration;
-use crate::runtime::pool::{self, Feed};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::games::GameSource;
+use crate::source::pool::{self, Feed};
 use crate::source::{Measurement, Source, Trial};
 use crate::stats::sprt::{Sprt, SprtStatus};
 use crate::stats::{self, Tally};

@@ -19,12 +19,11 @@ use crate::coefficients::fit::{
 };
 use crate::coefficients::objective::{Model, Objective};
 use crate::config::positions::{KSetting, Method, PositionsConfig};
-use crate::config::vars::Variable;
 use crate::positions::Outcome;
 use crate::positions::eval::{EvalSettings, Evaluator};
+use crate::positions::loss_log::{HEADER, loss_log_path, part_line};
 use crate::positions::{Loss, fit_k};
 use crate::report::export::{Format, render};
-use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
 use crate::source::Record;
 use crate::source::positions::{load_sets, scored_through};
@@ -32,6 +31,7 @@ use crate::spsa::Schedule;
 use crate::tuner::checkpoint::{self, Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Session, StartMode, UserError};
+use crate::vars::Variable;
 
 /// The checkpoint table that holds what only a gradient run has.
 const PART: &str = "gradient";

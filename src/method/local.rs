@@ -14,14 +14,13 @@ use crate::arena::engine_setup;
 use crate::coefficients::objective::Objective;
 use crate::config::Config;
 use crate::config::positions::{KSetting, PositionsConfig};
-use crate::config::vars::Variable;
 use crate::method::Method;
 use crate::positions::eval::EvalSettings;
 use crate::positions::local::{
     LocalEvent, LocalObjective, LocalProblem, Scored, UciLoss, local_search,
 };
 use crate::positions::loss::{KFit, Loss, LossKind, fit_k, k_still_moving, start_loss};
-use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
+use crate::positions::loss_log::{HEADER, loss_log_path, part_line};
 use crate::report::summary::final_table;
 use crate::runtime::shutdown::Shutdown;
 use crate::source::Record;
@@ -29,6 +28,7 @@ use crate::source::positions::{PositionSource, fit_k_through};
 use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunPlan, Session, check_same_run};
+use crate::vars::Variable;
 
 /// Passes at most (each pass that changes something is followed by another).
 const MAX_PASSES: u32 = 1000;

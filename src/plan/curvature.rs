@@ -2,7 +2,7 @@
 //! through them (the seventh column's unit) and its slope at the start. Pure arithmetic, shared by
 //! the pilot that measures the points and the study that draws optima within their errors.
 
-use crate::config::vars::format_value;
+use crate::vars::format_value;
 
 /// One pilot match: the Elo of θ0+u against θ0 with its standard error.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -33,10 +33,10 @@ use std::fmt::Write as _;
 
 use indicatif::ProgressBar;
 
-use crate::config::vars::{self, Variable, format_value};
 use crate::plan::study::{ModelOptimum, Spread, StudySetup, quantile, run_study};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
+use crate::vars::{self, Variable, format_value};
 
 /// Shared-scale grid, step 1: c_end as a fraction of c_cap.
 const C_FRACTIONS: [f64; 3] = [0.25, 0.5, 1.0];

@@ -16,7 +16,6 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::arena::OptionSet;
-use crate::config::vars::{Variable, format_value};
 use crate::config::{Config, GamesConfig};
 use crate::engine::OptionValue;
 use crate::matchrun::setup::plan;
@@ -25,6 +24,7 @@ use crate::plan::curvature::{Curvature, Point, fit};
 use crate::plan::study::{ModelOptimum, OptimumPrior};
 use crate::runtime::shutdown::Shutdown;
 use crate::stats::{Tally, pentanomial};
+use crate::vars::{Variable, format_value};
 
 /// How far the pilot moves a variable by default: this many c_end.
 pub const DEFAULT_C_ENDS: f64 = 3.0;

@@ -17,11 +17,11 @@ use indicatif::ProgressBar;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::config::vars::{Variable, format_value};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
 use crate::spsa::driver::{Driver, DriverState, Rounding};
 use crate::spsa::{Schedule, Spsa};
+use crate::vars::{Variable, format_value};
 
 /// Everything one study needs, already loaded.
 #[derive(Clone, Debug)]
@@ -143,7 +143,7 @@ impl StudySetup {
     /// The study of a config: its variables file, schedule, draw rate, concurrency and pairs.
     pub fn from_config(config: &crate::config::Config) -> anyhow::Result<StudySetup> {
         Ok(StudySetup {
-            vars: crate::config::vars::load(&config.variables)?,
+            vars: crate::vars::load(&config.variables)?,
             schedule: config.schedule,
             draw_rate: config.draw_rate,
             concurrency: config.concurrency,
@@ -388,7 +388,7 @@ mod tests {
 
     fn setup(concurrency: usize) -> StudySetup {
         StudySetup {
-            vars: crate::config::vars::parse(
+            vars: crate::vars::parse(
                 "x,100,-1000,1000,100,0.002,1\ny,-50,-200,200,20,0.002,10\n",
                 Path::new("t.var"),
             )
@@ -452,7 +452,7 @@ mod tests {
 
     fn drawn(text: &str, priors: Vec<OptimumPrior>) -> StudySetup {
         StudySetup {
-            vars: crate::config::vars::parse(text, Path::new("t.var")).unwrap(),
+            vars: crate::vars::parse(text, Path::new("t.var")).unwrap(),
             optimum: ModelOptimum::Drawn(priors),
             ..setup(1)
         }

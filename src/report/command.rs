@@ -100,7 +100,7 @@ pub fn load(paths: RunPaths) -> Result<Loaded> {
         .filter(|_| !paths.checkpoint.exists() && paths.log.exists());
     let (ck, log) = match classic {
         Some(config) => {
-            let vars = crate::config::vars::load(&config.variables)?;
+            let vars = crate::vars::load(&config.variables)?;
             let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
             let log = History::read_named(&paths.log, Some(&names))?;
             (history::classic_checkpoint(config, vars, &log), Some(log))

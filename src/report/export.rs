@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::vars::{self, Variable, format_value};
+use crate::vars::{self, Variable, format_value};
 
 /// What `spsa report --format` prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

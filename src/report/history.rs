@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::config::vars::Variable;
 use crate::config::{Config, default_checkpoint};
 use crate::report::ReportError;
 use crate::tuner::checkpoint::{self, Checkpoint, RunState};
+use crate::vars::Variable;
 
 /// The files of one run.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +70,7 @@ fn is_checkpoint(path: &Path) -> Result<bool> {
         .map_err(|e| ReportError(format!("{}: cannot read: {e}", path.display())))?;
     for line in BufReader::new(file).lines().take(64) {
         let line = line.unwrap_or_default();
-        let line = crate::config::textfile::strip_bom_str(&line);
+        let line = crate::textfile::strip_bom_str(&line);
         if line.starts_with("#:") {
             return Ok(true);
         }
@@ -157,7 +157,7 @@ impl History {
     }
 
     pub fn parse_named(bytes: &[u8], path: &Path, names: Option<&[String]>) -> Result<History> {
-        let bytes = crate::config::textfile::strip_bom(bytes);
+        let bytes = crate::textfile::strip_bom(bytes);
         let header_end = bytes
             .iter()
             .position(|&b| b == b'\n')

@@ -16,8 +16,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::ReportError;
 use super::history::History;
-use crate::config::vars::format_value;
 use crate::tuner::checkpoint::Checkpoint;
+use crate::vars::format_value;
 
 static FONT: &[u8] = include_bytes!("font/DejaVuSans.ttf");
 pub(crate) const FAMILY: &str = "sans-serif";

@@ -1,7 +1,7 @@
 //! The end-of-run table: each variable's start, final value and bounds.
 
 use super::status::table;
-use crate::config::vars::{Variable, format_value};
+use crate::vars::{Variable, format_value};
 
 /// Render the final table. `decimals` is how values are shown: 0 for engine runs (spin options
 /// take integers), more for simulations.
@@ -40,7 +40,7 @@ mod tests {
 
     #[test]
     fn aligned_table_with_rounded_values() {
-        let vars = crate::config::vars::parse(
+        let vars = crate::vars::parse(
             "Knight Value,150,0,1000,20,0.002,0\nx,0.5,-1.25,1,0.1,0.01,1\n",
             std::path::Path::new("v"),
         )

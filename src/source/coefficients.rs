@@ -17,7 +17,7 @@ use crate::coefficients::objective::columns;
 use crate::coefficients::{Coefficients, split_sets};
 use crate::config::positions::PositionsConfig;
 use crate::positions::loss::{Loss, start_loss};
-use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
+use crate::positions::loss_log::{HEADER, loss_log_path, part_line};
 
 /// Coefficient files as a source of paired losses.
 pub struct CoefficientSource {

@@ -11,10 +11,10 @@ use shakmaty::Color;
 
 use super::{Fault, GameScore, Measurement, OpenRequest, Record, Source, Trial};
 use crate::arena::{self, Arena, OptionSet, describe_options};
-use crate::config::vars::Variable;
 use crate::config::{Config, GamesConfig};
 use crate::engine::{OptionError, OptionValue};
 use crate::game::{Book, BookOrder, BookPart, Holdout, Opening};
+use crate::vars::Variable;
 
 /// What each side plays with.
 #[derive(Clone, Debug)]

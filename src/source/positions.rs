@@ -19,7 +19,7 @@ use crate::config::positions::{KSetting, PositionsConfig, Validation};
 use crate::positions::eval::{EvalSettings, Evaluator, FenBatch, PairedLoss};
 use crate::positions::labelled::{LabelledPositions, Outcome};
 use crate::positions::loss::{KFit, Loss, LossKind, fit_k};
-use crate::report::loss_curve::{HEADER, loss_log_path, part_line};
+use crate::positions::loss_log::{HEADER, loss_log_path, part_line};
 use crate::source::{Fault, LossSums, Measurement, OpenRequest, Record, Source, Trial};
 
 /// The batch of iteration k (1-based): positions [(k−1)·B, k·B) of a seeded permutation of the

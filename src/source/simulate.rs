@@ -11,7 +11,7 @@ use rand::{RngExt, SeedableRng};
 use futures::future::BoxFuture;
 
 use super::{AtOnce, GameScore, Measurement, Source, Trial};
-use crate::config::vars::Variable;
+use crate::vars::Variable;
 
 /// The simulated opponent pair.
 #[derive(Clone, Debug)]

@@ -351,8 +351,8 @@ fn unit_interval(bits: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::vars::Variable;
     use crate::spsa::Schedule;
+    use crate::vars::Variable;
 
     fn vars(n: usize) -> Vec<Variable> {
         (0..n)

@@ -13,7 +13,7 @@ pub mod rounding;
 
 use rand::Rng;
 
-use crate::config::vars::Variable;
+use crate::vars::Variable;
 
 /// The global schedule constants from the config.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::config::vars::{self, Variable};
 use crate::spsa::Schedule;
 use crate::spsa::driver::DriverState;
+use crate::vars::{self, Variable};
 
 const STATE_PREFIX: &str = "#: ";
 /// The tables of [`RunState`] itself (not a method's part).

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::config::vars::{FIXED_ROOM, push_value, write_fixed};
+use crate::vars::{FIXED_ROOM, push_value, write_fixed};
 
 /// Decimal places written for θ: enough for plots and reports, not 15 digits of noise.
 pub const LOG_DECIMALS: usize = 4;
@@ -569,7 +569,7 @@ mod tests {
                 let mut row = format!("{k}");
                 for t in theta {
                     row.push(',');
-                    row.push_str(&crate::config::vars::format_value(t, LOG_DECIMALS));
+                    row.push_str(&crate::vars::format_value(t, LOG_DECIMALS));
                 }
                 want.push_str(&row);
                 want.push('\n');
@@ -624,7 +624,7 @@ mod tests {
                 log.append_row(k, &[k as f64 / 8.0]).unwrap();
                 want.push_str(&format!(
                     "{k},{}\n",
-                    crate::config::vars::format_value(k as f64 / 8.0, LOG_DECIMALS)
+                    crate::vars::format_value(k as f64 / 8.0, LOG_DECIMALS)
                 ));
             }
             drop(log);

@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::config::vars::Variable;
-use crate::runtime::pool::{self, Feed};
 use crate::runtime::shutdown::Shutdown;
+use crate::source::pool::{self, Feed};
 use crate::source::{Measurement, Source, Trial};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::spsa::{Schedule, Spsa};
+use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
 pub use outputs::Outputs;
 pub use pool::Ending;

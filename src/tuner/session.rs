@@ -10,8 +10,8 @@ use super::checkpoint::{self, Checkpoint, Parts, RunState};
 use super::log::ThetaLog;
 use super::outputs::Outputs;
 use super::{RunFiles, StartMode, UserError, backup_name, refusal};
-use crate::config::vars::Variable;
 use crate::source::Record;
+use crate::vars::Variable;
 
 /// A run whose start was checked, ready to open: a method opens it once nothing it must start
 /// or load can fail on the user's input any more, so a bad data file or an engine that will not

@@ -59,7 +59,7 @@ impl LocalRun {
         [
             self.paths.log.clone(),
             self.paths.checkpoint.clone(),
-            crate::report::loss_curve::loss_log_path(&self.paths.log),
+            crate::positions::loss_log::loss_log_path(&self.paths.log),
         ]
     }
 

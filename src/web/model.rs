@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use crate::config::vars::Variable;
 use crate::matchrun::record::MatchRecord;
 use crate::report::export::{self, Format};
 use crate::spsa::Spsa;
 use crate::tuner::checkpoint::RunState;
+use crate::vars::Variable;
 
 /// The most points a trajectory is drawn with: a longer log is downsampled to this many rows,
 /// evenly spread, the first and the last row always among them.
