@@ -1,11 +1,10 @@
-//! Opening books: EPD/FEN files and PGN files, validated at load, and a deterministic order.
+//! Opening books: EPD/FEN files and PGN files (read by `epd.rs` and `pgn_read.rs`), validated at
+//! load, a deterministic order, and a run's seeded split into tuning and held-out openings.
 
-use std::io::{self, Seek};
-use std::ops::ControlFlow;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use pgn_reader::{RawTag, Reader, SanPlus, Visitor};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -13,6 +12,8 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
+use super::epd::parse_epd;
+use super::pgn_read::parse_pgn;
 use super::rules::{position_key, rules_end};
 
 /// The standard start position.
@@ -120,7 +121,7 @@ impl Opening {
         Opening::from_moves(mode, start, moves, source.into(), None)
     }
 
-    fn from_moves(
+    pub(super) fn from_moves(
         mode: CastlingMode,
         start: Chess,
         moves: Vec<Move>,
@@ -213,7 +214,7 @@ impl Opening {
 
 /// Why a FEN is not a start position in the mode asked for.
 #[derive(Debug)]
-enum PositionError {
+pub(super) enum PositionError {
     Invalid(String),
     /// Illegal as standard chess, legal with Chess960 castling.
     NeedsChess960(String),
@@ -226,7 +227,7 @@ impl PositionError {
         }
     }
 
-    fn at(self, path: &Path, line: usize) -> BookError {
+    pub(super) fn at(self, path: &Path, line: usize) -> BookError {
         match self {
             PositionError::Invalid(m) => invalid(path, line, m),
             PositionError::NeedsChess960(message) => BookError::NeedsChess960 {
@@ -238,7 +239,7 @@ impl PositionError {
     }
 }
 
-fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, PositionError> {
+pub(super) fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, PositionError> {
     let parsed: Fen = fen
         .parse()
         .map_err(|e| PositionError::Invalid(format!("bad FEN {fen:?}: {e}")))?;
@@ -567,331 +568,12 @@ impl Book {
     }
 }
 
-fn invalid(path: &Path, line: usize, message: impl Into<String>) -> BookError {
+pub(super) fn invalid(path: &Path, line: usize, message: impl Into<String>) -> BookError {
     BookError::Invalid {
         path: path.to_path_buf(),
         line,
         message: message.into(),
     }
-}
-
-/// EPD or FEN lines. The first four fields are the EPD position; then either the FEN's two
-/// counters, or EPD operations (`bm e4; id "x";`, honouring `hmvc` and `fmvn`), or nothing.
-fn parse_epd(path: &Path, bytes: &[u8], mode: CastlingMode) -> Result<Vec<Opening>, BookError> {
-    let bytes = crate::config::textfile::strip_bom(bytes);
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        invalid(path, line, "not UTF-8 text")
-    })?;
-    let mut openings = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (fen, id) = epd_line_to_fen(line).map_err(|m| invalid(path, line_no, m))?;
-        let start = parse_position(&fen, mode).map_err(|e| e.at(path, line_no))?;
-        let source = format!("{}:{line_no}", path.display());
-        let opening = Opening::from_moves(mode, start, Vec::new(), source, id)
-            .map_err(|m| invalid(path, line_no, m))?;
-        openings.push(opening);
-    }
-    Ok(openings)
-}
-
-/// Turn one EPD/FEN line into a full FEN and the `id` opcode.
-pub(crate) fn epd_line_to_fen(line: &str) -> Result<(String, Option<String>), String> {
-    let mut fields: Vec<&str> = Vec::with_capacity(4);
-    let mut rest = line;
-    while fields.len() < 4 {
-        rest = rest.trim_start();
-        if rest.is_empty() || rest.starts_with(';') {
-            return Err(format!(
-                "expected 4 EPD fields (board, side, castling, en passant) in {line:?}"
-            ));
-        }
-        let end = rest
-            .find(|c: char| c.is_whitespace() || c == ';')
-            .unwrap_or(rest.len());
-        fields.push(&rest[..end]);
-        rest = &rest[end..];
-    }
-    let rest = rest.trim();
-    let mut halfmove = "0".to_string();
-    let mut fullmove = "1".to_string();
-    let mut id = None;
-    let tokens: Vec<&str> = rest.split_whitespace().collect();
-    let numeric = |s: &&str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if tokens.len() >= 2
-        && numeric(&tokens[0])
-        && numeric(&tokens[1].trim_end_matches(';'))
-        && (tokens.len() == 2 || tokens[1].ends_with(';') || tokens[2].starts_with(';'))
-    {
-        // Full FEN: the two counters follow (optionally a trailing `;`).
-        halfmove = tokens[0].to_string();
-        fullmove = tokens[1].trim_end_matches(';').to_string();
-    } else {
-        for op in split_operations(rest) {
-            let op = op.trim();
-            let (opcode, operand) = op.split_once(char::is_whitespace).unwrap_or((op, ""));
-            let operand = operand.trim();
-            match opcode {
-                "hmvc" if numeric(&operand) => halfmove = operand.to_string(),
-                "fmvn" if numeric(&operand) => fullmove = operand.to_string(),
-                "hmvc" | "fmvn" => return Err(format!("bad {opcode} operand {operand:?}")),
-                "id" => id = Some(operand.trim_matches('"').to_string()),
-                _ => {}
-            }
-        }
-    }
-    if fullmove == "0" {
-        fullmove = "1".to_string();
-    }
-    Ok((
-        format!(
-            "{} {} {} {} {halfmove} {fullmove}",
-            fields[0], fields[1], fields[2], fields[3]
-        ),
-        id,
-    ))
-}
-
-/// Split EPD operations on `;`, respecting double-quoted strings.
-pub(crate) fn split_operations(s: &str) -> Vec<&str> {
-    let mut ops = Vec::new();
-    let mut start = 0;
-    let mut quoted = false;
-    for (i, c) in s.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            ';' if !quoted => {
-                ops.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !s[start..].trim().is_empty() {
-        ops.push(&s[start..]);
-    }
-    ops.into_iter().filter(|o| !o.trim().is_empty()).collect()
-}
-
-/// Reads one PGN game: the start position (FEN tag or standard) and its main-line moves.
-struct BookVisitor {
-    max_plies: Option<usize>,
-    /// The book's rules; `None`: each game's own, Chess960 when its `Variant` tag says so,
-    /// standard otherwise.
-    mode: Option<CastlingMode>,
-}
-
-struct GameTags {
-    fen: Option<String>,
-    variant: Option<String>,
-    result: Option<String>,
-    termination: Option<String>,
-}
-
-/// One PGN game being read: its start position, the current position, the moves so far.
-struct PgnGame {
-    start: Chess,
-    pos: Chess,
-    moves: Vec<Move>,
-    result: Option<String>,
-    termination: Option<String>,
-}
-
-impl PgnGame {
-    fn new(start: Chess, tags: GameTags) -> PgnGame {
-        PgnGame {
-            pos: start.clone(),
-            start,
-            moves: Vec::new(),
-            result: tags.result,
-            termination: tags.termination,
-        }
-    }
-}
-
-/// One game's main line as read from a PGN file, with the tags that say how it ended (for
-/// extracting labelled positions).
-pub(crate) struct PgnMainLine {
-    pub start: Chess,
-    pub moves: Vec<Move>,
-    /// The `Result` tag as written.
-    pub result: Option<String>,
-    /// The `Termination` tag as written (`adjudication` for adjudicated games).
-    pub termination: Option<String>,
-    /// The line the game starts on.
-    pub line: usize,
-}
-
-type GameOutput = Result<PgnGame, PositionError>;
-
-impl Visitor for BookVisitor {
-    type Tags = GameTags;
-    type Movetext = PgnGame;
-    type Output = GameOutput;
-
-    fn begin_tags(&mut self) -> ControlFlow<GameOutput, GameTags> {
-        ControlFlow::Continue(GameTags {
-            fen: None,
-            variant: None,
-            result: None,
-            termination: None,
-        })
-    }
-
-    fn tag(
-        &mut self,
-        tags: &mut GameTags,
-        name: &[u8],
-        value: RawTag<'_>,
-    ) -> ControlFlow<GameOutput> {
-        let value = value.decode_utf8_lossy().into_owned();
-        match name {
-            b"FEN" => tags.fen = Some(value),
-            b"Variant" => tags.variant = Some(value),
-            b"Result" => tags.result = Some(value),
-            b"Termination" => tags.termination = Some(value),
-            _ => {}
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<GameOutput, PgnGame> {
-        let chess960 = match tags
-            .variant
-            .as_deref()
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("from position") => None,
-            Some("standard" | "chess" | "normal") => Some(false),
-            Some("chess960" | "chess 960" | "960" | "fischerandom" | "fischer random") => {
-                Some(true)
-            }
-            Some(_) => {
-                let v = tags.variant.as_deref().unwrap_or_default();
-                return ControlFlow::Break(Err(PositionError::Invalid(format!(
-                    "unsupported variant {v:?}"
-                ))));
-            }
-        };
-        let mode = self.mode.unwrap_or(if chess960 == Some(true) {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::Standard
-        });
-        match (chess960, mode) {
-            (Some(true), CastlingMode::Standard) => {
-                return ControlFlow::Break(Err(PositionError::NeedsChess960(
-                    "the game's Variant tag is Chess960".into(),
-                )));
-            }
-            (Some(false), CastlingMode::Chess960) => {
-                return ControlFlow::Break(Err(PositionError::Invalid(
-                    "a standard-chess game (its Variant tag) in a Chess960 book: the book \
-                     mixes variants"
-                        .into(),
-                )));
-            }
-            _ => {}
-        }
-        let fen = tags.fen.as_deref().unwrap_or(START_FEN);
-        match parse_position(fen, mode) {
-            Ok(pos) => ControlFlow::Continue(PgnGame::new(pos, tags)),
-            Err(e) => ControlFlow::Break(Err(e)),
-        }
-    }
-
-    fn san(&mut self, game: &mut PgnGame, san: SanPlus) -> ControlFlow<GameOutput> {
-        if self.max_plies.is_some_and(|max| game.moves.len() >= max) {
-            return ControlFlow::Continue(());
-        }
-        match san.san.to_move(&game.pos) {
-            Ok(m) => {
-                game.pos.play_unchecked(m);
-                game.moves.push(m);
-                ControlFlow::Continue(())
-            }
-            Err(_) => ControlFlow::Break(Err(PositionError::Invalid(format!(
-                "illegal move {} after {} plies",
-                san,
-                game.moves.len()
-            )))),
-        }
-    }
-
-    fn end_game(&mut self, game: PgnGame) -> GameOutput {
-        Ok(game)
-    }
-}
-
-fn parse_pgn(
-    path: &Path,
-    bytes: &[u8],
-    max_plies: Option<usize>,
-    mode: CastlingMode,
-) -> Result<Vec<Opening>, BookError> {
-    let mut openings = Vec::new();
-    read_pgn_games(path, bytes, max_plies, Some(mode), |game| {
-        let source = format!("{}:{}", path.display(), game.line);
-        let opening = Opening::from_moves(mode, game.start, game.moves, source, None)
-            .map_err(|m| invalid(path, game.line, m))?;
-        openings.push(opening);
-        Ok(())
-    })?;
-    Ok(openings)
-}
-
-/// Read every game of a PGN text (at most `max_plies` plies of each) and hand its main line to
-/// `each`, in file order, with `mode`'s castling, or (`None`) each game with its own: Chess960
-/// when its `Variant` tag is Chess960 (or Fischerandom), standard otherwise. A bad game, or one
-/// of another variant, is an error naming the line it starts on.
-pub(crate) fn read_pgn_games(
-    path: &Path,
-    bytes: &[u8],
-    max_plies: Option<usize>,
-    mode: Option<CastlingMode>,
-    mut each: impl FnMut(PgnMainLine) -> Result<(), BookError>,
-) -> Result<(), BookError> {
-    let bytes = crate::config::textfile::strip_bom(bytes);
-    let mut reader = Reader::new(io::Cursor::new(bytes));
-    let mut visitor = BookVisitor { max_plies, mode };
-    let io_err = |cause| BookError::Io {
-        path: path.to_path_buf(),
-        cause,
-    };
-    loop {
-        if !reader.has_more().map_err(io_err)? {
-            break;
-        }
-        // The reader skipped whitespace up to the game's first byte: its line for messages.
-        let offset = reader.stream_position().map_err(io_err)? as usize;
-        let line = bytes[..offset.min(bytes.len())]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        let Some(game) = reader.read_game(&mut visitor).map_err(io_err)? else {
-            break;
-        };
-        let game = game.map_err(|e| e.at(path, line))?;
-        each(PgnMainLine {
-            start: game.start,
-            moves: game.moves,
-            result: game.result,
-            termination: game.termination,
-            line,
-        })?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

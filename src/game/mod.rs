@@ -17,9 +17,11 @@
 
 mod adjudication;
 mod arbiter;
-pub(crate) mod book;
+mod book;
+pub(crate) mod epd;
 pub mod fake;
 mod pgn;
+pub(crate) mod pgn_read;
 mod record;
 mod rules;
 mod settings;
