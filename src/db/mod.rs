@@ -34,8 +34,9 @@
 //!
 //! # Engines
 //! The owner stores the run's engine files by SHA-256 and their search signatures with the run
-//! ([`engines`]); a worker fetches them into its cache or plays its own build, and refuses a run
-//! whose hash or signature it cannot match (recorded for `spsa status` and the page).
+//! ([`engines`]; measured and checked by [`crate::engine::identity`]); a worker fetches them into
+//! its cache or plays its own build, and refuses a run whose hash or signature it cannot match
+//! (recorded for `spsa status` and the page).
 
 pub mod conn;
 pub mod engines;
@@ -77,7 +78,7 @@ pub struct RunDefinition {
     /// The engines stored with the run and their signatures (none in a run created before
     /// engines travelled with runs: its workers use engines of their own).
     #[serde(default)]
-    pub engines: Vec<engines::RunEngine>,
+    pub engines: Vec<crate::engine::identity::RunEngine>,
     /// The held-out share of the book, drawn with `seed`, as a local run's checkpoint records
     /// it: workers play only the tuning part, and the owner's checkpoint (on any machine)
     /// carries it to verification. `None`: no book, or a run created before shared runs

@@ -22,10 +22,11 @@ use futures::future::BoxFuture;
 use tokio::sync::{Notify, mpsc};
 use tokio_postgres::Client;
 
-use super::engines::{self, EngineRefusal};
+use super::engines;
 use super::{Db, DbError, RunDefinition};
 use crate::config::Config;
 use crate::engine::bench::Signature;
+use crate::engine::identity::{self, EngineRefusal};
 use crate::runtime::pool::{self, Ending, Feed};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
@@ -956,7 +957,7 @@ async fn place_engines(
                     }
                 }
             }
-            (None, None) if engines::resolve(&engine.command).is_none() => {
+            (None, None) if identity::resolve(&engine.command).is_none() => {
                 anyhow::bail!(
                     "{side} `{file}` is not at {} on this machine; pass --engine {file}=PATH",
                     engine.command.display()
@@ -976,7 +977,7 @@ async fn place_engines(
         if checks.iter().any(|c| c.0 == side) {
             continue;
         }
-        let (sha, _) = engines::sha256_file(&engine.command)
+        let (sha, _) = identity::sha256_file(&engine.command)
             .with_context(|| format!("{side} {}", engine.command.display()))?;
         // Engine 2 configured as engine 1, on the same file, is checked once.
         let first = checks.first().filter(|c| {
@@ -991,7 +992,7 @@ async fn place_engines(
         let verdict = match first.map(|c| &c.3) {
             Some(Ok(sig)) => Ok(sig.clone()),
             Some(Err(refusal)) => Err(refusal.for_side(side)),
-            None => match engines::verify(e, engine, &vars).await {
+            None => match identity::verify(e, engine, &vars).await {
                 Ok(v) => v,
                 Err(err) => Err(EngineRefusal::Artifact {
                     side: side.into(),
