@@ -41,6 +41,7 @@
 pub mod conn;
 pub mod engines;
 pub mod owner;
+mod placement;
 pub mod prune;
 pub mod records;
 pub mod run;
