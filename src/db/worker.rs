@@ -705,18 +705,11 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
     let (mut reported, mut refused) = (0, 0);
     while let Some(r) = rx.recv().await {
         let m = &r.measurement;
-        let (mut wins, mut draws, mut losses) = (0i32, 0i32, 0i32);
-        for g in &m.games {
-            match g.value() {
-                1 => wins += 1,
-                0 => draws += 1,
-                _ => losses += 1,
-            }
-        }
-        let mut penta = vec![0i32; 5];
-        for bucket in m.pentanomial() {
-            penta[bucket] += 1;
-        }
+        // A measurement holds one iteration's games: its counts fit an i32.
+        let tally = m.tally();
+        let count = |n: u64| n as i32;
+        let (wins, draws, losses) = (count(tally.wins), count(tally.draws), count(tally.losses));
+        let penta: Vec<i32> = tally.pentanomial.map(count).to_vec();
         let faults: Vec<String> = m
             .faults
             .iter()
