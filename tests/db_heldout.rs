@@ -172,9 +172,14 @@ fn form(text: &str) -> String {
                 out.push('N');
             }
             in_number = true;
-        } else if (in_number && ch == '.' && next_digit)
-            || (!in_number && matches!(ch, '+' | '-' | '−') && next_digit)
+        } else if next_digit
+            && (if in_number {
+                ch == '.'
+            } else {
+                matches!(ch, '+' | '-' | '−')
+            })
         {
+            // A decimal point inside a number, or a sign before one: part of the number.
         } else if ch == ' ' {
             in_number = false;
             if !out.ends_with(' ') {

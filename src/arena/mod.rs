@@ -18,48 +18,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use shakmaty::Color;
 
+pub use crate::engine::setup::{EngineSetup, engine_setup, open_engine_log};
 use crate::engine::{
-    EngineError, EngineFault, EngineLog, EngineSpec, OptionError, OptionValue, Player,
-    UCI_CHESS960, UciEngine,
+    EngineError, EngineFault, EngineLog, OptionError, OptionValue, Player, UCI_CHESS960, UciEngine,
 };
 use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
 use crate::runtime::cores;
 use crate::runtime::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
-pub use setup::{book_options, engine_setup, game_settings, open_engine_log, time_control};
-
-/// One side's engine and the options it always plays with (Hash, Threads, OwnBook, …).
-#[derive(Clone, Debug)]
-pub struct EngineSetup {
-    pub spec: EngineSpec,
-    pub fixed: Vec<(String, OptionValue)>,
-}
-
-impl EngineSetup {
-    /// The search threads its fixed `Threads` option asks for (UCI option names are
-    /// case-insensitive); 1 without one, or with a value that is not a positive count.
-    pub fn threads(&self) -> usize {
-        let count = |v: &OptionValue| match v {
-            OptionValue::Number(n) if *n >= 1.0 => Some(n.round() as usize),
-            OptionValue::Text(t) => t.trim().parse::<usize>().ok().filter(|&n| n >= 1),
-            _ => None,
-        };
-        self.fixed
-            .iter()
-            .rev()
-            .find(|(name, _)| name.eq_ignore_ascii_case("threads"))
-            .and_then(|(_, v)| count(v))
-            .unwrap_or(1)
-    }
-
-    /// Write every line to and from this engine to the engine log at `path` (`None`: no log),
-    /// as slot 1; the positions evaluator seats its engines in turn. The file is opened here,
-    /// so a path that cannot be written is the user's error before anything runs.
-    pub fn log_to(&mut self, path: Option<&std::path::Path>) -> Result<()> {
-        self.spec.log = open_engine_log(path)?.map(|l| l.seat(1));
-        Ok(())
-    }
-}
+pub use setup::{book_options, game_settings, time_control};
 
 /// Options for one side of one game: the values that differ between the sides.
 pub type OptionSet = Vec<(String, OptionValue)>;

@@ -1,45 +1,12 @@
-//! From the typed config to the arena's engine setups, game settings and book options.
+//! From the typed config to the arena's game settings and book options (an engine's setup is
+//! `engine::setup`).
 
-use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{EngineConfig, GamesConfig, LimitsConfig};
-use crate::engine::{EngineLog, EngineSpec, OptionValue};
+use crate::config::{GamesConfig, LimitsConfig};
 use crate::game::{
     Adjudication, BookOptions, BookOrder, GameSettings, TablebaseError, Tablebases, TimeControl,
 };
-
-use super::EngineSetup;
-
-/// An engine from the config, named for logs and PGN.
-pub fn engine_setup(name: &str, e: &EngineConfig) -> EngineSetup {
-    let mut spec = EngineSpec::new(name, &e.command);
-    spec.args = e.args.clone();
-    spec.working_dir = e.workdir.clone();
-    EngineSetup {
-        spec,
-        fixed: e
-            .options
-            .iter()
-            .map(|(n, v)| (n.clone(), OptionValue::Text(v.clone())))
-            .collect(),
-    }
-}
-
-/// Open the engine log a run or match asks for (`None`: no log). A path that cannot be opened
-/// is the user's to fix (exit 2), named in the message.
-pub fn open_engine_log(path: Option<&Path>) -> anyhow::Result<Option<EngineLog>> {
-    path.map(|p| {
-        EngineLog::open(p).map_err(|e| {
-            crate::error::UserError(format!(
-                "the engine log `{}` cannot be written: {e}",
-                p.display()
-            ))
-            .into()
-        })
-    })
-    .transpose()
-}
 
 /// The arbiter's settings from the config (which has one search limit at most: the config
 /// readers refuse two). Opens the Syzygy tables when a folder is given (call once per process:

@@ -45,7 +45,7 @@ const KINDS: &[Kind] = &[
     Kind::of::<crate::game::TablebaseError>(),
     Kind::of::<crate::coefficients::objective::MappingError>(),
     Kind::of::<crate::coefficients::CoefficientError>(),
-    Kind::of::<crate::db::engines::EngineRefusal>(),
+    Kind::of::<crate::engine::identity::EngineRefusal>(),
     Kind::of::<crate::db::DbError>(),
     Kind::of::<crate::positions::PositionsError>(),
 ];

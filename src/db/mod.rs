@@ -34,12 +34,14 @@
 //!
 //! # Engines
 //! The owner stores the run's engine files by SHA-256 and their search signatures with the run
-//! ([`engines`]); a worker fetches them into its cache or plays its own build, and refuses a run
-//! whose hash or signature it cannot match (recorded for `spsa status` and the page).
+//! ([`engines`]; measured and checked by [`crate::engine::identity`]); a worker fetches them into
+//! its cache or plays its own build, and refuses a run whose hash or signature it cannot match
+//! (recorded for `spsa status` and the page).
 
 pub mod conn;
 pub mod engines;
 pub mod owner;
+mod placement;
 pub mod prune;
 pub mod records;
 pub mod run;
@@ -47,12 +49,34 @@ pub mod status;
 pub mod tls;
 pub mod worker;
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 pub use conn::{Db, DbError, redact};
 
 /// The schema and functions, installed idempotently by the owner.
 pub const SCHEMA: &str = include_str!("schema.sql");
+
+/// How a worker runs: what its leasing (`worker`) and its engines' placement (`placement`)
+/// both read.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Shown in `status` (qualified by the login role there).
+    pub name: String,
+    /// Games played at once, over all the runs served.
+    pub concurrency: usize,
+    /// Engine paths on this machine, by the config's engine file name or by Engine1/Engine2.
+    pub engines: Vec<(String, PathBuf)>,
+    /// Serve only this run (the run process's own worker).
+    pub only_run: Option<i64>,
+    /// Exit when no active run is left (instead of waiting for new ones).
+    pub until_idle: bool,
+    /// This machine's engine speed, instead of measuring it for a run with a clock.
+    pub nps: Option<f64>,
+    /// Where fetched engines are kept (None: this worker runs only engines given to it).
+    pub cache: Option<PathBuf>,
+}
 
 /// What a worker needs to rebuild a run's driver and source, stored as JSON with the run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -77,7 +101,7 @@ pub struct RunDefinition {
     /// The engines stored with the run and their signatures (none in a run created before
     /// engines travelled with runs: its workers use engines of their own).
     #[serde(default)]
-    pub engines: Vec<engines::RunEngine>,
+    pub engines: Vec<crate::engine::identity::RunEngine>,
     /// The held-out share of the book, drawn with `seed`, as a local run's checkpoint records
     /// it: workers play only the tuning part, and the owner's checkpoint (on any machine)
     /// carries it to verification. `None`: no book, or a run created before shared runs

@@ -11,6 +11,7 @@ use super::owner;
 use super::worker::{self, WorkerOptions, WorkerSummary};
 use super::{Db, RunDefinition, VarDef, engines};
 use crate::config::Config;
+use crate::engine::identity;
 use crate::runtime::shutdown::Shutdown;
 use crate::tuner::{StartMode, UserError};
 use crate::vars::Variable;
@@ -100,7 +101,7 @@ fn own_engines(config: &Config) -> Vec<(String, std::path::PathBuf)> {
     };
     [("Engine1", &g.engine1), ("Engine2", &g.engine2)]
         .into_iter()
-        .filter_map(|(side, e)| Some((side.to_string(), engines::resolve(&e.command)?)))
+        .filter_map(|(side, e)| Some((side.to_string(), identity::resolve(&e.command)?)))
         .collect()
 }
 
@@ -144,7 +145,7 @@ pub async fn attach(
     let games = config.games.as_ref().filter(|_| !config.simulate);
     let measured = match games {
         Some(g) if mode != StartMode::Resume => {
-            engines::measure_run_engines([("Engine1", &g.engine1), ("Engine2", &g.engine2)], vars)
+            identity::measure_run_engines([("Engine1", &g.engine1), ("Engine2", &g.engine2)], vars)
                 .await?
         }
         _ => Vec::new(),

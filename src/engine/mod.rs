@@ -8,10 +8,12 @@ use std::future::Future;
 use std::time::Duration;
 
 pub mod bench;
+pub mod identity;
 pub mod log;
 pub mod options;
 pub mod parse;
 mod process;
+pub mod setup;
 mod watchdog;
 
 pub use log::{EngineLog, LogSeat};

@@ -7,7 +7,7 @@ use shakmaty::{CastlingMode, Color, Position};
 use tokio::time::Instant;
 
 use super::adjudication::Adjudicator;
-use super::book::Opening;
+use super::opening::Opening;
 use super::record::{EndReason, Fault, GameRecord, PlayedMove};
 use super::rules::{position_key, rules_end};
 use super::settings::{ClockVerdict, Clocks, GameSettings};

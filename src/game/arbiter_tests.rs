@@ -6,7 +6,7 @@ use shakmaty::Color::{Black, White};
 
 use super::*;
 use crate::engine::Score;
-use crate::game::book::START_FEN;
+use crate::game::START_FEN;
 use crate::game::fake::{ScriptedPlayer, Step};
 use crate::game::record::GameResult;
 use crate::game::settings::{Adjudication, DrawAdjudication, TimeControl, WinAdjudication};

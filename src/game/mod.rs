@@ -17,9 +17,12 @@
 
 mod adjudication;
 mod arbiter;
-pub(crate) mod book;
+mod book;
+pub(crate) mod epd;
 pub mod fake;
+mod opening;
 mod pgn;
+pub(crate) mod pgn_read;
 mod record;
 mod rules;
 mod settings;
@@ -28,9 +31,10 @@ mod tablebase;
 pub use adjudication::Adjudicator;
 pub use arbiter::play_game;
 pub use book::{
-    Book, BookError, BookOptions, BookOrder, BookPart, DEFAULT_HOLDOUT, Holdout, Opening,
-    START_FEN, Variant, chess960_back_rank, chess960_start_fen,
+    Book, BookOptions, BookOrder, BookPart, DEFAULT_HOLDOUT, Holdout, Variant, chess960_back_rank,
+    chess960_start_fen,
 };
+pub use opening::{BookError, Opening, START_FEN};
 pub use pgn::{PgnOptions, write_pgn};
 pub use record::{EndReason, Fault, GameRecord, GameResult, PlayedMove};
 pub use settings::{

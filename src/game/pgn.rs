@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Color, Position};
 
-use super::book::START_FEN;
+use super::opening::START_FEN;
 use super::record::{GameRecord, PlayedMove};
 use crate::engine::Score;
 

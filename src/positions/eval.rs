@@ -24,8 +24,8 @@ use anyhow::{Result, bail};
 
 use super::labelled::LabelledPositions;
 use super::loss::Loss;
-use crate::arena::EngineSetup;
 use crate::config::positions::PositionSearch;
+use crate::engine::setup::EngineSetup;
 use crate::engine::{EngineFault, EngineLog, GoCommand, Player, Score, UciEngine};
 use crate::runtime::thread_home::ThreadHome;
 

@@ -24,7 +24,7 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
 use super::labelled::{LabelledPositions, Outcome};
 use crate::error::UserError;
-use crate::game::book::read_pgn_games;
+use crate::game::pgn_read::read_pgn_games;
 
 /// Which positions of the games are taken (the `spsa positions` flags of the same names).
 #[derive(Clone, Debug, PartialEq)]

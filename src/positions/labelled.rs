@@ -21,7 +21,7 @@ use shakmaty::fen::Fen;
 use shakmaty::packed::PackedSetup;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
-use crate::game::book::{epd_line_to_fen, split_operations};
+use crate::game::epd::{epd_line_to_fen, split_operations};
 
 /// A game's result from White's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

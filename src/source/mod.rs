@@ -134,6 +134,11 @@ impl Measurement {
             .map(|p| (p[0].value() + p[1].value() + 2) as usize)
     }
 
+    /// The games' W/D/L and their complete pairs' pentanomial, from the θ+ side.
+    pub fn tally(&self) -> crate::stats::Tally {
+        crate::stats::Tally::of_games(self.games.iter().map(|g| g.value()))
+    }
+
     /// Empty again, keeping the vectors' room (a measurement reused for the next trial).
     pub fn clear(&mut self) {
         // Named field by field: a field added to the struct must be cleared here too.

@@ -41,17 +41,36 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// The tally of A's game values (+1/0/−1 each) in pair order: games 2j and 2j+1 are pair j;
+    /// a last game without its pair counts as a game only.
+    pub fn of_games(values: impl IntoIterator<Item = i32>) -> Tally {
+        let mut t = Tally::default();
+        let mut first = None;
+        for v in values {
+            t.add_game(v);
+            match first.take() {
+                None => first = Some(v),
+                Some(a) => t.pentanomial[pair_bucket([a, v])] += 1,
+            }
+        }
+        t
+    }
+
     /// Count one pair given A's two game values (+1/0/−1 each).
     pub fn add_pair(&mut self, scores: [i32; 2]) {
         for s in scores {
-            match s.signum() {
-                1 => self.wins += 1,
-                0 => self.draws += 1,
-                _ => self.losses += 1,
-            }
+            self.add_game(s);
         }
-        let bucket = (scores[0].signum() + scores[1].signum() + 2) as usize;
-        self.pentanomial[bucket] += 1;
+        self.pentanomial[pair_bucket(scores)] += 1;
+    }
+
+    /// Count one game by its value's sign.
+    fn add_game(&mut self, value: i32) {
+        match value.signum() {
+            1 => self.wins += 1,
+            0 => self.draws += 1,
+            _ => self.losses += 1,
+        }
     }
 
     pub fn games(&self) -> u64 {
@@ -61,6 +80,11 @@ impl Tally {
     pub fn pairs(&self) -> u64 {
         self.pentanomial.iter().sum()
     }
+}
+
+/// A pair's pentanomial bucket 0..=4 (A's points in half-points) from its two game values.
+fn pair_bucket(scores: [i32; 2]) -> usize {
+    (scores[0].signum() + scores[1].signum() + 2) as usize
 }
 
 /// An Elo estimate with its 95% interval.
@@ -471,5 +495,18 @@ mod tests {
         );
         let empty = Report(&Tally::default()).to_string();
         assert!(empty.contains("Elo: no games played"), "{empty}");
+    }
+
+    #[test]
+    fn a_tally_of_games_pairs_them_in_order() {
+        let t = Tally::of_games([1, 1, 1, -1, 0, -1, 0, 0, 1]);
+        let mut pairs = Tally::default();
+        for p in [[1, 1], [1, -1], [0, -1], [0, 0]] {
+            pairs.add_pair(p);
+        }
+        assert_eq!(t.pentanomial, pairs.pentanomial);
+        // The last game has no pair: a game, not a pair.
+        assert_eq!((t.wins, t.draws, t.losses), (4, 3, 2));
+        assert_eq!((t.games(), t.pairs()), (9, 4));
     }
 }

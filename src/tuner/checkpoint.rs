@@ -33,6 +33,19 @@ pub struct Counts {
     pub faults: BTreeMap<String, u64>,
 }
 
+impl Counts {
+    /// Add a measurement's games and pairs.
+    pub fn add(&mut self, t: &crate::stats::Tally) {
+        self.pairs += t.pairs();
+        self.wins += t.wins;
+        self.draws += t.draws;
+        self.losses += t.losses;
+        for (sum, n) in self.pentanomial.iter_mut().zip(t.pentanomial) {
+            *sum += n;
+        }
+    }
+}
+
 /// The state of a run between two updates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunState {

@@ -239,17 +239,7 @@ impl Tuner {
             .apply(trial.iteration, m.signal())
             .with_context(|| format!("iteration {}", trial.iteration))?;
         let c = &mut self.session.state.counts;
-        for bucket in m.pentanomial() {
-            c.pairs += 1;
-            c.pentanomial[bucket] += 1;
-        }
-        for g in &m.games {
-            match g.value() {
-                1 => c.wins += 1,
-                0 => c.draws += 1,
-                _ => c.losses += 1,
-            }
-        }
+        c.add(&m.tally());
         for f in &m.faults {
             *c.faults.entry(f.kind.clone()).or_default() += 1;
         }
