@@ -318,6 +318,40 @@ fn var_chart(out: &mut String, series: &Series, i: usize, v: &VarView) {
     out.push_str("</svg>");
 }
 
+/// Every variable's move from its start in units of its c_end, on one chart: variables of
+/// different scales compare, and c_end does not shrink as the run goes on.
+fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
+    let moved = |i: usize, v: &VarView| {
+        let (start, c_end) = (v.start, v.c_end);
+        series.values[i].iter().map(move |&x| (x - start) / c_end)
+    };
+    let f = Frame::new(
+        series.iterations.iter().map(|&k| k as f64),
+        vars.iter()
+            .enumerate()
+            .flat_map(|(i, v)| moved(i, v))
+            .chain([0.0]),
+    );
+    let _ = write!(
+        out,
+        "<h2>Moves in units of c_end</h2><p>(θ − start)/c_end of every variable; dashed grey 0</p>\
+         <div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"moves-chart\">"
+    );
+    hline(out, "start", f.y(0.0));
+    for (i, v) in vars.iter().enumerate() {
+        let points: Vec<(i64, i64)> = series
+            .iterations
+            .iter()
+            .zip(moved(i, v))
+            .map(|(&k, y)| (f.x(k as f64), f.y(y)))
+            .collect();
+        let _ = write!(out, "<g data-var=\"{i}\"><title>{}</title>", esc(&v.name));
+        polyline(out, "theta", points.into_iter());
+        out.push_str("</g>");
+    }
+    out.push_str("</svg></div>");
+}
+
 fn axis_note(out: &mut String, lo: f64, hi: f64, x0: u64, x1: u64) {
     let _ = write!(
         out,
@@ -408,19 +442,22 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         prio = priority(s),
     );
     // Current values.
-    out.push_str("<h2>Values</h2><table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th></tr>");
+    out.push_str("<h2>Values</h2><table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th><th>c_end</th><th>moved/c_end</th></tr>");
     for (i, v) in d.vars.iter().enumerate() {
         let _ = write!(
             out,
             "<tr data-var=\"{i}\"><td class=\"name\">{}</td><td class=\"n current\">{}</td><td class=\"n engine\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n moved\">{:+.2}</td></tr>",
             esc(&v.name),
             num(v.current),
             esc(&v.engine_value),
             num(v.start),
             num(v.min),
             num(v.max),
-            num(v.c_k)
+            num(v.c_k),
+            num(v.c_end),
+            v.drift_c_end
         );
     }
     out.push_str("</table>");
@@ -462,6 +499,9 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         }
     }
     out.push_str("</div>");
+    if !d.series.values.is_empty() {
+        moves_chart(&mut out, &d.series, &d.vars);
+    }
     // Objective.
     if !d.loss.is_empty() {
         out.push_str("<h2>Loss</h2>");
@@ -592,7 +632,9 @@ mod tests {
                 min: 0.0,
                 max: 10.0,
                 c_k: 0.5,
+                c_end: 0.25,
                 current: 2.0,
+                drift_c_end: 4.0,
                 engine_value: "2".into(),
             }],
             series: Series {
@@ -639,6 +681,53 @@ mod tests {
         assert!(
             live.contains("25 rows;"),
             "no downsample note under the limit"
+        );
+    }
+
+    #[test]
+    fn the_moves_chart_draws_each_variable_in_units_of_its_c_end() {
+        let d = detail(25);
+        let live = run_page(&d, &d.version());
+        // The values table: c_end and the move in its units.
+        assert!(
+            live.contains("<th>c_end</th><th>moved/c_end</th>"),
+            "{live}"
+        );
+        assert!(live.contains("<td class=\"n moved\">+4.00</td>"), "{live}");
+        let chart = live
+            .split("id=\"moves-chart\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</svg>").next())
+            .unwrap();
+        assert!(
+            chart.contains("<title>&lt;script&gt;"),
+            "names escaped: {chart}"
+        );
+        let points: Vec<(i64, i64)> = chart
+            .split("<polyline class=\"theta\" points=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(points.len(), 25);
+        // θ rises from 0.1 to 2.5 past its start 1: (θ − 1)/0.25 runs from −3.6 to +6, so the
+        // line climbs (SVG's y grows downwards) and crosses the dashed zero line.
+        assert!(points.windows(2).all(|w| w[1].1 <= w[0].1), "{points:?}");
+        let zero: i64 = chart
+            .split("class=\"start\" x1=\"0\" x2=\"1000\" y1=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            points[0].1 > zero && points[24].1 < zero,
+            "{points:?} vs {zero}"
         );
     }
 

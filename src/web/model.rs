@@ -87,7 +87,11 @@ pub struct VarView {
     pub max: f64,
     /// The perturbation at the current iteration.
     pub c_k: f64,
+    /// The perturbation at the run's end: the variable's own unit of moves.
+    pub c_end: f64,
     pub current: f64,
+    /// (current − start) / c_end: how far the tune moved it, in its own unit.
+    pub drift_c_end: f64,
     /// The current value as it would be sent to the engine (rounded within the bounds).
     pub engine_value: String,
 }
@@ -222,14 +226,19 @@ pub fn var_views(
 ) -> Vec<VarView> {
     vars.iter()
         .enumerate()
-        .map(|(i, v)| VarView {
-            name: v.name.clone(),
-            start: start.get(i).copied().unwrap_or(v.start),
-            min: v.min,
-            max: v.max,
-            c_k: spsa.gains(i, applied.max(1)).c_k,
-            current: theta[i],
-            engine_value: export::engine_value(v, theta[i], 0),
+        .map(|(i, v)| {
+            let start = start.get(i).copied().unwrap_or(v.start);
+            VarView {
+                name: v.name.clone(),
+                start,
+                min: v.min,
+                max: v.max,
+                c_k: spsa.gains(i, applied.max(1)).c_k,
+                c_end: v.c_end,
+                current: theta[i],
+                drift_c_end: (theta[i] - start) / v.c_end,
+                engine_value: export::engine_value(v, theta[i], 0),
+            }
         })
         .collect()
 }
