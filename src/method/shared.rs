@@ -15,14 +15,13 @@ use anyhow::{Context, Result, bail};
 use futures::future::LocalBoxFuture;
 
 use super::Method;
-use super::spsa::summary_of;
+use super::spsa::{fresh_spsa_state, summary_of};
 use crate::config::Config;
 use crate::db::owner::{Applied, Mirror, measurement_of, placed_records};
 use crate::db::records::Destinations;
 use crate::db::run::{self as shared_run, SharedRun};
 use crate::report::progress;
 use crate::runtime::shutdown::Shutdown;
-use crate::source;
 use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::session::SessionStart;
 use crate::tuner::{
@@ -83,13 +82,10 @@ impl Method for SharedTune {
     /// split is drawn as a local tune draws it (the database's definition decides on a
     /// re-attach).
     fn fresh_state(&self) -> RunState {
-        let mut state = self.plan.fresh_state(&self.vars);
-        state.next_fresh = self.plan.schedule.iterations + 1;
-        if let Some(split) = source::games::recorded_split(&self.config) {
-            state.holdout = Some(split.share);
-            state.holdout_openings = split.openings;
+        RunState {
+            next_fresh: self.plan.schedule.iterations + 1,
+            ..fresh_spsa_state(&self.config, &self.vars, &self.plan)
         }
-        state
     }
 
     fn run<'a>(

@@ -41,12 +41,7 @@ impl Method for SpsaTune {
     /// A tune of games records its held-out share (0 with a separate `verify_book`), so resume
     /// and verification draw the same split from the run's seed.
     fn fresh_state(&self) -> RunState {
-        let mut state = self.plan.fresh_state(&self.vars);
-        if let Some(split) = source::games::recorded_split(&self.config) {
-            state.holdout = Some(split.share);
-            state.holdout_openings = split.openings;
-        }
-        state
+        fresh_spsa_state(&self.config, &self.vars, &self.plan)
     }
 
     /// A finished run asked for more iterations than it had is extended, not finished.
@@ -99,6 +94,18 @@ impl Method for SpsaTune {
     fn summary(&self, session: &Session) -> String {
         summary_of(&self.config, &self.vars, &session.state)
     }
+}
+
+/// The state of a new SPSA run, local or shared: θ at the start values, and for a tune of
+/// games the held-out share it records (0 with a separate `verify_book`), so resume and
+/// verification draw the same split from the run's seed.
+pub fn fresh_spsa_state(config: &Config, vars: &[Variable], plan: &RunPlan) -> RunState {
+    let mut state = plan.fresh_state(vars);
+    if let Some(split) = source::games::recorded_split(config) {
+        state.holdout = Some(split.share);
+        state.holdout_openings = split.openings;
+    }
+    state
 }
 
 /// The closing text of an SPSA run, local or shared: each variable's start and final value,
