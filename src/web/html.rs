@@ -30,7 +30,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .cell p{margin:0;font-size:11px;color:#555}svg{width:100%;height:auto;display:block}\
 textarea{width:100%;font:12px monospace}.chart{max-width:700px}\
 polyline{fill:none;vector-effect:non-scaling-stroke}\
-.theta{stroke:#1f5fbf;stroke-width:1.5}.start{stroke:#999;stroke-dasharray:4 3}\
+.theta{stroke:#1f5fbf;stroke-width:1.5}.move{stroke:currentColor;stroke-width:1.5}.key span{margin-right:12px;white-space:nowrap}.start{stroke:#999;stroke-dasharray:4 3}\
 .bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
 .train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}\
 .rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
@@ -334,7 +334,7 @@ fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
     );
     let _ = write!(
         out,
-        "<h2>Moves in units of c_end</h2><p>(θ − start)/c_end of every variable; dashed grey 0</p>\
+        "<h2>Moves in units of c_end</h2><p>(θ − start)/c_end of every variable, one colour each (hover a line for its name); dashed grey 0</p>\
          <div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"moves-chart\">"
     );
     hline(out, "start", f.y(0.0));
@@ -345,11 +345,34 @@ fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
             .zip(moved(i, v))
             .map(|(&k, y)| (f.x(k as f64), f.y(y)))
             .collect();
-        let _ = write!(out, "<g data-var=\"{i}\"><title>{}</title>", esc(&v.name));
-        polyline(out, "theta", points.into_iter());
+        let _ = write!(
+            out,
+            "<g data-var=\"{i}\" style=\"color:{}\"><title>{}</title>",
+            line_colour(i),
+            esc(&v.name)
+        );
+        polyline(out, "move", points.into_iter());
         out.push_str("</g>");
     }
-    out.push_str("</svg></div>");
+    out.push_str("</svg><p class=\"key\">");
+    for (i, v) in vars.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<span style=\"color:{}\">━ {}</span> ",
+            line_colour(i),
+            esc(&v.name)
+        );
+    }
+    out.push_str("</p></div>");
+}
+
+/// The colour of variable `i`'s line where several share a chart (ten, then again).
+fn line_colour(i: usize) -> &'static str {
+    const COLOURS: [&str; 10] = [
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+        "#bcbd22", "#17becf",
+    ];
+    COLOURS[i % COLOURS.len()]
 }
 
 fn axis_note(out: &mut String, lo: f64, hi: f64, x0: u64, x1: u64) {
@@ -704,7 +727,7 @@ mod tests {
             "names escaped: {chart}"
         );
         let points: Vec<(i64, i64)> = chart
-            .split("<polyline class=\"theta\" points=\"")
+            .split("<polyline class=\"move\" points=\"")
             .nth(1)
             .and_then(|rest| rest.split('"').next())
             .unwrap()
