@@ -78,6 +78,12 @@ impl Method for SharedTune {
         true
     }
 
+    /// The database decides, not the local checkpoint: a resume of a finished run attaches
+    /// first (a pruned run is refused there), catches up, and ends as finished.
+    fn finished(&self, _state: &RunState) -> bool {
+        false
+    }
+
     /// Every iteration is handed out to the database when the run is created; the held-out
     /// split is drawn as a local tune draws it (the database's definition decides on a
     /// re-attach).
