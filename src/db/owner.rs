@@ -11,7 +11,6 @@ use super::{Db, DbError, RunDefinition};
 use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
 use crate::tuner::{StartMode, UserError};
-use crate::vars::Variable;
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
 pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
@@ -251,7 +250,6 @@ pub struct Applied {
 pub struct Mirror {
     pub run_id: i64,
     def: RunDefinition,
-    vars: Vec<Variable>,
     driver: Driver,
     applied: u64,
     /// Results up to this seq already have their records in the files (a resume's checkpoint):
@@ -263,15 +261,13 @@ impl Mirror {
     /// Follow run `run_id` from its first result; the records of results up to
     /// `written_through` are in the local files already.
     pub fn new(run_id: i64, def: RunDefinition, written_through: u64) -> Mirror {
-        let vars = def.variables();
-        let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
+        let start: Vec<f64> = def.variables().iter().map(|v| v.start).collect();
         let mut driver = def.driver_at(start, Rounding::Continuous);
         // Every iteration was handed out to the database when the run was created.
         while driver.next_trial().is_some() {}
         Mirror {
             run_id,
             def,
-            vars,
             driver,
             applied: 0,
             written_through,
@@ -284,19 +280,6 @@ impl Mirror {
 
     pub fn is_finished(&self) -> bool {
         self.applied >= self.def.iterations
-    }
-
-    pub fn definition(&self) -> &RunDefinition {
-        &self.def
-    }
-
-    pub fn vars(&self) -> &[Variable] {
-        &self.vars
-    }
-
-    /// θ after the results applied so far.
-    pub fn theta(&self) -> &[f64] {
-        self.driver.theta()
     }
 
     /// The driver's bookkeeping, for the checkpoint.
