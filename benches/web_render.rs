@@ -76,6 +76,7 @@ fn big_run() -> Loaded {
         pairs_per_iteration: 1,
         holdout: None,
         holdout_openings: None,
+        held: Vec::new(),
         outputs: Default::default(),
         counts: Counts {
             pairs: ITERATIONS,
@@ -85,6 +86,7 @@ fn big_run() -> Loaded {
             pentanomial: [5_000, 20_000, 50_000, 20_000, 5_000],
             faults: Default::default(),
         },
+        joined: Vec::new(),
     };
     Loaded {
         paths: RunPaths {

@@ -65,6 +65,18 @@ pub fn load(path: &Path) -> Result<Vec<Variable>, VarsError> {
 }
 
 /// Parse variables from text; `path` is only used in messages.
+/// The line of the variables file `path` whose row names `name` (for an error about that row).
+pub fn line_of(path: &Path, name: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    crate::textfile::strip_bom_str(&text)
+        .lines()
+        .position(|line| {
+            let first = line.split(',').next().unwrap_or_default().trim();
+            !line.trim_start().starts_with('#') && first.trim_matches('"') == name
+        })
+        .map(|i| i + 1)
+}
+
 pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
     let invalid = |line: usize, message: String| VarsError::Invalid {
         path: path.to_path_buf(),

@@ -78,12 +78,14 @@ fn write_known_run(dir: &Path, pentanomial: [u64; 5]) -> (PathBuf, PathBuf) {
         pairs_per_iteration: 1,
         holdout: None,
         holdout_openings: None,
+        held: Vec::new(),
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),
             pentanomial,
             ..Counts::default()
         },
+        joined: Vec::new(),
     };
     checkpoint::write(&ck, &state, &known_vars()).unwrap();
     (log, ck)
@@ -424,12 +426,14 @@ fn write_run_with(
         pairs_per_iteration: 1,
         holdout: None,
         holdout_openings: None,
+        held: Vec::new(),
         outputs: Default::default(),
         counts: Counts {
             pairs: pentanomial.iter().sum(),
             pentanomial,
             ..Counts::default()
         },
+        joined: Vec::new(),
     };
     checkpoint::write(&logs.join("r.checkpoint.var"), &state, &vars).unwrap();
     let ck = checkpoint::read(&logs.join("r.checkpoint.var")).unwrap();

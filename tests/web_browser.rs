@@ -225,6 +225,7 @@ fn write_local_run(dir: &Path, name: &str, rows: u64) -> PathBuf {
         pairs_per_iteration: 1,
         holdout: None,
         holdout_openings: None,
+        held: Vec::new(),
         outputs: Default::default(),
         counts: Counts {
             pairs: rows,
@@ -234,6 +235,7 @@ fn write_local_run(dir: &Path, name: &str, rows: u64) -> PathBuf {
             pentanomial: [rows / 4, 0, rows / 2, 0, rows - rows / 4 - rows / 2],
             faults: Default::default(),
         },
+        joined: Vec::new(),
     };
     checkpoint::write(&dir.join(format!("{name}.checkpoint.var")), &state, &vars).unwrap();
     log

@@ -168,6 +168,18 @@ fn tuned_and_start(
     }
     let ck = checkpoint::read(path)?;
     let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
+    // A run whose variables changed on a resume plays its own start values: the file's
+    // rows no longer name all of them.
+    let reshaped = !ck.state.joined.is_empty() || !ck.state.held.is_empty();
+    let start = if reshaped {
+        ValueSet {
+            names: names.clone(),
+            values: ck.state.start.clone(),
+            ..start
+        }
+    } else {
+        start
+    };
     if names != start.names {
         return Err(user_error(format!(
             "{}: the checkpoint's variables {:?} differ from {}'s {:?}",

@@ -21,6 +21,7 @@ use crate::config::positions::Method as PositionsMethod;
 use crate::runtime::shutdown::Shutdown;
 use crate::tuner::RunPlan;
 use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::reshape::Reshape;
 use crate::tuner::session::SessionStart;
 use crate::tuner::{Ending, RunFiles, Session, StartMode};
 use crate::vars::Variable;
@@ -39,6 +40,14 @@ pub trait Method {
     /// Refuse a checkpoint this method cannot continue (another run's, or one whose variables
     /// or schedule changed): a user error that names the difference.
     fn check_resume(&self, checkpoint: &Checkpoint) -> Result<()>;
+
+    /// A resume whose variables file changed in a way this method continues (rows added or
+    /// dropped, a bound moved): the run's new shape, or a user error naming the row that
+    /// cannot be honoured. A method that continues only its own variables refuses any change
+    /// in [`Method::check_resume`] and keeps this default.
+    fn reshape(&self, _checkpoint: &Checkpoint) -> Result<Option<Reshape>> {
+        Ok(None)
+    }
 
     /// The state of a run of this method before its first step.
     fn fresh_state(&self) -> RunState;
@@ -100,9 +109,18 @@ pub fn check(
         }
         mode => mode,
     };
-    SessionStart::check(vars, files, mode, method.fresh_state(), |ck| {
+    let mut start = SessionStart::check(vars, files, mode, method.fresh_state(), |ck| {
         method.check_resume(ck)
-    })
+    })?;
+    if let Some(reshape) = start
+        .checkpoint()
+        .map(|ck| method.reshape(ck))
+        .transpose()?
+        .flatten()
+    {
+        start.reshape(&reshape);
+    }
+    Ok(start)
 }
 
 /// Run `method` from a checked start until it is done or `shutdown` is requested.

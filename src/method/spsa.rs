@@ -12,8 +12,9 @@ use crate::report::{progress, summary};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::{self, OpenRequest};
 use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::reshape::Reshape;
 use crate::tuner::session::SessionStart;
-use crate::tuner::{Ending, RunPlan, Session, Tuner, check_same_run};
+use crate::tuner::{Ending, RunPlan, Session, Tuner, check_same_schedule};
 use crate::vars::Variable;
 
 /// A tune by SPSA.
@@ -34,8 +35,14 @@ impl SpsaTune {
 }
 
 impl Method for SpsaTune {
+    /// The variables may change on a resume (see [`Method::reshape`]); the schedule may not.
     fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
-        check_same_run(ck, &self.vars, &self.plan)
+        check_same_schedule(ck, &self.plan)
+    }
+
+    fn reshape(&self, ck: &Checkpoint) -> Result<Option<Reshape>> {
+        let iterations = self.plan.schedule.iterations.max(ck.state.iterations);
+        Reshape::between(ck, &self.vars, &self.config.variables, iterations)
     }
 
     /// A tune of games records its held-out share (0 with a separate `verify_book`), so resume
@@ -55,9 +62,10 @@ impl Method for SpsaTune {
         shutdown: &'a Shutdown,
     ) -> LocalBoxFuture<'a, Result<(Session, Ending)>> {
         Box::pin(async move {
+            // The run's variables: the file's, or the checkpoint's reshaped by it.
             let source = source::open(&OpenRequest {
                 config: &self.config,
-                vars: &self.vars,
+                vars: start.vars(),
                 seed: self.plan.seed,
                 slots: self.config.concurrency,
             })
@@ -92,7 +100,7 @@ impl Method for SpsaTune {
     }
 
     fn summary(&self, session: &Session) -> String {
-        summary_of(&self.config, &self.vars, &session.state)
+        summary_of(&self.config, session.vars(), &session.state)
     }
 }
 

@@ -35,7 +35,7 @@
 
 use std::fmt::Write as _;
 
-use crate::spsa::Spsa;
+use crate::spsa::{Part, Spsa};
 use crate::tuner::checkpoint::Checkpoint;
 use crate::vars::format_value;
 
@@ -59,6 +59,8 @@ pub enum Verdict {
     Frozen,
     /// Flat in the window, but the trend carried over the rest of the schedule reaches the limit.
     Drifting,
+    /// Dropped from the variables file by a resume: held at its θ.
+    Held,
 }
 
 impl Verdict {
@@ -69,6 +71,7 @@ impl Verdict {
             Verdict::Moving => "moving",
             Verdict::Frozen => "frozen",
             Verdict::Drifting => "drifting",
+            Verdict::Held => "held",
         }
     }
 }
@@ -216,7 +219,10 @@ pub fn analyse_scaled(
 ) -> Status {
     let state = &ck.state;
     let (applied, theta) = current(ck, log);
+    // The window's noise and steps are reckoned on the run's curve; a variable that joined
+    // later shows its own c_k and R_k (its steps in the window are then only approximated).
     let spsa = Spsa::new(&ck.vars, state.schedule());
+    let (own, parts) = (state.spsa(&ck.vars), state.parts(&ck.vars));
     let k = applied.max(1);
     let window = log
         .filter(|h| h.names.len() == theta.len())
@@ -247,7 +253,9 @@ pub fn analyse_scaled(
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let g = spsa.gains(i, k);
+            let g = Some(own.gains(i, k))
+                .filter(|g| g.c_k > 0.0)
+                .unwrap_or_else(|| spsa.gains(i, k));
             let trend = window.as_ref().map(|(h, r)| {
                 let x = &h.iterations[r.clone()];
                 let s = slope(x, &h.values[i][r.clone()]);
@@ -257,7 +265,9 @@ pub fn analyse_scaled(
                 let limit_ck = SETTLED_CK.max(SETTLED_SIGMAS * sigma / g.c_k);
                 let possible_ck = scale.max_abs * step(i, 1) * window_steps / g.c_k;
                 let projected_ck = s * rest_over_window_step / g.c_k;
-                let verdict = if change_ck.abs() >= limit_ck {
+                let verdict = if parts[i] == Part::Held {
+                    Verdict::Held
+                } else if change_ck.abs() >= limit_ck {
                     Verdict::Moving
                 } else if possible_ck < limit_ck {
                     Verdict::Frozen

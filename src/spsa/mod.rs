@@ -7,6 +7,11 @@
 //! The update is θ_i += R_k·c_k·match/δ_i, with match ∈ [−2, 2] the pair result from the θ+ side.
 //! A run extended to N' > N iterations keeps c_i and a_i (and A) from N: c_k and a_k continue
 //! along the same curves (see [`Spsa::with_curve`]).
+//!
+//! A variable added by a resume joins after iteration j with a curve of its own: N_i = N − j,
+//! and at iteration k it uses k − j where the others use k, so it starts at its own c_1 and
+//! ends at c_end and R_end with the run. A variable a resume dropped is held where it is: no
+//! perturbation, no update. Both are [`Part`]s (see [`Spsa::with_parts`]).
 
 pub mod driver;
 pub mod rounding;
@@ -40,6 +45,19 @@ impl Gains {
     }
 }
 
+/// How a variable takes part in a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Part {
+    /// From the first iteration, on the run's curve.
+    #[default]
+    Always,
+    /// Added by a resume: from iteration `after + 1`, on a curve of `curve − after`
+    /// iterations (`curve`: the run's N when it joined). Before that it is held.
+    After { after: u64, curve: u64 },
+    /// Dropped by a resume: held at its θ, played as a fixed value.
+    Held,
+}
+
 /// The optimizer: per-variable constants, bounds, and the rules that use them.
 #[derive(Clone, Debug)]
 pub struct Spsa {
@@ -50,6 +68,9 @@ pub struct Spsa {
     a: Vec<f64>,
     min: Vec<f64>,
     max: Vec<f64>,
+    /// Each variable's [`Part`], when any is not [`Part::Always`] (a run whose variables
+    /// changed on a resume); `None` keeps the one-curve loops.
+    parts: Option<Vec<Part>>,
 }
 
 /// One iteration's trial: the sign vector and the two clipped points to play.
@@ -72,21 +93,44 @@ impl Spsa {
     /// N (`curve`), so c_k and a_k go on along the same curves for k > N and nothing already
     /// applied changes; `schedule.iterations` is the new total.
     pub fn with_curve(vars: &[Variable], schedule: Schedule, curve: u64) -> Self {
-        let n = curve as f64;
-        let c = vars
-            .iter()
-            .map(|v| v.c_end * n.powf(schedule.gamma))
-            .collect();
-        let a = vars
-            .iter()
-            .map(|v| v.r_end * v.c_end * v.c_end * (schedule.a + n).powf(schedule.alpha))
-            .collect();
+        Spsa::with_parts(vars, schedule, curve, &[])
+    }
+
+    /// [`Spsa::with_curve`] with each variable's [`Part`] (`parts[i]`; missing ones are
+    /// [`Part::Always`]): a joined variable's constants come from its own N, a held one's are 0.
+    pub fn with_parts(vars: &[Variable], schedule: Schedule, curve: u64, parts: &[Part]) -> Self {
+        let part = |i: usize| parts.get(i).copied().unwrap_or_default();
+        let (mut c, mut a) = (
+            Vec::with_capacity(vars.len()),
+            Vec::with_capacity(vars.len()),
+        );
+        for (i, v) in vars.iter().enumerate() {
+            let n = match part(i) {
+                Part::Always => curve as f64,
+                Part::After { after, curve } => curve.saturating_sub(after).max(1) as f64,
+                Part::Held => 0.0,
+            };
+            c.push(v.c_end * n.powf(schedule.gamma));
+            a.push(v.r_end * v.c_end * v.c_end * (schedule.a + n).powf(schedule.alpha));
+        }
+        let parts = (0..vars.len()).map(part).collect::<Vec<_>>();
         Spsa {
             schedule,
             c,
             a,
             min: vars.iter().map(|v| v.min).collect(),
             max: vars.iter().map(|v| v.max).collect(),
+            parts: parts.iter().any(|p| *p != Part::Always).then_some(parts),
+        }
+    }
+
+    /// Variable `index`'s factors at the iteration of `f`: `f` itself on the run's curve, its
+    /// own for a joined variable, `None` while it is held.
+    fn own_factors(&self, index: usize, f: Factors) -> Option<Factors> {
+        match self.parts.as_ref().map_or(Part::Always, |p| p[index]) {
+            Part::Always => Some(f),
+            Part::After { after, .. } if f.k > after => Some(self.factors(f.k - after)),
+            Part::After { .. } | Part::Held => None,
         }
     }
 
@@ -106,10 +150,11 @@ impl Spsa {
     /// an iteration needs. The driver computes them once per trial and keeps them until the
     /// trial's update is applied.
     pub fn factors(&self, k: u64) -> Factors {
-        let k = k as f64;
+        let x = k as f64;
         Factors {
-            c: k.powf(-self.schedule.gamma),
-            a: (self.schedule.a + k).powf(-self.schedule.alpha),
+            c: x.powf(-self.schedule.gamma),
+            a: (self.schedule.a + x).powf(-self.schedule.alpha),
+            k,
         }
     }
 
@@ -118,12 +163,21 @@ impl Spsa {
         self.gains_at(index, self.factors(k))
     }
 
-    /// The gains of variable `index` at the iteration whose factors are `f`.
+    /// The gains of variable `index` at the iteration whose factors are `f` (0 while it is
+    /// held).
     pub fn gains_at(&self, index: usize, f: Factors) -> Gains {
-        Gains {
-            c_k: self.c[index] * f.c,
-            a_k: self.a[index] * f.a,
+        match self.own_factors(index, f) {
+            Some(f) => Gains {
+                c_k: self.c[index] * f.c,
+                a_k: self.a[index] * f.a,
+            },
+            None => Gains { c_k: 0.0, a_k: 0.0 },
         }
+    }
+
+    /// Whether variable `index` moves at the iteration of `f` (not held).
+    pub fn moves_at(&self, index: usize, f: Factors) -> bool {
+        self.own_factors(index, f).is_some()
     }
 
     /// Clip one variable's value to its bounds (as the perturbation and the update do).
@@ -168,6 +222,16 @@ impl Spsa {
         for v in [&mut p.delta, &mut *c_k, &mut p.plus, &mut p.minus] {
             v.resize(n, 0.0);
         }
+        if self.parts.is_some() {
+            for (i, d) in (0..n).zip(signs(rng, n)) {
+                p.delta[i] = d;
+                c_k[i] = self.gains_at(i, f).c_k;
+                let step = c_k[i] * d;
+                p.plus[i] = self.clip(i, theta[i] + step);
+                p.minus[i] = self.clip(i, theta[i] - step);
+            }
+            return;
+        }
         // Every slice cut to n: one loop, without bounds checks.
         let (theta, c, min, max) = (&theta[..n], &self.c[..n], &self.min[..n], &self.max[..n]);
         let (delta, c_k) = (&mut p.delta[..n], &mut c_k[..n]);
@@ -196,6 +260,15 @@ impl Spsa {
         match_result: f64,
     ) {
         let n = theta.len().min(self.len());
+        if self.parts.is_some() {
+            for (i, d) in (0..n).zip(delta) {
+                if let Some(own) = self.own_factors(i, f) {
+                    let ratio = (self.a[i] * own.a) / (self.c[i] * own.c);
+                    theta[i] = self.clip(i, theta[i] + ratio * match_result * d);
+                }
+            }
+            return;
+        }
         let (theta, a, c) = (&mut theta[..n], &self.a[..n], &self.c[..n]);
         let (min, max) = (&self.min[..n], &self.max[..n]);
         let mut delta = delta.into_iter();
@@ -247,6 +320,8 @@ pub struct Factors {
     pub c: f64,
     /// (A+k)^−α.
     pub a: f64,
+    /// The iteration k they are of (a joined variable's own factors are at k − j).
+    pub k: u64,
 }
 
 /// The signs δ of `n` variables as drawn from `rng`: ±1 each, 64 per random word, lowest bit
@@ -393,5 +468,76 @@ mod tests {
             p.delta[64..128],
             "each block of 64 gets fresh bits"
         );
+    }
+
+    /// A variable that joins after iteration j is a fresh variable of an (N − j)-iteration
+    /// run, shifted by j: its first c_k is that run's c_1, its last is c_end with R_end.
+    #[test]
+    fn a_joined_variable_runs_its_own_curve_from_its_join() {
+        let v = var(0.0, -1000.0, 1000.0, 10.0, 0.002);
+        let run = Schedule {
+            iterations: 1000,
+            ..classic()
+        };
+        let joined = Spsa::with_parts(
+            &[v.clone(), v.clone()],
+            run,
+            1000,
+            &[
+                Part::Always,
+                Part::After {
+                    after: 400,
+                    curve: 1000,
+                },
+            ],
+        );
+        let own = Spsa::new(
+            std::slice::from_ref(&v),
+            Schedule {
+                iterations: 600,
+                ..run
+            },
+        );
+        for k in [401, 402, 700, 1000] {
+            let (got, want) = (joined.gains(1, k), own.gains(0, k - 400));
+            assert_eq!(got, want, "k = {k}");
+        }
+        let end = joined.gains(1, 1000);
+        assert!((end.c_k - 10.0).abs() < 1e-9 && (end.r_k() - 0.002).abs() < 1e-12);
+        // Before it joined it is held; the variable that was there all along is untouched.
+        assert_eq!(joined.gains(1, 400), Gains { c_k: 0.0, a_k: 0.0 });
+        assert_eq!(joined.gains(0, 700), Spsa::new(&[v], run).gains(0, 700));
+    }
+
+    /// A held variable is played at θ on both sides and never moves, at a bound as anywhere;
+    /// the others perturb and update with the same bits as in a run without parts.
+    #[test]
+    fn a_held_variable_stays_at_theta_and_the_others_are_unchanged() {
+        let vars = [
+            var(0.0, -100.0, 100.0, 5.0, 0.002),
+            var(100.0, -100.0, 100.0, 5.0, 0.002),
+            var(3.0, -100.0, 100.0, 5.0, 0.002),
+        ];
+        let held = Spsa::with_parts(&vars, classic(), 50_000, &[Part::Always, Part::Held]);
+        let plain = Spsa::new(&vars, classic());
+        let theta = vec![1.5, 100.0, 3.0];
+        for k in [1, 2, 999] {
+            let mut rng = ChaCha8Rng::seed_from_u64(k);
+            let p = held.perturb(&theta, k, &mut rng);
+            let q = plain.perturb(&theta, k, &mut ChaCha8Rng::seed_from_u64(k));
+            assert_eq!((p.plus[1], p.minus[1]), (100.0, 100.0));
+            assert_eq!(p.delta, q.delta);
+            for i in [0, 2] {
+                assert_eq!((p.plus[i], p.minus[i]), (q.plus[i], q.minus[i]));
+            }
+            let (mut a, mut b) = (theta.clone(), theta.clone());
+            held.apply(&mut a, k, &p.delta, 2.0);
+            plain.apply(&mut b, k, &p.delta, 2.0);
+            assert_eq!(a[1], 100.0);
+            assert_eq!(
+                (a[0].to_bits(), a[2].to_bits()),
+                (b[0].to_bits(), b[2].to_bits())
+            );
+        }
     }
 }

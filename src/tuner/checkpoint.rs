@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::spsa::Schedule;
 use crate::spsa::driver::DriverState;
+use crate::spsa::{Part, Schedule, Spsa};
 use crate::vars::{self, Variable};
 
 const STATE_PREFIX: &str = "#: ";
@@ -86,10 +86,26 @@ pub struct RunState {
     /// another book differently, so a changed book is refused rather than silently re-split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout_openings: Option<u64>,
+    /// Variables a resume dropped from the variables file: held at their θ, played as
+    /// fixed values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
     /// The length of every output file (PGN, game logs) when this state was saved.
     #[serde(default)]
     pub outputs: BTreeMap<String, u64>,
     pub counts: Counts,
+    /// Variables a resume added, each with the iteration it joined after and its curve.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joined: Vec<Join>,
+}
+
+/// A variable a resume added: it moves from iteration `after + 1` on, on a curve of
+/// `curve − after` iterations (`curve`: the run's N when it joined).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    pub name: String,
+    pub after: u64,
+    pub curve: u64,
 }
 
 fn one() -> u32 {
@@ -128,8 +144,10 @@ impl RunState {
             pairs_per_iteration: pairs,
             holdout: None,
             holdout_openings: None,
+            held: Vec::new(),
             outputs: BTreeMap::new(),
             counts: Counts::default(),
+            joined: Vec::new(),
         }
     }
 
@@ -167,6 +185,30 @@ impl RunState {
         self.curve_iterations = self.curve();
         self.iterations = total;
         self.finished = false;
+    }
+
+    /// The run's optimizer over `vars` (the checkpoint's, in its order): its curve, and the
+    /// part of each variable a resume added or dropped.
+    pub fn spsa(&self, vars: &[Variable]) -> Spsa {
+        Spsa::with_parts(vars, self.schedule(), self.curve(), &self.parts(vars))
+    }
+
+    /// How each of `vars` takes part in the run.
+    pub fn parts(&self, vars: &[Variable]) -> Vec<Part> {
+        vars.iter()
+            .map(|v| {
+                if self.held.contains(&v.name) {
+                    return Part::Held;
+                }
+                self.joined
+                    .iter()
+                    .find(|j| j.name == v.name)
+                    .map_or(Part::Always, |j| Part::After {
+                        after: j.after,
+                        curve: j.curve,
+                    })
+            })
+            .collect()
     }
 
     pub fn schedule(&self) -> Schedule {
@@ -341,6 +383,7 @@ mod tests {
             pairs_per_iteration: 2,
             holdout: Some(0.2),
             holdout_openings: Some(300),
+            held: vec!["b \"quoted\"".to_string()],
             outputs: [("logs/x y.pgn".to_string(), 1234)].into(),
             counts: Counts {
                 pairs: 12,
@@ -350,6 +393,11 @@ mod tests {
                 pentanomial: [1, 2, 6, 2, 1],
                 faults: [("crash".to_string(), 2)].into(),
             },
+            joined: vec![Join {
+                name: "c".into(),
+                after: 14,
+                curve: 50_000,
+            }],
         }
     }
 

@@ -96,6 +96,75 @@ enum Job {
     Flush,
 }
 
+/// The header row of a log of variables `names`.
+fn header_line(names: &[String]) -> Vec<u8> {
+    let mut header = b"iteration".to_vec();
+    for name in names {
+        header.push(b',');
+        if name.contains('"') {
+            header.push(b'"');
+            header.extend_from_slice(name.replace('"', "\"\"").as_bytes());
+            header.push(b'"');
+        } else {
+            header.extend_from_slice(name.as_bytes());
+        }
+    }
+    header.push(b'\n');
+    header
+}
+
+/// Give a log the columns of variables `names` (a resume added or dropped rows): its header
+/// and first `rows` rows are rewritten with each column found by name, and a column it did not
+/// have filled with that variable's `fill` value (where a variable that joined was held).
+/// Rows past `rows` are the checkpoint's to drop. The file is replaced atomically, and a log
+/// that already has these columns comes out the same, so a resume that died between this and
+/// its checkpoint can do it again. Gives the new length, for the checkpoint.
+pub fn reshape(path: &Path, rows: u64, names: &[String], fill: &[f64]) -> Result<u64> {
+    let text = std::fs::read(path)
+        .with_context(|| format!("{}: cannot read log to add columns", path.display()))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(text.as_slice());
+    let old: Vec<String> = reader
+        .headers()
+        .with_context(|| format!("{}: damaged log header", path.display()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let columns: Vec<Option<usize>> = names
+        .iter()
+        .map(|n| old.iter().skip(1).position(|o| o == n).map(|i| i + 1))
+        .collect();
+    let mut out = header_line(names);
+    let mut done = 0;
+    for record in reader.records() {
+        if done == rows {
+            break;
+        }
+        let record =
+            record.with_context(|| format!("{}: damaged log row {}", path.display(), done + 2))?;
+        out.extend_from_slice(record.get(0).unwrap_or_default().as_bytes());
+        for (column, &value) in columns.iter().zip(fill) {
+            out.push(b',');
+            match column.and_then(|c| record.get(c)) {
+                Some(text) => out.extend_from_slice(text.as_bytes()),
+                None => push_value(&mut out, value, LOG_DECIMALS),
+            }
+        }
+        out.push(b'\n');
+        done += 1;
+    }
+    if done < rows {
+        bail!(
+            "{}: the log has {done} rows but the checkpoint recorded {rows}; it was changed or lost",
+            path.display()
+        );
+    }
+    crate::tuner::checkpoint::write_atomically(path, &out)?;
+    Ok(out.len() as u64)
+}
+
 impl ThetaLog {
     /// Start a new log; fails if the file exists (a run never overwrites a log unasked).
     pub fn create(path: &Path, names: &[String]) -> Result<ThetaLog> {
@@ -109,18 +178,7 @@ impl ThetaLog {
             .open(path)
             .with_context(|| format!("{}: cannot create log", path.display()))?;
         let mut rows = Rows::new(path, file, 0);
-        let mut header = b"iteration".to_vec();
-        for name in names {
-            header.push(b',');
-            if name.contains('"') {
-                header.push(b'"');
-                header.extend_from_slice(name.replace('"', "\"\"").as_bytes());
-                header.push(b'"');
-            } else {
-                header.extend_from_slice(name.as_bytes());
-            }
-        }
-        header.push(b'\n');
+        let header = header_line(names);
         rows.buffer.truncate(rows.filled);
         rows.buffer.extend_from_slice(&header);
         rows.end_row(header.len())?;
@@ -544,6 +602,44 @@ mod tests {
             assert!(text.ends_with("1,1,-2.1235\n2,5,6\n"), "{text}");
             assert!(ThetaLog::resume(&path, 10_000).is_err());
         });
+    }
+
+    /// New columns are filled where the variable was held, rows past the checkpoint go,
+    /// and doing it again (a resume that died before its checkpoint) changes nothing.
+    #[test]
+    fn reshape_adds_columns_by_name_keeps_the_checkpoints_rows_and_can_be_repeated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let mut log = ThetaLog::create(&path, &["a".into(), "Pawn \"x\"".into()]).unwrap();
+        log.append(1, &[1.0, -2.123456]).unwrap();
+        log.append(2, &[3.0, 4.0]).unwrap();
+        log.append(3, &[5.0, 6.0]).unwrap();
+        log.flush().unwrap();
+        drop(log);
+        let names = ["a".into(), "Pawn \"x\"".into(), "new".into()];
+        let len = reshape(&path, 2, &names, &[0.0, 0.0, 7.25]).unwrap();
+        let want = "iteration,a,\"Pawn \"\"x\"\"\",new\n1,1,-2.1235,7.25\n2,3,4,7.25\n";
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
+        assert_eq!(len, want.len() as u64);
+        assert_eq!(reshape(&path, 2, &names, &[0.0, 0.0, 9.0]).unwrap(), len);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            want,
+            "the same again"
+        );
+        let mut log = ThetaLog::resume(&path, len).unwrap();
+        log.append(3, &[5.0, 6.0, 8.0]).unwrap();
+        log.flush().unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .ends_with("2,3,4,7.25\n3,5,6,8\n")
+        );
+        let e = reshape(&path, 9, &names, &[0.0; 3]).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("has 3 rows but the checkpoint recorded 9"),
+            "{e:#}"
+        );
     }
 
     #[test]

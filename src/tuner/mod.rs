@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod log;
 
 pub mod outputs;
+pub mod reshape;
 pub mod session;
 
 use std::path::{Path, PathBuf};
@@ -22,8 +23,8 @@ use anyhow::{Context, Result, bail};
 use crate::runtime::shutdown::Shutdown;
 use crate::source::pool::{self, Feed};
 use crate::source::{Measurement, Source, Trial};
+use crate::spsa::Schedule;
 use crate::spsa::driver::{Driver, Rounding};
-use crate::spsa::{Schedule, Spsa};
 use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
 pub use outputs::Outputs;
@@ -137,18 +138,9 @@ impl Tuner {
             ..plan.schedule
         };
         let seed = state.seed()?;
-        let (curve, pairs, at) = (
-            state.curve(),
-            state.pairs_per_iteration,
-            state.driver_state(),
-        );
-        let driver = Driver::new(
-            Spsa::with_curve(session.vars(), schedule, curve),
-            plan.rounding,
-            pairs,
-            seed,
-            at,
-        );
+        let (pairs, at) = (state.pairs_per_iteration, state.driver_state());
+        let spsa = session.state.spsa(session.vars());
+        let driver = Driver::new(spsa, plan.rounding, pairs, seed, at);
         Ok(Tuner {
             session,
             driver,
@@ -433,8 +425,35 @@ pub fn check_same_run(
             }
         }
     }
+    changes.extend(schedule_changes(ck, plan));
+    if !changes.is_empty() {
+        return refuse(format!(
+            "the run changed since the checkpoint: {}",
+            changes.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_same_run`] for the schedule alone, for a method that takes a changed variables
+/// file as a reshape of the run (see [`reshape`]).
+pub fn check_same_schedule(ck: &checkpoint::Checkpoint, plan: &RunPlan) -> Result<()> {
+    let changes = schedule_changes(ck, plan);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    Err(UserError(format!(
+        "{}: cannot resume: the run changed since the checkpoint: {}; use --fresh to start a new run (the old files are kept as backups)",
+        ck.path.display(),
+        changes.join("; ")
+    ))
+    .into())
+}
+
+/// What differs between the checkpoint's schedule and pairs and `plan`'s, field by field.
+fn schedule_changes(ck: &checkpoint::Checkpoint, plan: &RunPlan) -> Vec<String> {
     let (was, now) = (ck.state.schedule(), plan.schedule);
-    for (field, a, b) in [
+    [
         ("A", was.a, now.a),
         ("Alpha", was.alpha, now.alpha),
         ("Gamma", was.gamma, now.gamma),
@@ -443,16 +462,9 @@ pub fn check_same_run(
             f64::from(ck.state.pairs_per_iteration),
             f64::from(plan.pairs),
         ),
-    ] {
-        if a != b {
-            changes.push(format!("{field} was {a}, now {b}"));
-        }
-    }
-    if !changes.is_empty() {
-        return refuse(format!(
-            "the run changed since the checkpoint: {}",
-            changes.join("; ")
-        ));
-    }
-    Ok(())
+    ]
+    .into_iter()
+    .filter(|(_, a, b)| a != b)
+    .map(|(field, a, b)| format!("{field} was {a}, now {b}"))
+    .collect()
 }

@@ -7,8 +7,9 @@
 use anyhow::{Context, Result};
 
 use super::checkpoint::{self, Checkpoint, Parts, RunState};
-use super::log::ThetaLog;
+use super::log::{self, ThetaLog};
 use super::outputs::Outputs;
+use super::reshape::Reshape;
 use super::{RunFiles, StartMode, UserError, backup_name, refusal};
 use crate::source::Record;
 use crate::vars::Variable;
@@ -22,6 +23,9 @@ pub struct SessionStart {
     mode: StartMode,
     fresh: RunState,
     checkpoint: Option<Checkpoint>,
+    /// The checkpoint was reshaped in memory (see [`SessionStart::reshape`]): opening writes
+    /// its θ log and checkpoint anew before the run goes on.
+    reshaped: bool,
 }
 
 impl SessionStart {
@@ -41,7 +45,23 @@ impl SessionStart {
             mode,
             fresh,
             checkpoint,
+            reshaped: false,
         })
+    }
+
+    /// Continue the checkpoint with the variables a changed file gives (see
+    /// [`Reshape`]): nothing is written until the run opens.
+    pub fn reshape(&mut self, reshape: &Reshape) {
+        if let Some(ck) = self.checkpoint.as_mut() {
+            reshape.apply(ck);
+            self.vars = ck.vars.clone();
+            self.reshaped = true;
+        }
+    }
+
+    /// The run's variables, in the order θ holds them.
+    pub fn vars(&self) -> &[Variable] {
+        &self.vars
     }
 
     /// θ as the run continues from it: the checkpoint's, or the start values.
@@ -70,6 +90,14 @@ impl SessionStart {
     }
 
     pub fn open(self) -> Result<Session> {
+        if let Some(ck) = self.checkpoint.as_ref().filter(|_| self.reshaped) {
+            // The log first: a resume that dies before the checkpoint does this again, and
+            // a log that already has the new columns comes out of it the same.
+            let mut state = ck.state.clone();
+            let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
+            state.log_bytes = log::reshape(&self.files.log, state.applied, &names, &state.start)?;
+            checkpoint::write_with(&self.files.checkpoint, &state, &ck.parts, &ck.vars)?;
+        }
         Session::open(self.vars, self.files, self.mode, self.fresh)
     }
 }

@@ -265,9 +265,10 @@ pub fn band(spsa: &Spsa, vars: usize, iterations: &[u64]) -> (Vec<usize>, Vec<Ve
     (points, band)
 }
 
-/// The schedule's [`Spsa`] of a run state.
+/// The schedule's [`Spsa`] of a run state: its curve, and the variables a resume added (on
+/// their own curves) or dropped (held: no band).
 pub fn spsa_of(vars: &[Variable], state: &RunState) -> Spsa {
-    Spsa::new(vars, state.schedule())
+    state.spsa(vars)
 }
 
 /// Elo of a score fraction (None at 0 or 1).

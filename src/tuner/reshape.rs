@@ -1,0 +1,343 @@
+//! A resume with a changed variables file: rows added join the run, rows dropped are held at
+//! their θ, a bound moved that still holds θ is taken. What cannot be honoured (a variable
+//! renamed, a bound that shuts out θ, a changed c_end or R_end) is refused with the row that
+//! asks for it, before anything is written.
+//!
+//! The run keeps its checkpoint's order and appends what joins, so every θ log column, the
+//! random draws of the iterations already applied and their rows stay as they were.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::UserError;
+use super::checkpoint::{Checkpoint, Join};
+use crate::vars::Variable;
+
+/// The run's variables after a resume that changed them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reshape {
+    /// The checkpoint's variables in its order (as the file now defines them, or as they were
+    /// for a dropped one), then the added ones in the file's order.
+    pub vars: Vec<Variable>,
+    /// Names that join now (new rows, or dropped ones come back).
+    pub joining: Vec<String>,
+    /// Names the file no longer has: held from now on.
+    pub dropping: Vec<String>,
+    /// The run's iterations in all, as it goes on (the curve a joining variable follows).
+    pub iterations: u64,
+}
+
+impl Reshape {
+    /// The change from `ck` to the variables `file` (read from `path`), for a run of
+    /// `iterations` iterations in all; `None` when nothing changed.
+    pub fn between(
+        ck: &Checkpoint,
+        file: &[Variable],
+        path: &Path,
+        iterations: u64,
+    ) -> Result<Option<Reshape>> {
+        let refuse = |row: usize, name: &str, what: String| -> anyhow::Error {
+            let at = match crate::vars::line_of(path, name) {
+                Some(line) => format!("{}:{line}", path.display()),
+                None => format!("{}: row {}", path.display(), row + 1),
+            };
+            UserError(format!(
+                "{at}: `{name}`: cannot resume {}: {what}; nothing was written (use --fresh to start a new run)",
+                ck.path.display()
+            ))
+            .into()
+        };
+        let state = &ck.state;
+        let in_ck = |name: &str| ck.vars.iter().position(|v| v.name == name);
+        let in_file = |name: &str| file.iter().any(|v| v.name == name);
+        let after = state.driver_state().next_fresh - 1;
+        let no_room = |row: usize, name: &str, what: &str| {
+            refuse(
+                row,
+                name,
+                format!(
+                    "the run has no iterations left for it to {what} (iteration {after} of {iterations} was handed out); give more with --iterations"
+                ),
+            )
+        };
+        let mut vars = ck.vars.clone();
+        let mut joining = Vec::new();
+        for (row, v) in file.iter().enumerate() {
+            let Some(i) = in_ck(&v.name) else {
+                // A new name where a dropped variable of the same definition stood is a rename.
+                let same = |w: &&Variable| {
+                    (w.min, w.max, w.c_end, w.r_end) == (v.min, v.max, v.c_end, v.r_end)
+                };
+                if let Some(was) = ck
+                    .vars
+                    .get(row)
+                    .filter(|w| !in_file(&w.name) && !state.held.contains(&w.name))
+                    .filter(same)
+                {
+                    return Err(refuse(
+                        row,
+                        &v.name,
+                        format!(
+                            "it takes the place of the run's `{0}` with the same bounds and schedule, and a renamed variable cannot go on; rename it back (to drop `{0}` and add `{1}`, resume once without either row, then with `{1}`)",
+                            was.name, v.name
+                        ),
+                    ));
+                }
+                if after >= iterations {
+                    return Err(no_room(row, &v.name, "join"));
+                }
+                joining.push(v.name.clone());
+                vars.push(v.clone());
+                continue;
+            };
+            let was = &ck.vars[i];
+            for (field, a, b) in [("c_end", was.c_end, v.c_end), ("R_end", was.r_end, v.r_end)] {
+                if a != b {
+                    return Err(refuse(
+                        row,
+                        &v.name,
+                        format!(
+                            "its {field} was {a}, now {b}; a running variable keeps its schedule"
+                        ),
+                    ));
+                }
+            }
+            let theta = state.theta[i];
+            if theta < v.min || theta > v.max {
+                return Err(refuse(
+                    row,
+                    &v.name,
+                    format!("its bounds [{}, {}] shut out its θ {theta}", v.min, v.max),
+                ));
+            }
+            if state.held.contains(&v.name) {
+                if after >= iterations {
+                    return Err(no_room(row, &v.name, "come back"));
+                }
+                joining.push(v.name.clone());
+            }
+            vars[i] = Variable {
+                start: was.start,
+                ..v.clone()
+            };
+        }
+        let dropping: Vec<String> = ck
+            .vars
+            .iter()
+            .filter(|v| !in_file(&v.name) && !state.held.contains(&v.name))
+            .map(|v| v.name.clone())
+            .collect();
+        let changed = !joining.is_empty() || !dropping.is_empty() || vars != ck.vars;
+        Ok(changed.then_some(Reshape {
+            vars,
+            joining,
+            dropping,
+            iterations,
+        }))
+    }
+
+    /// `ck` as the reshaped run continues from it: added variables at their start values,
+    /// joining after the last iteration handed out (one still missing is played without them,
+    /// as it was drawn), on a curve of the run's iterations.
+    pub fn apply(&self, ck: &mut Checkpoint) {
+        let state = &mut ck.state;
+        let after = state.driver_state().next_fresh - 1;
+        for v in &self.vars[ck.vars.len()..] {
+            state.theta.push(v.start);
+            state.start.push(v.start);
+        }
+        state.held.retain(|n| !self.joining.contains(n));
+        state.held.extend(self.dropping.iter().cloned());
+        state.joined.retain(|j| !self.joining.contains(&j.name));
+        state.joined.extend(self.joining.iter().map(|name| Join {
+            name: name.clone(),
+            after,
+            curve: self.iterations.max(state.iterations),
+        }));
+        ck.vars = self.vars.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spsa::Schedule;
+    use crate::tuner::checkpoint::{Parts, RunState};
+
+    fn var(name: &str, min: f64, max: f64, c_end: f64) -> Variable {
+        Variable {
+            name: name.into(),
+            start: 0.0,
+            min,
+            max,
+            c_end,
+            r_end: 0.002,
+            simul_elo: 1.0,
+        }
+    }
+
+    /// A checkpoint of variables a, b, c at θ (1, 2, 3) after 100 of 1000 iterations.
+    fn checkpoint() -> Checkpoint {
+        let vars = vec![
+            var("a", -10.0, 10.0, 1.0),
+            var("b", -10.0, 10.0, 1.0),
+            var("c", -20.0, 20.0, 2.0),
+        ];
+        let schedule = Schedule {
+            iterations: 1000,
+            a: 100.0,
+            alpha: 0.602,
+            gamma: 0.101,
+        };
+        let mut state = RunState::fresh(1, vec![0.0; 3], &schedule, 1);
+        state.theta = vec![1.0, 2.0, 3.0];
+        state.applied = 100;
+        state.next_fresh = 103;
+        state.missing = vec![101];
+        Checkpoint {
+            path: "run.checkpoint.var".into(),
+            state,
+            vars,
+            parts: Parts::default(),
+        }
+    }
+
+    fn between(ck: &Checkpoint, file: &[Variable]) -> Result<Option<Reshape>> {
+        Reshape::between(ck, file, Path::new("/no/such/t.var"), 1000)
+    }
+
+    fn error(r: Result<Option<Reshape>>) -> String {
+        format!("{:#}", r.expect_err("refused"))
+    }
+
+    #[test]
+    fn the_same_file_changes_nothing() {
+        let ck = checkpoint();
+        assert_eq!(between(&ck, &ck.vars).unwrap(), None);
+    }
+
+    #[test]
+    fn rows_added_join_after_the_last_iteration_handed_out_and_rows_dropped_are_held() {
+        let mut ck = checkpoint();
+        let mut d = var("d", -5.0, 5.0, 1.0);
+        d.start = 4.0;
+        let file = [ck.vars[2].clone(), d, ck.vars[0].clone()];
+        let r = between(&ck, &file).unwrap().expect("a change");
+        assert_eq!(
+            (r.joining.clone(), r.dropping.clone()),
+            (vec!["d".to_string()], vec!["b".to_string()])
+        );
+        r.apply(&mut ck);
+        let names: Vec<_> = ck.vars.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["a", "b", "c", "d"],
+            "the checkpoint's order, then the new row"
+        );
+        assert_eq!(ck.state.theta, [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(ck.state.start, [0.0, 0.0, 0.0, 4.0]);
+        assert_eq!(ck.state.held, ["b"]);
+        assert_eq!(
+            ck.state.joined,
+            [Join {
+                name: "d".into(),
+                after: 102,
+                curve: 1000
+            }],
+            "joins after the last iteration handed out; the missing 101 is played without it"
+        );
+        use crate::spsa::Part;
+        assert_eq!(
+            ck.state.parts(&ck.vars),
+            [
+                Part::Always,
+                Part::Held,
+                Part::Always,
+                Part::After {
+                    after: 102,
+                    curve: 1000
+                }
+            ]
+        );
+        // Resumed again with the same file: nothing more to do.
+        assert_eq!(between(&ck, &file).unwrap(), None);
+        // b comes back: it joins anew from its θ, and is no longer held.
+        let back = [
+            file[0].clone(),
+            file[1].clone(),
+            file[2].clone(),
+            ck.vars[1].clone(),
+        ];
+        let r = between(&ck, &back).unwrap().expect("b comes back");
+        assert_eq!(r.joining, ["b"]);
+        r.apply(&mut ck);
+        assert!(ck.state.held.is_empty());
+        assert_eq!(ck.state.theta[1], 2.0);
+    }
+
+    #[test]
+    fn a_rename_is_refused_naming_the_row_but_a_different_variable_in_its_place_joins() {
+        let ck = checkpoint();
+        let renamed = [
+            ck.vars[0].clone(),
+            ck.vars[1].clone(),
+            var("z", -20.0, 20.0, 2.0),
+        ];
+        let e = error(between(&ck, &renamed));
+        assert!(
+            e.contains("row 3") && e.contains("`z`") && e.contains("`c`"),
+            "{e}"
+        );
+        assert!(e.contains("nothing was written"), "{e}");
+        let other = [
+            ck.vars[0].clone(),
+            ck.vars[1].clone(),
+            var("z", -5.0, 5.0, 1.0),
+        ];
+        let r = between(&ck, &other).unwrap().unwrap();
+        assert_eq!(
+            (r.joining, r.dropping),
+            (vec!["z".into()], vec!["c".into()])
+        );
+    }
+
+    #[test]
+    fn bounds_that_shut_out_theta_or_a_changed_schedule_are_refused_a_bound_that_holds_it_is_taken()
+    {
+        let ck = checkpoint();
+        let mut file = ck.vars.clone();
+        file[1].max = 1.5;
+        let e = error(between(&ck, &file));
+        assert!(
+            e.contains("row 2") && e.contains("`b`") && e.contains("shut out its θ 2"),
+            "{e}"
+        );
+        file[1].max = 2.0; // θ on the new bound is inside
+        let r = between(&ck, &file).unwrap().expect("a moved bound");
+        assert_eq!(r.vars[1].max, 2.0);
+        assert!(r.joining.is_empty() && r.dropping.is_empty());
+        let mut file = ck.vars.clone();
+        file[2].c_end = 3.0;
+        let e = error(between(&ck, &file));
+        assert!(e.contains("`c`") && e.contains("c_end was 2, now 3"), "{e}");
+    }
+
+    #[test]
+    fn a_row_cannot_join_a_run_with_no_iterations_left() {
+        let mut ck = checkpoint();
+        ck.state.next_fresh = 1001;
+        let file = [
+            ck.vars[0].clone(),
+            ck.vars[1].clone(),
+            ck.vars[2].clone(),
+            var("d", 0.0, 1.0, 1.0),
+        ];
+        let e = error(between(&ck, &file));
+        assert!(e.contains("`d`") && e.contains("--iterations"), "{e}");
+        let r = Reshape::between(&ck, &file, Path::new("t.var"), 2000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.iterations, 2000);
+    }
+}
