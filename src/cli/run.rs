@@ -155,6 +155,13 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
         }),
         _ => None,
     };
+    if shared.is_some() && config.track.is_some() {
+        return Err(crate::config::ConfigError::InFile {
+            path: config.path.clone(),
+            message: "key `track`: a run shared through a database cannot measure the live Elo curve yet; remove [track] or run without --db".into(),
+        }
+        .into());
+    }
     let vars = vars::load(&config.variables)?;
     config.check_outputs()?;
     let mode = args.mode();

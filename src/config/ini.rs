@@ -271,6 +271,7 @@ impl Entries<'_> {
             database: None,
             option_origins: Vec::new(),
             verify: None,
+            track: None,
         })
     }
 

@@ -50,6 +50,8 @@ pub struct Config {
     pub option_origins: Vec<OptionOrigin>,
     /// `[verify]` (TOML): the match `spsa run` plays once the tune has finished.
     pub verify: Option<VerifyConfig>,
+    /// `[track]` (TOML): the live Elo curve measured while the run tunes.
+    pub track: Option<crate::spsa::track::TrackPlan>,
 }
 
 /// `[verify]`: after the last iteration, `spsa run` plays the tuned values against the start
@@ -64,25 +66,8 @@ pub struct VerifyConfig {
     pub against: Against,
 }
 
-/// What the tuned values are verified against.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Against {
-    /// The variables file's start column.
-    #[default]
-    Start,
-    /// The engine's own defaults: the tuned options are not sent to the other side at all.
-    Defaults,
-}
-
-impl Against {
-    /// The config and command-line spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            Against::Start => "start",
-            Against::Defaults => "defaults",
-        }
-    }
-}
+/// What the tuned values are verified (and the live curve measured) against.
+pub use crate::spsa::track::Against;
 
 /// The place in the config file that set one engine option.
 #[derive(Clone, Debug, PartialEq)]
@@ -365,6 +350,11 @@ impl Config {
     /// `x.log` → `x.verify.txt`.
     pub fn verify_record(&self) -> PathBuf {
         self.log.with_extension("verify.txt")
+    }
+
+    /// Where the live Elo curve is kept (`[track]`): beside the θ log.
+    pub fn track_file(&self) -> PathBuf {
+        crate::spsa::track::file_for(&self.log)
     }
 
     /// The game log path for a worker: `$THREAD` replaced by its number.

@@ -48,6 +48,17 @@ struct File {
     objective: Option<String>,
     positions: Option<super::positions::PositionsTable>,
     verify: Option<toml::Spanned<Verify>>,
+    track: Option<toml::Spanned<Track>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Track {
+    share: Option<toml::Spanned<f64>>,
+    against: Option<toml::Spanned<Vec<String>>>,
+    pairs: Option<toml::Spanned<i64>>,
+    stop_after_flat: Option<toml::Spanned<i64>>,
+    stop_when_lower_above: Option<toml::Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -257,6 +268,11 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         .as_ref()
         .map(|v| verify(v, games.is_some(), path, text))
         .transpose()?;
+    let track = file
+        .track
+        .as_ref()
+        .map(|t| track(t, &file, games.as_ref(), positions.is_some(), path, text))
+        .transpose()?;
     Ok(Config {
         path: path.to_path_buf(),
         simulate: file.simulate,
@@ -279,6 +295,160 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         database: file.database.clone(),
         option_origins: option_origins(&file, text),
         verify,
+        track,
+    })
+}
+
+/// `[track]`, checked at each key's line: the share in (0, 0.5], opponents "start" and
+/// "defaults" (the latter needs engines), at least [`crate::stats::MIN_INTERVAL_SAMPLES`] pairs
+/// so every point has an interval, and a tune by games or simulated games to measure.
+fn track(
+    table: &toml::Spanned<Track>,
+    file: &File,
+    games: Option<&GamesConfig>,
+    by_positions: bool,
+    path: &Path,
+    text: &str,
+) -> Result<crate::spsa::track::TrackPlan, ConfigError> {
+    use crate::spsa::track::{Against, DEFAULT_PAIRS, StopRule, TrackPlan};
+    let at = |span: std::ops::Range<usize>, key: &str, message: String| ConfigError::AtLine {
+        path: path.to_path_buf(),
+        line: line_of(text, span.start),
+        message: format!("key `track.{key}`: {message}"),
+    };
+    let t = table.get_ref();
+    if by_positions {
+        return Err(at(
+            table.span(),
+            "share",
+            "the live Elo curve plays games: it needs a tune by games (or a simulated one), not objective = \"positions\"".into(),
+        ));
+    }
+    if file.database.is_some() {
+        return Err(at(
+            table.span(),
+            "share",
+            "a run shared through `database` cannot measure the live Elo curve yet; remove [track]"
+                .into(),
+        ));
+    }
+    let engines = games.filter(|_| !file.simulate);
+    if let Some(g) = engines
+        && (g.book.is_none() || (g.holdout <= 0.0 && g.verify_book.is_none()))
+    {
+        return Err(at(
+            table.span(),
+            "share",
+            "the live Elo curve measures on openings the tune never plays: give [games] a book with holdout above 0, or a verify_book".into(),
+        ));
+    }
+    let share = match &t.share {
+        None => {
+            return Err(at(
+                table.span(),
+                "share",
+                "missing (the share of games that measure, for example 0.1)".into(),
+            ));
+        }
+        Some(s) if *s.get_ref() > 0.0 && *s.get_ref() <= 0.5 => *s.get_ref(),
+        Some(s) => {
+            return Err(at(
+                s.span(),
+                "share",
+                format!(
+                    "the share of games that measure must be above 0 and at most 0.5, not {}",
+                    s.get_ref()
+                ),
+            ));
+        }
+    };
+    let against = match &t.against {
+        None => vec![Against::Start],
+        Some(list) => {
+            let mut out: Vec<Against> = Vec::new();
+            for name in list.get_ref() {
+                let a = Against::parse(name).ok_or_else(|| {
+                    at(
+                        list.span(),
+                        "against",
+                        format!("expected \"start\" or \"defaults\", found \"{name}\""),
+                    )
+                })?;
+                if out.contains(&a) {
+                    return Err(at(
+                        list.span(),
+                        "against",
+                        format!("\"{name}\" is named twice"),
+                    ));
+                }
+                if a == Against::Defaults && engines.is_none() {
+                    return Err(at(
+                        list.span(),
+                        "against",
+                        "\"defaults\" are the engine's own option values: a simulated run has none"
+                            .into(),
+                    ));
+                }
+                out.push(a);
+            }
+            if out.is_empty() {
+                return Err(at(
+                    list.span(),
+                    "against",
+                    "name at least one of \"start\" and \"defaults\"".into(),
+                ));
+            }
+            out
+        }
+    };
+    let min = crate::stats::MIN_INTERVAL_SAMPLES;
+    let pairs = match &t.pairs {
+        None => DEFAULT_PAIRS,
+        Some(p) if *p.get_ref() >= min as i64 && *p.get_ref() <= 100_000 => *p.get_ref() as u32,
+        Some(p) => {
+            return Err(at(
+                p.span(),
+                "pairs",
+                format!(
+                    "pairs per measurement must be from {min} (fewer give no interval) to 100000, not {}",
+                    p.get_ref()
+                ),
+            ));
+        }
+    };
+    let after_flat = match &t.stop_after_flat {
+        None => None,
+        Some(k) if *k.get_ref() >= 1 && *k.get_ref() <= 1000 => Some(*k.get_ref() as u32),
+        Some(k) => {
+            return Err(at(
+                k.span(),
+                "stop_after_flat",
+                format!(
+                    "the number of measurements must be from 1 to 1000, not {}",
+                    k.get_ref()
+                ),
+            ));
+        }
+    };
+    let lower_above = match &t.stop_when_lower_above {
+        None => None,
+        Some(x) if x.get_ref().is_finite() => Some(*x.get_ref()),
+        Some(x) => {
+            return Err(at(
+                x.span(),
+                "stop_when_lower_above",
+                format!("must be a finite Elo value, not {}", x.get_ref()),
+            ));
+        }
+    };
+    Ok(TrackPlan {
+        share,
+        against,
+        pairs,
+        stop: StopRule {
+            after_flat,
+            lower_above,
+        },
     })
 }
 

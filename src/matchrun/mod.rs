@@ -235,6 +235,7 @@ impl Feed for MatchFeed<'_> {
             opening: self.next - 1,
             pairs: 1,
             seed: self.next,
+            track: None,
         })
     }
 

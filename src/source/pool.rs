@@ -359,6 +359,7 @@ mod tests {
             opening: k - 1,
             pairs: 1,
             seed: k,
+            track: None,
         }
     }
 

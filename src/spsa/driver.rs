@@ -44,6 +44,9 @@ pub struct Trial {
     pub pairs: u32,
     /// A random number for the source's own draws (simulated games), fixed by (seed, k).
     pub seed: u64,
+    /// A measurement of the live Elo curve (see `spsa::track`), not an iteration: played
+    /// on the held-out openings, and never applied to θ.
+    pub track: Option<super::unit::TrackUnit>,
 }
 
 /// How θ± are turned into the values a source plays.
@@ -246,6 +249,7 @@ impl Driver {
         trial.opening = (k - 1) * u64::from(self.pairs);
         trial.pairs = self.pairs;
         trial.seed = rng.next_u64();
+        trial.track = None;
     }
 
     /// Apply iteration k's measured signal (the pair score sum for games, −(L+−L−)/2 for a

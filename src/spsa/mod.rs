@@ -15,6 +15,8 @@
 
 pub mod driver;
 pub mod rounding;
+pub mod track;
+pub mod unit;
 
 use rand::Rng;
 

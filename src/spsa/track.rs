@@ -1,0 +1,643 @@
+//! The live Elo curve's pure core: when a running tune measures its current θ, what each
+//! measurement plays, what it recorded, and when a stop rule ends the run. No I/O, no clocks.
+//!
+//! A measurement point j is due once the tune has applied `j · interval` iterations (the last
+//! point at the run's end). Its θ is the tune's θ when the point is handed out, fixed before its
+//! games are drawn and kept (with the point) in the checkpoint, so a point in flight at a kill is
+//! played again at the same θ. Each point plays `pairs` game pairs per opponent ("start", the
+//! variables' start values, or "defaults", the engine's own option values) from the held-out
+//! openings, numbered on from where the previous point stopped; its games' seed comes from
+//! (run seed, unit), so a simulated run's curve is a pure function of the seed.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::driver::{IterationRng, Rounding, Trial};
+pub use super::unit::{Against, TrackUnit};
+use crate::stats;
+
+/// Pairs per measurement point and opponent when the config does not say.
+pub const DEFAULT_PAIRS: u32 = 32;
+
+/// When the curve ends the run early. Both rules look at the first opponent's points only.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StopRule {
+    /// Stop when the last K points have not risen above the best point before them.
+    pub after_flat: Option<u32>,
+    /// Stop when a point's 95% lower end is above this many Elo.
+    pub lower_above: Option<f64>,
+}
+
+/// The `[track]` table, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrackPlan {
+    /// The share of all games that measure, in (0, 0.5].
+    pub share: f64,
+    /// Opponents, each measured at every point, in this order; never empty, no repeats.
+    pub against: Vec<Against>,
+    /// Game pairs per point and opponent.
+    pub pairs: u32,
+    pub stop: StopRule,
+}
+
+impl TrackPlan {
+    /// Iterations between two points, so that a point's pairs are `share` of the pairs played
+    /// from one point to the next: tune pairs = track pairs · (1 − share)/share.
+    pub fn interval(&self, pairs_per_iteration: u32) -> u64 {
+        let track = f64::from(self.pairs) * self.against.len() as f64;
+        let tune = track * (1.0 - self.share) / self.share;
+        ((tune / f64::from(pairs_per_iteration.max(1))).round() as u64).max(1)
+    }
+
+    /// How many points are due once `applied` of `total` iterations are: one per interval, and
+    /// one at the end when the last interval is incomplete.
+    pub fn due(&self, interval: u64, applied: u64, total: u64) -> u64 {
+        if applied >= total {
+            total.div_ceil(interval)
+        } else {
+            applied / interval
+        }
+    }
+}
+
+/// A measurement handed out and not yet recorded, with the θ it measures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    pub point: u64,
+    pub against: Against,
+    /// Iterations applied when the point was handed out.
+    pub iteration: u64,
+    pub theta: Vec<f64>,
+}
+
+/// One recorded point of the curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub point: u64,
+    pub iteration: u64,
+    pub against: Against,
+    /// θ as measured (unrounded; the games played it rounded as the run plays).
+    pub theta: Vec<f64>,
+    /// Pairs by θ's points in half-points: [0, 0.5, 1, 1.5, 2].
+    pub pentanomial: [u64; 5],
+    pub elo: f64,
+    /// The 95% interval; `None` when the pairs give none (all scored the same).
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+impl Point {
+    pub fn pairs(&self) -> u64 {
+        self.pentanomial.iter().sum()
+    }
+
+    /// The CSV row (see [`csv_header`]).
+    pub fn csv_row(&self) -> String {
+        let opt = |v: Option<f64>| v.map(num).unwrap_or_default();
+        let p = &self.pentanomial;
+        let mut row = format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            self.point,
+            self.iteration,
+            self.against.name(),
+            self.pairs(),
+            p[0],
+            p[1],
+            p[2],
+            p[3],
+            p[4],
+            num(self.elo),
+            opt(self.low),
+            opt(self.high)
+        );
+        for t in &self.theta {
+            row.push(',');
+            row.push_str(&t.to_string());
+        }
+        row.push('\n');
+        row
+    }
+}
+
+/// Elo with two decimals; ±∞ as `inf`/`-inf`.
+fn num(v: f64) -> String {
+    if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The curve's file beside a θ log: `run.log` → `run.track.csv`.
+pub fn file_for(log: &std::path::Path) -> std::path::PathBuf {
+    log.with_extension("track.csv")
+}
+
+/// The track file's header row.
+pub fn csv_header(names: &[String]) -> String {
+    let mut h = String::from("point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high");
+    for n in names {
+        h.push(',');
+        h.push_str(n);
+    }
+    h.push('\n');
+    h
+}
+
+/// Read a track file back: its variable names and points. A row that cannot be read is an
+/// error naming its line.
+pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
+    let mut lines = text.lines().enumerate();
+    let names: Vec<String> = match lines.next() {
+        Some((_, h)) if h.starts_with("point,iteration,against") => {
+            h.split(',').skip(12).map(str::to_string).collect()
+        }
+        _ => return Err("line 1: not a track file (no header row)".into()),
+    };
+    let mut points = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |what: &str| format!("line {}: {what}", i + 1);
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != 12 + names.len() {
+            return Err(bad("wrong number of fields"));
+        }
+        let int = |s: &str| s.parse::<u64>().map_err(|_| bad("not a count"));
+        let float = |s: &str| s.parse::<f64>().map_err(|_| bad("not a number"));
+        let opt = |s: &str| {
+            if s.is_empty() {
+                Ok(None)
+            } else {
+                float(s).map(Some)
+            }
+        };
+        points.push(Point {
+            point: int(f[0])?,
+            iteration: int(f[1])?,
+            against: Against::parse(f[2]).ok_or_else(|| bad("unknown opponent"))?,
+            pentanomial: [int(f[4])?, int(f[5])?, int(f[6])?, int(f[7])?, int(f[8])?],
+            elo: float(f[9])?,
+            low: opt(f[10])?,
+            high: opt(f[11])?,
+            theta: f[12..].iter().map(|s| float(s)).collect::<Result<_, _>>()?,
+        });
+    }
+    Ok((names, points))
+}
+
+/// What a checkpoint keeps of the curve.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrackState {
+    /// Points handed out so far (every point up to this one has its units pending or recorded).
+    pub handed: u64,
+    /// Units handed out and not recorded, in hand-out order: a resume plays them first.
+    #[serde(default)]
+    pub pending: Vec<Pending>,
+    #[serde(default)]
+    pub points: Vec<Point>,
+    /// Why a stop rule ended the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+/// The curve of one run: which measurement to play next, and recording what came back.
+#[derive(Clone, Debug)]
+pub struct Track {
+    plan: TrackPlan,
+    interval: u64,
+    seed: u64,
+    start: Vec<f64>,
+    rounding: Rounding,
+    state: TrackState,
+    /// Pending units handed to the pool and not yet back.
+    in_flight: Vec<TrackUnit>,
+}
+
+/// Keeps the measurements' game seeds apart from the iterations'.
+const SEED_KEY: u64 = 0x7EAC_C0DE_5EED_0001;
+
+impl Track {
+    pub fn new(
+        plan: TrackPlan,
+        pairs_per_iteration: u32,
+        seed: u64,
+        start: Vec<f64>,
+        rounding: Rounding,
+        state: TrackState,
+    ) -> Track {
+        Track {
+            interval: plan.interval(pairs_per_iteration),
+            plan,
+            seed,
+            start,
+            rounding,
+            state,
+            in_flight: Vec::new(),
+        }
+    }
+
+    pub fn state(&self) -> &TrackState {
+        &self.state
+    }
+
+    pub fn interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// Every point of a run of `total` iterations is recorded, or a stop rule ended the run.
+    pub fn is_done(&self, total: u64) -> bool {
+        self.stopped()
+            || (self.state.pending.is_empty()
+                && self.state.handed >= self.plan.due(self.interval, total, total))
+    }
+
+    /// Whether a stop rule ended the run.
+    pub fn stopped(&self) -> bool {
+        self.state.stopped.is_some()
+    }
+
+    /// The next measurement once `applied` of `total` iterations are applied and θ is `theta`:
+    /// a pending unit not in flight first, then the units of a point that is due. False (and
+    /// `trial` untouched) when there is none.
+    pub fn next_trial_into(
+        &mut self,
+        applied: u64,
+        total: u64,
+        theta: &[f64],
+        trial: &mut Trial,
+    ) -> bool {
+        if self.stopped() {
+            return false;
+        }
+        // A new point only once the last one is recorded (points never overlap), and the
+        // latest one due: a point that fell behind would measure the same θ again.
+        let due = self.plan.due(self.interval, applied, total);
+        if self.state.handed < due && self.state.pending.is_empty() {
+            self.state.handed = due;
+            for &against in &self.plan.against {
+                self.state.pending.push(Pending {
+                    point: self.state.handed,
+                    against,
+                    iteration: applied,
+                    theta: theta.to_vec(),
+                });
+            }
+        }
+        let Some(p) = self.state.pending.iter().find(|p| {
+            !self.in_flight.contains(&TrackUnit {
+                point: p.point,
+                against: p.against,
+            })
+        }) else {
+            return false;
+        };
+        let unit = TrackUnit {
+            point: p.point,
+            against: p.against,
+        };
+        self.fill(p, trial);
+        self.in_flight.push(unit);
+        true
+    }
+
+    /// The trial of a pending unit: θ rounded as the run plays it against the opponent's values
+    /// (none for the defaults: the source knows them), on the held-out openings.
+    fn fill(&self, p: &Pending, trial: &mut Trial) {
+        let slot = self.plan.against.iter().position(|&a| a == p.against);
+        let index = (p.point - 1) * self.plan.against.len() as u64 + slot.unwrap_or(0) as u64;
+        let played = |v: &[f64]| -> Vec<f64> {
+            match self.rounding {
+                Rounding::Continuous => v.to_vec(),
+                Rounding::Integer(_) => v.iter().map(|x| x.round()).collect(),
+            }
+        };
+        trial.iteration = p.iteration;
+        trial.delta.clear();
+        trial.c_k.clear();
+        trial.plus = played(&p.theta);
+        trial.minus = match p.against {
+            Against::Start => played(&self.start),
+            Against::Defaults => Vec::new(),
+        };
+        trial.opening = index * u64::from(self.plan.pairs);
+        trial.pairs = self.plan.pairs;
+        trial.seed = IterationRng::new(self.seed ^ SEED_KEY, index).next_u64();
+        trial.track = Some(TrackUnit {
+            point: p.point,
+            against: p.against,
+        });
+    }
+
+    /// A measurement came back: record its point (returned) and look at the stop rule. `None`
+    /// for a unit that is not pending (a bug, or recorded already).
+    pub fn finish(&mut self, unit: TrackUnit, pentanomial: [u64; 5]) -> Option<&Point> {
+        self.in_flight.retain(|u| *u != unit);
+        let at = self
+            .state
+            .pending
+            .iter()
+            .position(|p| p.point == unit.point && p.against == unit.against)?;
+        let p = self.state.pending.remove(at);
+        let estimate = stats::pentanomial(&pentanomial);
+        let interval = estimate.and_then(|e| e.interval);
+        self.state.points.push(Point {
+            point: p.point,
+            iteration: p.iteration,
+            against: p.against,
+            theta: p.theta,
+            pentanomial,
+            elo: estimate.map_or(0.0, |e| e.elo),
+            low: interval.map(|i| i.0),
+            high: interval.map(|i| i.1),
+        });
+        if self.state.stopped.is_none() {
+            self.state.stopped = stop_reason(&self.plan, &self.state.points);
+        }
+        self.state.points.last()
+    }
+
+    /// The pool gave a unit back unplayed: it stays pending, to be handed out again.
+    pub fn abandon(&mut self, unit: TrackUnit) {
+        self.in_flight.retain(|u| *u != unit);
+    }
+}
+
+/// Why the stop rule ends the run after `points`, if it does: looks at the first opponent's
+/// points.
+pub fn stop_reason(plan: &TrackPlan, points: &[Point]) -> Option<String> {
+    let first = *plan.against.first()?;
+    let mine: Vec<&Point> = points.iter().filter(|p| p.against == first).collect();
+    let last = mine.last()?;
+    if let (Some(x), Some(low)) = (plan.stop.lower_above, last.low)
+        && low > x
+    {
+        return Some(format!(
+            "stop_when_lower_above: at iteration {} the 95% lower end against {} was {} Elo, above {}",
+            last.iteration,
+            first.name(),
+            stats::format_elo(low),
+            stats::format_elo(x)
+        ));
+    }
+    let k = plan.stop.after_flat? as usize;
+    if k == 0 || mine.len() <= k {
+        return None;
+    }
+    let (before, recent) = mine.split_at(mine.len() - k);
+    let best = before
+        .iter()
+        .map(|p| p.elo)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if recent.iter().all(|p| p.elo <= best) {
+        return Some(format!(
+            "stop_after_flat: the last {k} measurements against {} (iterations {} to {}) did not rise above {} Elo, the best before them",
+            first.name(),
+            recent[0].iteration,
+            last.iteration,
+            stats::format_elo(best)
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spsa::rounding::RoundingMode;
+
+    fn plan(against: &[Against], share: f64, pairs: u32) -> TrackPlan {
+        TrackPlan {
+            share,
+            against: against.to_vec(),
+            pairs,
+            stop: StopRule::default(),
+        }
+    }
+
+    fn track(p: TrackPlan, rounding: Rounding) -> Track {
+        Track::new(p, 1, 7, vec![10.0, -3.4], rounding, TrackState::default())
+    }
+
+    #[test]
+    fn interval_gives_the_share_of_pairs() {
+        // 32 pairs at share 0.1: 288 tune pairs between points, 32/(32+288) = 10%.
+        assert_eq!(plan(&[Against::Start], 0.1, 32).interval(1), 288);
+        assert_eq!(plan(&[Against::Start], 0.1, 32).interval(4), 72);
+        // Two opponents measure twice the pairs per point: points are twice as far apart.
+        assert_eq!(
+            plan(&[Against::Start, Against::Defaults], 0.1, 32).interval(1),
+            576
+        );
+        assert_eq!(plan(&[Against::Start], 0.5, 10).interval(1), 10);
+        assert_eq!(plan(&[Against::Start], 0.5, 10).interval(100), 1);
+    }
+
+    #[test]
+    fn points_are_due_per_interval_and_at_the_end() {
+        let p = plan(&[Against::Start], 0.5, 10);
+        assert_eq!(p.due(10, 0, 35), 0);
+        assert_eq!(p.due(10, 9, 35), 0);
+        assert_eq!(p.due(10, 10, 35), 1);
+        assert_eq!(p.due(10, 34, 35), 3);
+        assert_eq!(
+            p.due(10, 35, 35),
+            4,
+            "the incomplete last interval ends in a point"
+        );
+        assert_eq!(p.due(10, 40, 40), 4);
+    }
+
+    #[test]
+    fn a_due_point_hands_out_one_unit_per_opponent_at_theta_then_the_tune_goes_on() {
+        let mut t = track(
+            plan(&[Against::Start, Against::Defaults], 0.5, 10),
+            Rounding::Integer(RoundingMode::Stochastic),
+        );
+        assert_eq!(t.interval(), 20);
+        let mut trial = Trial::default();
+        assert!(!t.next_trial_into(19, 100, &[1.4, 2.6], &mut trial));
+        assert!(t.next_trial_into(20, 100, &[1.4, 2.6], &mut trial));
+        assert_eq!(trial.plus, vec![1.0, 3.0], "rounded as the run plays");
+        assert_eq!(trial.minus, vec![10.0, -3.0]);
+        assert_eq!(trial.iteration, 20);
+        assert_eq!(trial.opening, 0);
+        assert_eq!(trial.pairs, 10);
+        assert_eq!(
+            trial.track,
+            Some(TrackUnit {
+                point: 1,
+                against: Against::Start
+            })
+        );
+        let first = trial.clone();
+        // θ moved on while the first unit plays: the second still measures θ of its point.
+        assert!(t.next_trial_into(21, 100, &[50.0, 50.0], &mut trial));
+        assert_eq!(trial.plus, vec![1.0, 3.0]);
+        assert!(trial.minus.is_empty(), "defaults: the source's values");
+        assert_eq!(trial.opening, 10, "openings numbered on");
+        assert_ne!(trial.seed, first.seed);
+        assert!(!t.next_trial_into(21, 100, &[50.0, 50.0], &mut trial));
+        // A trial handed out again is the same trial (a resume, or a unit given back).
+        t.abandon(first.track.unwrap());
+        let mut again = Trial::default();
+        assert!(t.next_trial_into(30, 100, &[9.0, 9.0], &mut again));
+        assert_eq!(again, first);
+    }
+
+    #[test]
+    fn the_next_point_waits_for_the_last_one_to_be_handed_out() {
+        let mut t = track(plan(&[Against::Start], 0.5, 10), Rounding::Continuous);
+        let mut trial = Trial::default();
+        assert_eq!(t.interval(), 10);
+        assert!(t.next_trial_into(10, 100, &[0.0, 0.0], &mut trial));
+        assert_eq!(trial.track.unwrap().point, 1);
+        // Point 1 still plays when points 2 and 3 fall due: nothing new is handed out.
+        assert!(!t.next_trial_into(30, 100, &[0.0, 0.0], &mut trial));
+        t.finish(trial.track.unwrap(), [0, 0, 10, 0, 0]).unwrap();
+        // Then only the latest, at θ of its time: point 2 would measure the same θ again.
+        assert!(t.next_trial_into(31, 100, &[5.0, 5.0], &mut trial));
+        assert_eq!(
+            (trial.track.unwrap().point, trial.iteration, trial.plus[0]),
+            (3, 31, 5.0)
+        );
+        t.finish(trial.track.unwrap(), [0, 0, 10, 0, 0]).unwrap();
+        assert!(!t.is_done(100));
+        assert!(t.next_trial_into(100, 100, &[5.0, 5.0], &mut trial));
+        t.finish(trial.track.unwrap(), [0, 0, 10, 0, 0]).unwrap();
+        assert!(t.is_done(100), "the point at the end recorded");
+        assert_eq!(t.state().points.len(), 3);
+    }
+
+    #[test]
+    fn a_resumed_track_replays_its_pending_units_exactly() {
+        let mut t = track(plan(&[Against::Start], 0.5, 10), Rounding::Continuous);
+        let mut trial = Trial::default();
+        assert!(t.next_trial_into(20, 100, &[0.5, 0.25], &mut trial));
+        let saved = t.state().clone();
+        let mut resumed = Track::new(
+            plan(&[Against::Start], 0.5, 10),
+            1,
+            7,
+            vec![10.0, -3.4],
+            Rounding::Continuous,
+            saved,
+        );
+        let mut again = Trial::default();
+        assert!(resumed.next_trial_into(25, 100, &[9.0, 9.0], &mut again));
+        assert_eq!(again, trial);
+    }
+
+    #[test]
+    fn finish_records_the_point_with_its_interval() {
+        let mut t = track(plan(&[Against::Start], 0.5, 10), Rounding::Continuous);
+        let mut trial = Trial::default();
+        t.next_trial_into(10, 100, &[0.5, 0.25], &mut trial);
+        let penta = [1, 3, 10, 8, 2];
+        let p = t.finish(trial.track.unwrap(), penta).unwrap().clone();
+        let e = stats::pentanomial(&penta).unwrap();
+        assert_eq!(
+            (p.elo, p.low, p.high),
+            (
+                e.elo,
+                Some(e.interval.unwrap().0),
+                Some(e.interval.unwrap().1)
+            )
+        );
+        assert_eq!((p.point, p.iteration, p.pairs()), (1, 10, 24));
+        assert!(t.state().pending.is_empty());
+        assert!(
+            t.finish(trial.track.unwrap(), penta).is_none(),
+            "recorded once"
+        );
+    }
+
+    fn point(k: u64, elo: f64, low: Option<f64>) -> Point {
+        Point {
+            point: k,
+            iteration: 10 * k,
+            against: Against::Start,
+            theta: vec![1.0],
+            pentanomial: [0, 0, 10, 0, 0],
+            elo,
+            low,
+            high: low.map(|l| l + 20.0),
+        }
+    }
+
+    #[test]
+    fn stop_after_flat_needs_k_points_that_do_not_beat_the_best_before() {
+        let mut p = plan(&[Against::Start], 0.1, 32);
+        p.stop.after_flat = Some(2);
+        let pts = |elos: &[f64]| -> Vec<Point> {
+            elos.iter()
+                .enumerate()
+                .map(|(i, &e)| point(i as u64 + 1, e, None))
+                .collect()
+        };
+        assert_eq!(stop_reason(&p, &pts(&[1.0, 5.0])), None, "too few points");
+        assert_eq!(stop_reason(&p, &pts(&[1.0, 5.0, 6.0])), None);
+        assert_eq!(stop_reason(&p, &pts(&[1.0, 5.0, 4.0, 6.0])), None);
+        let why = stop_reason(&p, &pts(&[1.0, 5.0, 4.0, 5.0])).unwrap();
+        assert!(
+            why.contains("last 2 measurements") && why.contains("+5.0"),
+            "{why}"
+        );
+        // Another opponent's points do not count.
+        let mut other = pts(&[1.0, 5.0, 4.0]);
+        let mut d = point(4, 3.0, None);
+        d.against = Against::Defaults;
+        other.push(d);
+        assert_eq!(stop_reason(&p, &other), None);
+    }
+
+    #[test]
+    fn stop_when_lower_above_looks_at_the_last_lower_end() {
+        let mut p = plan(&[Against::Start], 0.1, 32);
+        p.stop.lower_above = Some(5.0);
+        assert_eq!(stop_reason(&p, &[point(1, 20.0, Some(4.9))]), None);
+        assert_eq!(stop_reason(&p, &[point(1, 20.0, None)]), None);
+        let why = stop_reason(&p, &[point(1, 20.0, Some(5.1))]).unwrap();
+        assert!(
+            why.contains("iteration 10") && why.contains("+5.1"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_stopped_track_hands_out_nothing() {
+        let mut p = plan(&[Against::Start], 0.5, 10);
+        p.stop.lower_above = Some(0.0);
+        let mut t = track(p, Rounding::Continuous);
+        let mut trial = Trial::default();
+        t.next_trial_into(20, 100, &[0.0, 0.0], &mut trial);
+        t.finish(trial.track.unwrap(), [0, 0, 2, 4, 6]).unwrap();
+        assert!(t.stopped());
+        assert!(!t.next_trial_into(60, 100, &[0.0, 0.0], &mut trial));
+    }
+
+    #[test]
+    fn csv_rows_read_back() {
+        let mut a = point(3, 12.345, Some(-1.5));
+        a.theta = vec![1.25, -7.0];
+        let mut b = point(4, f64::NEG_INFINITY, None);
+        b.against = Against::Defaults;
+        b.theta = vec![0.0, 1e-3];
+        let names = vec!["x".to_string(), "y".to_string()];
+        let text = csv_header(&names) + &a.csv_row() + &b.csv_row();
+        let (n, pts) = parse_csv(&text).unwrap();
+        assert_eq!(n, names);
+        assert_eq!(pts[0].elo, 12.35);
+        assert_eq!(pts[0].low, Some(-1.5));
+        assert_eq!(pts[0].theta, a.theta);
+        assert_eq!(pts[1].elo, f64::NEG_INFINITY);
+        assert_eq!((pts[1].against, pts[1].low), (Against::Defaults, None));
+        assert!(parse_csv("x\n").is_err());
+        let bad = csv_header(&names) + "1,2,start\n";
+        assert_eq!(
+            parse_csv(&bad).unwrap_err(),
+            "line 2: wrong number of fields"
+        );
+    }
+}
