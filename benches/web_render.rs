@@ -102,6 +102,7 @@ fn big_run() -> Loaded {
         },
         log: Some(history),
         losses: None,
+        track: None,
     }
 }
 

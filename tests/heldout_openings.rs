@@ -11,20 +11,6 @@ use match_common::*;
 
 const MINORS: &str = "KnightValue,150,50,700,30,0.01,0\nBishopValue,150,50,700,30,0.01,0\n";
 
-/// The first `n` positions of the bundled book, as a book of their own.
-fn small_book(dir: &Path, name: &str, n: usize) -> String {
-    let text = std::fs::read_to_string(book()).unwrap();
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .take(n)
-        .collect();
-    assert_eq!(lines.len(), n);
-    let path = dir.join(name);
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 /// A folder with a 10-opening book, `minors.var` and `t.toml` (sparring at depth 1, seed 5),
 /// `extra` appended to its `[games]` table.
 fn setup(iterations: u64, pairs: u64, extra: &str) -> tempfile::TempDir {

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod run_common;
-use run_common::{log_iterations, spsa_in as run, text};
+use run_common::{kill_9_midway, log_iterations, spsa_in as run, text, wait_for};
 
 fn spsa() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spsa"))
@@ -204,34 +204,12 @@ fn long_toml(iterations: u64) -> String {
     )
 }
 
-fn wait_for(path: &Path) {
-    let t = Instant::now();
-    while !path.exists() {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn kill_9_then_resume_finishes_with_the_same_complete_log() {
     let n = 400_000;
     let dir = setup("", VARS);
     std::fs::write(dir.path().join("t.toml"), long_toml(n)).unwrap();
-    let mut child = spsa()
-        .args(["run", "t.toml"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(&dir.path().join("logs/t.checkpoint.var"));
-    std::thread::sleep(Duration::from_millis(400));
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_9_midway(dir.path());
     let ck = std::fs::read_to_string(dir.path().join("logs/t.checkpoint.var")).unwrap();
     assert!(ck.contains("finished = false"), "killed mid-run:\n{ck}");
 

@@ -60,6 +60,10 @@ pub trait Seat: Player {
     ) -> impl Future<Output = Result<(), EngineError>> + Send;
     /// Ask the engine to quit and wait for it to exit.
     fn quit(&mut self) -> impl Future<Output = ()> + Send;
+    /// The options the engine declared at its handshake (none for a scripted player).
+    fn declared(&self) -> &[crate::engine::options::UciOption] {
+        &[]
+    }
 }
 
 impl Seat for UciEngine {
@@ -74,6 +78,9 @@ impl Seat for UciEngine {
     }
     async fn configure(&mut self, options: &[(String, OptionValue)]) -> Result<(), EngineError> {
         UciEngine::configure(self, options.iter().map(as_wish)).await
+    }
+    fn declared(&self) -> &[crate::engine::options::UciOption] {
+        self.options()
     }
     fn quit(&mut self) -> impl Future<Output = ()> + Send {
         UciEngine::quit(self)
@@ -251,6 +258,37 @@ impl<E: Seat + 'static> Arena<E> {
             .await?
     }
 
+    /// The values side B's engine declares as its defaults for the options `names`: what it
+    /// plays when none of them is sent. An option without a declared default is an error.
+    pub async fn declared_defaults(&self, names: &[String]) -> Result<OptionSet> {
+        let names = names.to_vec();
+        self.slot(0)?
+            .run(move |s| {
+                Box::pin(async move {
+                    let declared = s.b.uci.declared();
+                    names
+                        .iter()
+                        .map(|n| {
+                            let default = crate::engine::options::find_option(declared, n)
+                                .and_then(|o| match &o.kind {
+                                    crate::engine::options::OptionKind::Spin {
+                                        default: Some(d),
+                                        ..
+                                    } => Some(OptionValue::Number(*d as f64)),
+                                    _ => None,
+                                });
+                            default.map(|d| (n.clone(), d)).ok_or_else(|| {
+                                anyhow::anyhow!(
+                                    "the engine declares no default value for option `{n}`, so the live curve cannot measure against its defaults"
+                                )
+                            })
+                        })
+                        .collect::<Result<OptionSet>>()
+                })
+            })
+            .await?
+    }
+
     /// Play one game in `slot` from opening number `opening` of the book's order: side A (with
     /// `a_options`) has White when `a_white`, else Black. Engine faults are inside the result;
     /// an error means play cannot go on (an option the engine rejects). A game whose caller
@@ -264,8 +302,30 @@ impl<E: Seat + 'static> Arena<E> {
         a_options: &[(String, OptionValue)],
         b_options: &[(String, OptionValue)],
     ) -> Result<GamePlayed> {
+        self.play_game_in(
+            slot,
+            &self.book.clone(),
+            opening,
+            a_white,
+            a_options,
+            b_options,
+        )
+        .await
+    }
+
+    /// [`Arena::play_game`] from another book's order (the held-out openings a live curve
+    /// measures on).
+    pub async fn play_game_in(
+        &self,
+        slot: usize,
+        book: &Arc<Book>,
+        opening: u64,
+        a_white: bool,
+        a_options: &[(String, OptionValue)],
+        b_options: &[(String, OptionValue)],
+    ) -> Result<GamePlayed> {
         let (a, b) = (a_options.to_vec(), b_options.to_vec());
-        let (book, game, log) = (self.book.clone(), self.game.clone(), self.log.clone());
+        let (book, game, log) = (book.clone(), self.game.clone(), self.log.clone());
         self.slot(slot)?
             .run_or_abandon(
                 move |s| {

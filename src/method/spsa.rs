@@ -71,6 +71,9 @@ impl Method for SpsaTune {
             })
             .await?;
             start.add_outputs(source.outputs());
+            if self.config.track.is_some() {
+                start.add_outputs([self.config.track_file()]);
+            }
             let tuner = start.open().and_then(|mut session| {
                 if session.is_new_run() {
                     for header in source.headers() {
@@ -78,7 +81,11 @@ impl Method for SpsaTune {
                     }
                     session.save()?;
                 }
-                Tuner::with_session(session, self.plan)
+                let tuner = Tuner::with_session(session, self.plan)?;
+                match &self.config.track {
+                    Some(plan) => tuner.with_track(plan.clone(), self.config.track_file()),
+                    None => Ok(tuner),
+                }
             });
             let mut tuner = match tuner {
                 Ok(tuner) => tuner,
@@ -100,7 +107,14 @@ impl Method for SpsaTune {
     }
 
     fn summary(&self, session: &Session) -> String {
-        summary_of(&self.config, session.vars(), &session.state)
+        let mut text = summary_of(&self.config, session.vars(), &session.state);
+        if let Ok(Some(track)) = session
+            .parts
+            .get::<crate::spsa::track::TrackState>(crate::tuner::TRACK_PART)
+        {
+            text.push_str(&summary::track_lines(&track));
+        }
+        text
     }
 }
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::export::{self, Format};
 use super::history::{self, History, RunPaths};
-use super::{ReportError, loss_curve, plot, status};
+use super::{ReportError, elo_curve, loss_curve, plot, status};
 use crate::tuner::checkpoint::Checkpoint;
 
 /// What `spsa report` was asked to do.
@@ -48,12 +48,24 @@ pub fn run(req: &ReportRequest) -> Result<()> {
         loss_curve::draw(&curve, rows, &title)?;
         eprintln!("wrote {}", curve.display());
     }
+    if let (Some(file), Some(points)) = (&req.plot, &loaded.track) {
+        let curve = elo_curve::plot_path(file);
+        let title = format!(
+            "{}: Elo against the iteration, held-out openings",
+            crate::spsa::track::file_for(&paths.log).display()
+        );
+        elo_curve::draw(&curve, points, &title)?;
+        eprintln!("wrote {}", curve.display());
+    }
     let st = loaded.status(req.window);
     match req.format {
         Format::Table => {
             crate::out!("{}", status::render(&st, req.window))?;
             if let Some(rows) = &loaded.losses {
                 crate::out!("{}", loss_curve::summary(rows))?;
+            }
+            if let Some(points) = &loaded.track {
+                crate::out!("{}", elo_curve::table(points))?;
             }
         }
         f => crate::out!("{}", export::render(f, &ck.vars, &st.theta, req.decimals))?,
@@ -70,6 +82,8 @@ pub struct Loaded {
     pub log: Option<History>,
     /// The loss log of a tune from positions, when there is one.
     pub losses: Option<Vec<loss_curve::LossRow>>,
+    /// The live Elo curve, when the run measured one.
+    pub track: Option<Vec<crate::spsa::track::Point>>,
 }
 
 impl Loaded {
@@ -136,10 +150,12 @@ pub fn load(paths: RunPaths) -> Result<Loaded> {
     } else {
         None
     };
+    let track = elo_curve::read(&paths.log)?;
     Ok(Loaded {
         paths,
         ck,
         log,
         losses,
+        track,
     })
 }

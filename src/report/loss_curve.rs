@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::ReportError;
-use super::plot::{FAMILY, register_font};
+use super::plot::{FAMILY, draw_to_file, register_font};
 pub use crate::positions::loss_log::{HEADER, LossRow, loss_log_path, part_line, read};
 
 /// First, last and best of each loss, for the report's text.
@@ -53,17 +52,9 @@ pub fn summary(rows: &[LossRow]) -> String {
     out
 }
 
-/// The plot file for the learning curve beside the θ plot: `x.png` → `x.loss.png`.
+/// The plot file for the curve beside the θ plot: `x.png` → `x.loss.png`.
 pub fn plot_path(theta_plot: &Path) -> PathBuf {
-    let stem = theta_plot
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "plot".into());
-    let ext = theta_plot
-        .extension()
-        .map(|e| e.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "png".into());
-    theta_plot.with_file_name(format!("{stem}.loss.{ext}"))
+    super::plot::beside(theta_plot, "loss")
 }
 
 /// Every training row is a full-set loss (local search, gradient epochs): nothing to average.
@@ -90,26 +81,8 @@ fn running_mean(v: &[(f64, f64)], w: usize) -> Vec<(f64, f64)> {
 /// Draw the learning curve to `file` (`.png` or `.svg`).
 pub fn draw(file: &Path, rows: &[LossRow], title: &str) -> Result<()> {
     register_font()?;
-    let size = (1200, 600);
-    match file
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("png") => draw_on(
-            BitMapBackend::new(file, size).into_drawing_area(),
-            rows,
-            title,
-        ),
-        Some("svg") => draw_on(SVGBackend::new(file, size).into_drawing_area(), rows, title),
-        _ => Err(ReportError(format!(
-            "{}: the plot file must end in .png or .svg",
-            file.display()
-        ))
-        .into()),
-    }
-    .with_context(|| format!("{}: cannot draw the learning curve", file.display()))
+    draw_to_file!(file, (1200, 600), |root| draw_on(root, rows, title))
+        .with_context(|| format!("{}: cannot draw the learning curve", file.display()))
 }
 
 fn draw_on<DB: DrawingBackend>(

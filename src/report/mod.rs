@@ -3,6 +3,7 @@
 //! Reads state, never changes it.
 
 pub mod command;
+pub mod elo_curve;
 pub mod export;
 pub mod history;
 pub mod loss_curve;

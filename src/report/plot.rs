@@ -14,7 +14,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::ReportError;
 use super::history::History;
 use crate::tuner::checkpoint::Checkpoint;
 use crate::vars::format_value;
@@ -94,6 +93,41 @@ fn series(ck: &Checkpoint, log: &History, normalized: bool) -> Vec<Series> {
         .collect()
 }
 
+/// Draw on a `.png` or `.svg` file of `size`, by its extension: `$draw` is called with the
+/// file's drawing area (expanded once per backend, since each is its own type).
+macro_rules! draw_to_file {
+    ($file:expr, $size:expr, $draw:expr) => {{
+        let file: &std::path::Path = $file;
+        match file
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("png") => ($draw)(BitMapBackend::new(file, $size).into_drawing_area()),
+            Some("svg") => ($draw)(SVGBackend::new(file, $size).into_drawing_area()),
+            _ => Err(anyhow::Error::from(super::ReportError(format!(
+                "{}: the plot file must end in .png or .svg",
+                file.display()
+            )))),
+        }
+    }};
+}
+pub(crate) use draw_to_file;
+
+/// A plot's companion beside the θ plot: `x.png` → `x.<tag>.png`.
+pub fn beside(theta_plot: &Path, tag: &str) -> std::path::PathBuf {
+    let stem = theta_plot
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plot".into());
+    let ext = theta_plot
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "png".into());
+    theta_plot.with_file_name(format!("{stem}.{tag}.{ext}"))
+}
+
 /// Draw the plot to `file` (`.png` or `.svg`).
 pub fn draw(
     file: &Path,
@@ -103,28 +137,15 @@ pub fn draw(
     normalized_only: bool,
 ) -> Result<()> {
     register_font()?;
-    let ext = file
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
     let height = if normalized_only { 600 } else { 1000 };
-    let size = (1200, height);
     let title = file_title(ck, log, log_name);
-    match ext.as_deref() {
-        Some("png") => {
-            let root = BitMapBackend::new(file, size).into_drawing_area();
-            draw_on(root, ck, log, normalized_only, &title)
-        }
-        Some("svg") => {
-            let root = SVGBackend::new(file, size).into_drawing_area();
-            draw_on(root, ck, log, normalized_only, &title)
-        }
-        _ => Err(ReportError(format!(
-            "{}: the plot file must end in .png or .svg",
-            file.display()
-        ))
-        .into()),
-    }
+    draw_to_file!(file, (1200, height), |root| draw_on(
+        root,
+        ck,
+        log,
+        normalized_only,
+        &title
+    ))
     .with_context(|| format!("{}: cannot draw plot", file.display()))
 }
 

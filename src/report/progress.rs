@@ -6,7 +6,35 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
+use crate::spsa::track::Point;
 use crate::tuner::{Counts, Observer, Update};
+
+/// A point of the live Elo curve as a line of its own, at most one per `every` (a simulated
+/// run records hundreds a second); `last` is when the previous one was printed.
+fn track_line(last: &mut Option<Instant>, every: Duration, p: &Point) -> Option<String> {
+    let now = Instant::now();
+    if last.is_some_and(|t| now.duration_since(t) < every) {
+        return None;
+    }
+    *last = Some(now);
+    Some(point_text(p))
+}
+
+/// One point of the live Elo curve, as the progress output and the summary say it.
+pub fn point_text(p: &crate::spsa::track::Point) -> String {
+    use crate::stats::format_elo;
+    let band = match (p.low, p.high) {
+        (Some(l), Some(h)) => format!("[95%: {}, {}]", format_elo(l), format_elo(h)),
+        _ => "[95%: n/a]".to_string(),
+    };
+    format!(
+        "track: iteration {} vs {}: Elo {} {band} ({} pairs)",
+        p.iteration,
+        p.against.name(),
+        format_elo(p.elo),
+        p.pairs()
+    )
+}
 
 /// The progress display for this process: a live bar when stderr is a terminal, else the plain
 /// line every `every`. Never both, and never on stdout.
@@ -27,6 +55,7 @@ pub struct BarProgress {
     last_refresh: Instant,
     stride: u64,
     since_check: u64,
+    last_track: Option<Instant>,
 }
 
 impl Drop for BarProgress {
@@ -56,6 +85,7 @@ impl BarProgress {
             last_refresh: now,
             stride: 1,
             since_check: 0,
+            last_track: None,
         }
     }
 
@@ -85,6 +115,15 @@ impl BarProgress {
 }
 
 impl Observer for BarProgress {
+    fn on_track(&mut self, p: &Point) {
+        if let Some(text) = track_line(&mut self.last_track, Duration::from_secs(1), p) {
+            match &self.bar {
+                Some(bar) => bar.println(text),
+                None => eprintln!("{text}"),
+            }
+        }
+    }
+
     fn on_update(&mut self, u: &Update<'_>) {
         let last = u.applied >= u.total;
         self.since_check += 1;
@@ -124,6 +163,7 @@ pub struct PlainProgress {
     /// Updates between clock reads, adapted so the clock is read about ten times a second.
     stride: u64,
     since_check: u64,
+    last_track: Option<Instant>,
 }
 
 impl PlainProgress {
@@ -136,11 +176,18 @@ impl PlainProgress {
             last_print: now,
             stride: 1,
             since_check: 0,
+            last_track: None,
         }
     }
 }
 
 impl Observer for PlainProgress {
+    fn on_track(&mut self, p: &Point) {
+        if let Some(text) = track_line(&mut self.last_track, self.every, p) {
+            eprintln!("{text}");
+        }
+    }
+
     fn on_update(&mut self, u: &Update<'_>) {
         if self.started_at == u64::MAX {
             self.started_at = u.applied.saturating_sub(1);

@@ -34,6 +34,28 @@ pub fn games_line(c: &crate::tuner::Counts) -> String {
     )
 }
 
+/// The closing lines of the live Elo curve: the last point against each opponent, the pairs it
+/// cost, and why a stop rule ended the run.
+pub fn track_lines(t: &crate::spsa::track::TrackState) -> String {
+    let mut out = String::new();
+    let mut seen = Vec::new();
+    for p in t.points.iter().rev() {
+        if !seen.contains(&p.against) {
+            seen.push(p.against);
+            out.insert_str(0, &format!("{}\n", super::progress::point_text(p)));
+        }
+    }
+    let pairs: u64 = t.points.iter().map(|p| p.pairs()).sum();
+    out.push_str(&format!(
+        "track: {} measurements, {pairs} pairs on held-out openings\n",
+        t.points.len()
+    ));
+    if let Some(why) = &t.stopped {
+        out.push_str(&format!("stopped by the [track] rule {why}\n"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

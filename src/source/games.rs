@@ -54,6 +54,15 @@ pub struct GameSource {
     arena: Arena,
     sides: Sides,
     files: GameFiles,
+    /// What the live Elo curve's measurements play (`[track]`).
+    track: Option<TrackGames>,
+}
+
+/// The live curve's games: the held-out openings, and the engine's own values of the tuned
+/// options for a measurement against its defaults.
+struct TrackGames {
+    book: std::sync::Arc<Book>,
+    defaults: OptionSet,
 }
 
 impl GameSource {
@@ -62,6 +71,7 @@ impl GameSource {
             arena,
             sides,
             files,
+            track: None,
         }
     }
 
@@ -90,8 +100,27 @@ impl GameSource {
                 .map(|f| vec![("TimeControlScale".to_string(), format!("{f:.2}"))])
                 .unwrap_or_default(),
         };
-        let names = req.vars.iter().map(|v| v.name.clone()).collect();
-        Ok(GameSource::new(arena, Sides::Tuned { names }, files))
+        let names: Vec<String> = req.vars.iter().map(|v| v.name.clone()).collect();
+        let track = match &config.track {
+            Some(plan) => {
+                let defaults = if plan
+                    .against
+                    .contains(&crate::spsa::track::Against::Defaults)
+                {
+                    arena.declared_defaults(&names).await?
+                } else {
+                    OptionSet::new()
+                };
+                Some(TrackGames {
+                    book: std::sync::Arc::new(held_out_book(games, req.seed)?),
+                    defaults,
+                })
+            }
+            None => None,
+        };
+        let mut source = GameSource::new(arena, Sides::Tuned { names }, files);
+        source.track = track;
+        Ok(source)
     }
 
     pub fn arena(&self) -> &Arena {
@@ -110,7 +139,12 @@ impl GameSource {
                         .map(|(n, v)| (n.clone(), OptionValue::Number(*v)))
                         .collect()
                 };
-                (set(&trial.plus), set(&trial.minus))
+                match (trial.track, &self.track) {
+                    (Some(u), Some(t)) if u.against == crate::spsa::track::Against::Defaults => {
+                        (set(&trial.plus), t.defaults.clone())
+                    }
+                    _ => (set(&trial.plus), set(&trial.minus)),
+                }
             }
         }
     }
@@ -131,10 +165,25 @@ impl Source for GameSource {
             let (a, b) = self.option_sets(trial);
             let a_white = part.is_multiple_of(2);
             let opening = trial.opening + (part / 2) as u64;
-            let played = self.arena.play_game(slot, opening, a_white, &a, &b).await?;
+            let (played, round, event) = match (trial.track, &self.track) {
+                (Some(u), Some(t)) => (
+                    self.arena
+                        .play_game_in(slot, &t.book, opening, a_white, &a, &b)
+                        .await?,
+                    format!("{}.{}", u.point, part + 1),
+                    format!("{} track vs {}", self.files.event, u.against.name()),
+                ),
+                (Some(_), None) => {
+                    anyhow::bail!("a live-curve measurement without held-out openings")
+                }
+                (None, _) => (
+                    self.arena.play_game(slot, opening, a_white, &a, &b).await?,
+                    format!("{}.{}", trial.iteration, part + 1),
+                    self.files.event.clone(),
+                ),
+            };
             let g = &played.record;
             let a_color = if a_white { Color::White } else { Color::Black };
-            let round = format!("{}.{}", trial.iteration, part + 1);
             let (white_options, black_options) = if a_white { (&a, &b) } else { (&b, &a) };
             let mut records = Vec::new();
             if let Some(path) = self.files.game_log_for(slot) {
@@ -156,7 +205,7 @@ impl Source for GameSource {
                     path: path.clone(),
                     text: arena::pgn_text(
                         g,
-                        &self.files.event,
+                        &event,
                         &round,
                         white_options,
                         black_options,
@@ -245,6 +294,27 @@ pub fn tuning_book(games: &GamesConfig, seed: u64) -> Result<Book> {
         seed,
     };
     Ok(book.part(holdout, BookPart::Tuning)?)
+}
+
+/// The openings the live Elo curve measures on, which the tune never plays: `verify_book`, or
+/// the book's held-out part (the split [`tuning_book`] leaves out). The config refuses
+/// `[track]` without either.
+pub fn held_out_book(games: &GamesConfig, seed: u64) -> Result<Book> {
+    let options = arena::book_options(games, seed);
+    if let Some(path) = &games.verify_book {
+        return Ok(Book::load(path, &options)?);
+    }
+    let Some(path) = &games.book else {
+        anyhow::bail!("the live Elo curve needs held-out openings: a [games] book");
+    };
+    let holdout = Holdout {
+        share: games.holdout,
+        seed,
+    };
+    if holdout.share <= 0.0 {
+        anyhow::bail!("the live Elo curve needs held-out openings: games.holdout above 0");
+    }
+    Ok(Book::load(path, &options)?.part(holdout, BookPart::HeldOut)?)
 }
 
 /// The split of its book a tune of games records with its seed (see

@@ -25,6 +25,7 @@ use crate::source::pool::{self, Feed};
 use crate::source::{Measurement, Source, Trial};
 use crate::spsa::Schedule;
 use crate::spsa::driver::{Driver, Rounding};
+use crate::spsa::track::{self, Point, Track, TrackPlan, TrackState};
 use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
 pub use outputs::Outputs;
@@ -80,6 +81,9 @@ pub use crate::error::UserError;
 /// must be cheap: a simulation calls this a million times a second.
 pub trait Observer {
     fn on_update(&mut self, update: &Update<'_>);
+
+    /// A point of the live Elo curve was recorded.
+    fn on_track(&mut self, _point: &Point) {}
 }
 
 /// One applied update.
@@ -106,7 +110,12 @@ pub struct Tuner {
     driver: Driver,
     plan: RunPlan,
     faulty_streak: u32,
+    /// The live Elo curve (`[track]`) and the file its points go to.
+    track: Option<(Track, PathBuf)>,
 }
+
+/// The checkpoint's table of the live Elo curve.
+pub const TRACK_PART: &str = "track";
 
 impl Tuner {
     /// Set up a run: a new one (refusing to overwrite an earlier run's files unless `Fresh`), or
@@ -150,7 +159,39 @@ impl Tuner {
                 ..plan
             },
             faulty_streak: 0,
+            track: None,
         })
+    }
+
+    /// Measure the live Elo curve as the run tunes, into `file` (which the session tracks as an
+    /// output): its state comes from the checkpoint's `[track]` table, a new run's file gets
+    /// its header row.
+    pub fn with_track(mut self, plan: TrackPlan, file: PathBuf) -> Result<Tuner> {
+        let state: TrackState = self.session.parts.get(TRACK_PART)?.unwrap_or_default();
+        if self.session.is_new_run() {
+            let names: Vec<String> = self.vars().iter().map(|v| v.name.clone()).collect();
+            self.session.record(&crate::source::Record {
+                path: file.clone(),
+                text: track::csv_header(&names),
+            })?;
+        }
+        let start = self.session.state.start.clone();
+        let t = Track::new(
+            plan,
+            self.plan.pairs,
+            self.plan.seed,
+            start,
+            self.plan.rounding,
+            state,
+        );
+        self.track = Some((t, file));
+        self.save()?;
+        Ok(self)
+    }
+
+    /// The live curve's state, when the run measures one.
+    pub fn track(&self) -> Option<&TrackState> {
+        self.track.as_ref().map(|(t, _)| t.state())
     }
 
     /// Refuse a start the user must fix, before anything is started or written: an earlier
@@ -186,6 +227,9 @@ impl Tuner {
         state.next_fresh = d.next_fresh;
         state.missing = d.missing;
         state.applied = self.driver.applied();
+        if let Some((t, _)) = &self.track {
+            self.session.parts.set(TRACK_PART, t.state())?;
+        }
         self.session.save()
     }
 
@@ -218,11 +262,49 @@ impl Tuner {
             spare: None,
         };
         let result = pool::run(source, concurrency, &mut feed, shutdown).await;
-        if self.driver.is_finished() {
+        let total = self.driver.total();
+        let track_done = self.track.as_ref().is_none_or(|(t, _)| t.is_done(total));
+        let stopped = self.track.as_ref().is_some_and(|(t, _)| t.stopped());
+        if (self.driver.is_finished() && track_done) || stopped {
             self.session.state.finished = true;
         }
         self.save()?;
         result
+    }
+
+    /// The next trial: a measurement of the curve when one is due, else an iteration; none
+    /// once a stop rule ended the run.
+    fn next_trial_into(&mut self, trial: &mut Trial) -> bool {
+        if let Some((t, _)) = &mut self.track {
+            let (applied, total) = (self.driver.applied(), self.driver.total());
+            if t.next_trial_into(applied, total, self.driver.theta(), trial) {
+                return true;
+            }
+            if t.stopped() {
+                return false;
+            }
+        }
+        self.driver.next_trial_into(trial)
+    }
+
+    /// Record one measurement of the curve: its point in the track file (its games in the
+    /// records, so the PGN shows what was played).
+    fn record_track(&mut self, unit: track::TrackUnit, m: &Measurement) -> Result<Option<Point>> {
+        let Some((t, file)) = &mut self.track else {
+            return Ok(None);
+        };
+        let Some(point) = t.finish(unit, m.tally().pentanomial).cloned() else {
+            return Ok(None);
+        };
+        let row = crate::source::Record {
+            path: file.clone(),
+            text: point.csv_row(),
+        };
+        for r in &m.records {
+            self.session.record(r)?;
+        }
+        self.session.record(&row)?;
+        Ok(Some(point))
     }
 
     /// Apply one finished trial: θ, counts, records, the θ log row, the fault streak.
@@ -275,7 +357,7 @@ struct TunerFeed<'a> {
 impl Feed for TunerFeed<'_> {
     fn next_trial(&mut self) -> Option<Trial> {
         let mut trial = self.spare.take().unwrap_or_default();
-        if self.tuner.driver.next_trial_into(&mut trial) {
+        if self.tuner.next_trial_into(&mut trial) {
             Some(trial)
         } else {
             self.spare = Some(trial);
@@ -284,7 +366,7 @@ impl Feed for TunerFeed<'_> {
     }
 
     fn next_trial_into(&mut self, trial: &mut Trial) -> bool {
-        self.tuner.driver.next_trial_into(trial)
+        self.tuner.next_trial_into(trial)
     }
 
     fn finished(&mut self, mut trial: Trial, mut m: Measurement) -> Result<()> {
@@ -295,15 +377,21 @@ impl Feed for TunerFeed<'_> {
 
     fn finished_in_place(&mut self, trial: &mut Trial, m: &mut Measurement) -> Result<()> {
         let t = &mut *self.tuner;
-        t.apply(trial, m)?;
-        self.observer.on_update(&Update {
-            applied: t.session.state.applied,
-            total: t.driver.total(),
-            iteration: trial.iteration,
-            theta: t.driver.theta(),
-            measurement: m,
-            counts: &t.session.state.counts,
-        });
+        if let Some(unit) = trial.track {
+            if let Some(point) = t.record_track(unit, m)? {
+                self.observer.on_track(&point);
+            }
+        } else {
+            t.apply(trial, m)?;
+            self.observer.on_update(&Update {
+                applied: t.session.state.applied,
+                total: t.driver.total(),
+                iteration: trial.iteration,
+                theta: t.driver.theta(),
+                measurement: m,
+                counts: &t.session.state.counts,
+            });
+        }
         self.since_clock += 1;
         if self.since_clock >= self.clock_stride {
             self.since_clock = 0;
@@ -321,7 +409,10 @@ impl Feed for TunerFeed<'_> {
     }
 
     fn unfinished(&mut self, trial: &Trial) {
-        self.tuner.driver.abandon(trial.iteration);
+        match (trial.track, &mut self.tuner.track) {
+            (Some(unit), Some((t, _))) => t.abandon(unit),
+            _ => self.tuner.driver.abandon(trial.iteration),
+        }
     }
 }
 

@@ -192,6 +192,7 @@ impl SharedRuns {
             vars: model::var_views(&vars, &spsa, &start, &theta, applied),
             series,
             loss: Vec::<LossPoint>::new(),
+            track: Vec::new(),
             pentanomial: pent,
             wdl: wdl.map(|x| x.max(0) as u64),
             rate_history: rates

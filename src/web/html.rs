@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::model::{self, LossPoint, MatchSummary, RunDetail, RunSummary, Series, VarView};
+use super::model::{
+    self, LossPoint, MatchSummary, RunDetail, RunSummary, Series, TrackPoint, VarView,
+};
 use crate::report::progress::format_duration;
 
 /// Text made safe for HTML element content and double-quoted attribute values.
@@ -32,7 +34,7 @@ textarea{width:100%;font:12px monospace}.chart{max-width:700px}\
 polyline{fill:none;vector-effect:non-scaling-stroke}\
 .theta{stroke:#1f5fbf;stroke-width:1.5}.move{stroke:currentColor;stroke-width:1.5}.key span{margin-right:12px;white-space:nowrap}.start{stroke:#999;stroke-dasharray:4 3}\
 .bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
-.train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}\
+.train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}.band-defaults{fill:#dd660022;stroke:none}\
 .rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
 
 /// The script that keeps a page live: every 2 s it asks for the page's part again, sending the
@@ -419,6 +421,79 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
     out.push_str("<p>blue: training loss, orange: validation loss</p></div>");
 }
 
+/// The live Elo curve: Elo of θ against the start (blue) and the engine's defaults (orange)
+/// with each one's 95% band, and the zero line.
+fn elo_chart(out: &mut String, track: &[TrackPoint]) {
+    const CLIP: f64 = 800.0;
+    let clip = |v: f64| v.clamp(-CLIP, CLIP);
+    let f = Frame::new(
+        track.iter().map(|p| p.iteration as f64).chain([0.0]),
+        track
+            .iter()
+            .flat_map(|p| [Some(p.elo), p.low, p.high])
+            .flatten()
+            .map(clip)
+            .chain([0.0]),
+    );
+    let _ = write!(
+        out,
+        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"elo-chart\">"
+    );
+    hline(out, "start", f.y(0.0));
+    for (against, line, band) in [
+        ("start", "theta", "band"),
+        ("defaults", "validation", "band-defaults"),
+    ] {
+        let mine: Vec<&TrackPoint> = track.iter().filter(|p| p.against == against).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "<polygon class=\"{band}\" points=\"");
+        for p in &mine {
+            if let Some(h) = p.high {
+                let _ = write!(out, "{},{} ", f.x(p.iteration as f64), f.y(clip(h)));
+            }
+        }
+        for p in mine.iter().rev() {
+            if let Some(l) = p.low {
+                let _ = write!(out, "{},{} ", f.x(p.iteration as f64), f.y(clip(l)));
+            }
+        }
+        out.push_str("\"/>");
+        polyline(
+            out,
+            line,
+            mine.iter()
+                .map(|p| (f.x(p.iteration as f64), f.y(clip(p.elo)))),
+        );
+    }
+    out.push_str("</svg>");
+    let last = |against: &str| {
+        track.iter().rev().find(|p| p.against == against).map(|p| {
+            let band = match (p.low, p.high) {
+                (Some(l), Some(h)) => format!(
+                    " [{}, {}]",
+                    crate::stats::format_elo(l),
+                    crate::stats::format_elo(h)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "against {against} at iteration {}: {}{band} ({} pairs)",
+                p.iteration,
+                crate::stats::format_elo(p.elo),
+                p.pairs
+            )
+        })
+    };
+    let lines: Vec<String> = ["start", "defaults"].into_iter().filter_map(last).collect();
+    let _ = write!(
+        out,
+        "<p>blue: against the start values, orange: against the engine's defaults, shaded: 95%; latest {}</p></div>",
+        esc(&lines.join("; "))
+    );
+}
+
 /// Games (or evaluations) per second over time.
 fn rate_chart(out: &mut String, history: &[(f64, f64)], unit: &str) {
     let f = Frame::new(
@@ -524,6 +599,10 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     out.push_str("</div>");
     if !d.series.values.is_empty() {
         moves_chart(&mut out, &d.series, &d.vars);
+    }
+    if !d.track.is_empty() {
+        out.push_str("<h2>Elo on held-out openings</h2>");
+        elo_chart(&mut out, &d.track);
     }
     // Objective.
     if !d.loss.is_empty() {
@@ -669,6 +748,7 @@ mod tests {
                 pruned: None,
             },
             loss: Vec::new(),
+            track: Vec::new(),
             pentanomial: [1, 2, 3, 2, 1],
             wdl: [4, 10, 4],
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
@@ -707,6 +787,85 @@ mod tests {
         );
     }
 
+    /// The points of the first polyline of `class` in `chart`.
+    fn polyline_points(chart: &str, class: &str) -> Vec<(i64, i64)> {
+        chart
+            .split(&format!("<polyline class=\"{class}\" points=\""))
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_elo_chart_draws_each_opponents_curve_with_its_band() {
+        let mut d = detail(25);
+        let no_curve = run_page(&d, &d.version());
+        assert!(!no_curve.contains("elo-chart"));
+        let point = |k: u64, against: &str, elo: f64| TrackPoint {
+            iteration: 10 * k,
+            against: against.into(),
+            pairs: 32,
+            elo,
+            low: Some(elo - 20.0),
+            high: (k != 2).then_some(elo + 20.0),
+        };
+        d.track = (1..=3)
+            .flat_map(|k| {
+                [
+                    point(k, "start", 10.0 * k as f64),
+                    point(k, "defaults", -5.0),
+                ]
+            })
+            .collect();
+        let version = d.version();
+        let live = run_page(&d, &version);
+        let chart = live
+            .split("id=\"elo-chart\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</svg>").next())
+            .unwrap();
+        let line = |class: &str| polyline_points(chart, class);
+        let start = line("theta");
+        assert_eq!(start.len(), 3);
+        // Elo rises: SVG's y grows downwards.
+        assert!(start.windows(2).all(|w| w[1].1 < w[0].1), "{start:?}");
+        let defaults = line("validation");
+        assert!(
+            defaults.iter().all(|p| p.1 == defaults[0].1),
+            "{defaults:?}"
+        );
+        // A band per opponent: 2 upper ends (one point has none) and 3 lower ones.
+        let band = chart
+            .split("<polygon class=\"band\" points=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        assert_eq!(band.split_whitespace().count(), 5, "{band}");
+        assert!(chart.contains("class=\"band-defaults\""));
+        assert!(
+            live.contains("latest against start at iteration 30: +30.0 [+10.0, +50.0] (32 pairs)"),
+            "{live}"
+        );
+        assert_ne!(
+            version,
+            detail(25).version(),
+            "a new point changes the page"
+        );
+        let json = serde_json::to_string(&d).unwrap();
+        assert!(
+            json.contains(
+                "\"track\":[{\"iteration\":10,\"against\":\"start\",\"pairs\":32,\"elo\":10.0"
+            ),
+            "{json}"
+        );
+    }
+
     #[test]
     fn the_moves_chart_draws_each_variable_in_units_of_its_c_end() {
         let d = detail(25);
@@ -726,17 +885,7 @@ mod tests {
             chart.contains("<title>&lt;script&gt;"),
             "names escaped: {chart}"
         );
-        let points: Vec<(i64, i64)> = chart
-            .split("<polyline class=\"move\" points=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap()
-            .split(' ')
-            .map(|p| {
-                let (x, y) = p.split_once(',').unwrap();
-                (x.parse().unwrap(), y.parse().unwrap())
-            })
-            .collect();
+        let points = polyline_points(chart, "move");
         assert_eq!(points.len(), 25);
         // θ rises from 0.1 to 2.5 past its start 1: (θ − 1)/0.25 runs from −3.6 to +6, so the
         // line climbs (SVG's y grows downwards) and crosses the dashed zero line.

@@ -55,11 +55,12 @@ impl LocalRun {
         Ok(run)
     }
 
-    fn files(&self) -> [PathBuf; 3] {
+    fn files(&self) -> [PathBuf; 4] {
         [
             self.paths.log.clone(),
             self.paths.checkpoint.clone(),
             crate::positions::loss_log::loss_log_path(&self.paths.log),
+            crate::spsa::track::file_for(&self.paths.log),
         ]
     }
 
@@ -242,6 +243,12 @@ pub fn detail_of(
         vars: model::var_views(vars, &spsa, &l.ck.state.start, &theta, applied),
         series,
         loss,
+        track: l
+            .track
+            .iter()
+            .flatten()
+            .map(model::TrackPoint::of)
+            .collect(),
         pentanomial: counts.pentanomial,
         wdl: [counts.wins, counts.draws, counts.losses],
         rate_history,

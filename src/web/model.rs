@@ -120,6 +120,33 @@ pub struct LossPoint {
     pub validation: Option<f64>,
 }
 
+/// One point of the live Elo curve (`[track]`): θ at `iteration` against `against`, on
+/// held-out openings.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TrackPoint {
+    pub iteration: u64,
+    /// `start` or `defaults`.
+    pub against: String,
+    pub pairs: u64,
+    /// Elo with its 95% interval (`null` where infinite or not given).
+    pub elo: f64,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+impl TrackPoint {
+    pub fn of(p: &crate::spsa::track::Point) -> TrackPoint {
+        TrackPoint {
+            iteration: p.iteration,
+            against: p.against.name().to_string(),
+            pairs: p.pairs(),
+            elo: p.elo,
+            low: p.low,
+            high: p.high,
+        }
+    }
+}
+
 /// A worker that served a shared run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct WorkerView {
@@ -145,6 +172,8 @@ pub struct RunDetail {
     pub series: Series,
     /// Training and validation loss (tunes from positions), downsampled like `series`.
     pub loss: Vec<LossPoint>,
+    /// The live Elo curve, when the run measures one.
+    pub track: Vec<TrackPoint>,
     pub pentanomial: [u64; 5],
     /// Wins, draws, losses of θ+ against θ−.
     pub wdl: [u64; 3],
@@ -164,7 +193,12 @@ pub struct RunDetail {
 impl RunDetail {
     /// A short fingerprint of what the page shows: a poll gets the page again only when it changed.
     pub fn version(&self) -> String {
-        fingerprint(&[&self.summary_key(), &self.workers.len(), &self.loss.len()])
+        fingerprint(&[
+            &self.summary_key(),
+            &self.workers.len(),
+            &self.loss.len(),
+            &self.track.len(),
+        ])
     }
 
     fn summary_key(&self) -> String {

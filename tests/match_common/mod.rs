@@ -97,3 +97,17 @@ pub fn tags(pgn: &str, tag: &str) -> Vec<String> {
         .map(|v| v.trim_end_matches("\"]").to_string())
         .collect()
 }
+
+/// The first `n` positions of the bundled book, as a book of their own.
+pub fn small_book(dir: &Path, name: &str, n: usize) -> String {
+    let text = std::fs::read_to_string(book()).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .take(n)
+        .collect();
+    assert_eq!(lines.len(), n);
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path.to_str().unwrap().to_string()
+}

@@ -1,7 +1,8 @@
 //! Helpers shared by the tests that drive `spsa run`/`spsa simulate` as a process.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Run the `spsa` binary in `dir` and collect its output.
 pub fn spsa_in(dir: &Path, args: &[&str]) -> Output {
@@ -25,4 +26,35 @@ pub fn log_iterations(path: &Path) -> Vec<u64> {
         .skip(1)
         .map(|l| l.split(',').next().unwrap().parse().unwrap())
         .collect()
+}
+
+/// Wait (up to 20 s) until `path` exists: a run started in the background wrote it.
+#[allow(dead_code)] // not every test crate that includes this module waits
+pub fn wait_for(path: &Path) {
+    let t = Instant::now();
+    while !path.exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `spsa run t.toml` in `dir`, killed with SIGKILL 400 ms after its first checkpoint
+/// (`logs/t.checkpoint.var`) appeared.
+#[allow(dead_code)] // not every test crate that includes this module kills a run
+pub fn kill_9_midway(dir: &Path) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spsa"))
+        .args(["run", "t.toml"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&dir.join("logs/t.checkpoint.var"));
+    std::thread::sleep(Duration::from_millis(400));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
 }

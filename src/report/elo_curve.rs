@@ -1,0 +1,226 @@
+//! The live Elo curve of a run (`[track]`, see [`crate::spsa::track`]) read back from its file
+//! beside the θ log: a table for `spsa report` and a plot of Elo against the iteration with its
+//! 95% band.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+
+use super::ReportError;
+use super::plot::{FAMILY, draw_to_file, register_font};
+use crate::spsa::track::{self, Against, Point};
+use crate::stats::format_elo;
+
+/// The curve beside the θ log `log`, when the run measured one.
+pub fn read(log: &Path) -> Result<Option<Vec<Point>>> {
+    let path = track::file_for(log);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let (_, points) =
+        track::parse_csv(&text).map_err(|e| ReportError(format!("{}: {e}", path.display())))?;
+    Ok(Some(points))
+}
+
+/// Rows the table shows at most: evenly spread, always with the last.
+const TABLE_ROWS: usize = 12;
+
+/// The curve as `spsa report` prints it.
+pub fn table(points: &[Point]) -> String {
+    let pairs: u64 = points.iter().map(Point::pairs).sum();
+    let mut out = format!(
+        "live Elo curve: {} measurements, {pairs} pairs on held-out openings\n",
+        points.len()
+    );
+    if points.is_empty() {
+        return out;
+    }
+    out.push_str(&format!(
+        "{:>10}  {:<8}  {:>6}  {:>8}  {}\n",
+        "iteration", "against", "pairs", "Elo", "95% interval"
+    ));
+    let n = points.len();
+    let shown: Vec<usize> = if n <= TABLE_ROWS {
+        (0..n).collect()
+    } else {
+        let mut v: Vec<usize> = (0..TABLE_ROWS)
+            .map(|i| i * (n - 1) / (TABLE_ROWS - 1))
+            .collect();
+        v.dedup();
+        v
+    };
+    for i in shown {
+        let p = &points[i];
+        let band = match (p.low, p.high) {
+            (Some(l), Some(h)) => format!("[{}, {}]", format_elo(l), format_elo(h)),
+            _ => "n/a".into(),
+        };
+        out.push_str(&format!(
+            "{:>10}  {:<8}  {:>6}  {:>8}  {band}\n",
+            p.iteration,
+            p.against.name(),
+            p.pairs(),
+            format_elo(p.elo)
+        ));
+    }
+    out
+}
+
+/// The plot file for the curve beside the θ plot: `x.png` → `x.elo.png`.
+pub fn plot_path(theta_plot: &Path) -> PathBuf {
+    super::plot::beside(theta_plot, "elo")
+}
+
+/// Draw the curve to `file` (`.png` or `.svg`).
+pub fn draw(file: &Path, points: &[Point], title: &str) -> Result<()> {
+    register_font()?;
+    draw_to_file!(file, (1200, 600), |root| draw_on(root, points, title))
+        .with_context(|| format!("{}: cannot draw the Elo curve", file.display()))
+}
+
+/// Elo shown on the plot: an infinite end (every pair won or lost) is drawn at the frame.
+const CLIP: f64 = 800.0;
+
+fn draw_on<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    points: &[Point],
+    title: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let clip = |v: f64| v.clamp(-CLIP, CLIP);
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    for p in points {
+        for v in [Some(p.elo), p.low, p.high].into_iter().flatten() {
+            lo = lo.min(clip(v));
+            hi = hi.max(clip(v));
+        }
+    }
+    let pad = ((hi - lo) * 0.08).max(1.0);
+    let last = points.iter().map(|p| p.iteration).max().unwrap_or(1).max(1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 20))
+        .margin(14)
+        .margin_right(30)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .y_desc("Elo (95% band)")
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 16))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:+.0}"))
+        .light_line_style(BLACK.mix(0.04))
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        [(0.0, 0.0), (last, 0.0)],
+        BLACK.mix(0.4).stroke_width(1),
+    ))?;
+    let colours = [RGBColor(31, 119, 180), RGBColor(255, 127, 14)];
+    for (against, colour) in [Against::Start, Against::Defaults].into_iter().zip(colours) {
+        let mine: Vec<&Point> = points.iter().filter(|p| p.against == against).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let band: Vec<(f64, f64)> = mine
+            .iter()
+            .filter_map(|p| p.high.map(|h| (p.iteration as f64, clip(h))))
+            .chain(
+                mine.iter()
+                    .rev()
+                    .filter_map(|p| p.low.map(|l| (p.iteration as f64, clip(l)))),
+            )
+            .collect();
+        if band.len() >= 3 {
+            chart.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.18))))?;
+        }
+        let line: Vec<(f64, f64)> = mine
+            .iter()
+            .map(|p| (p.iteration as f64, clip(p.elo)))
+            .collect();
+        chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+        chart
+            .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
+            .label(format!("against {}", against.name()))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FAMILY, 14))
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(k: u64, against: Against, elo: f64) -> Point {
+        Point {
+            point: k,
+            iteration: 100 * k,
+            against,
+            theta: vec![1.0, 2.0],
+            pentanomial: [1, 2, 10, 4, 3],
+            elo,
+            low: Some(elo - 30.0),
+            high: (elo > -25.0).then_some(elo + 30.0),
+        }
+    }
+
+    #[test]
+    fn table_spreads_its_rows_and_plots_draw() {
+        let pts: Vec<Point> = (1..=30)
+            .flat_map(|k| {
+                [
+                    point(k, Against::Start, k as f64),
+                    point(k, Against::Defaults, -(k as f64)),
+                ]
+            })
+            .collect();
+        let t = table(&pts);
+        assert!(
+            t.starts_with("live Elo curve: 60 measurements, 1200 pairs"),
+            "{t}"
+        );
+        assert_eq!(t.lines().count(), 2 + TABLE_ROWS, "{t}");
+        assert!(
+            t.contains("      3000  defaults      20     -30.0  n/a"),
+            "{t}"
+        );
+        assert!(
+            t.contains("       100  start         20      +1.0  [-29.0, +31.0]"),
+            "{t}"
+        );
+        let short = table(&pts[..2]);
+        assert_eq!(short.lines().count(), 4, "{short}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("x.png");
+        assert_eq!(plot_path(&png), dir.path().join("x.elo.png"));
+        for f in [plot_path(&png), dir.path().join("x.elo.svg")] {
+            draw(&f, &pts, "curve").unwrap();
+            assert!(std::fs::metadata(&f).unwrap().len() > 1000);
+        }
+        let svg = std::fs::read_to_string(dir.path().join("x.elo.svg")).unwrap();
+        assert!(
+            svg.contains("against defaults") && svg.contains("<polygon"),
+            "legend and band"
+        );
+        assert!(draw(&dir.path().join("x.gif"), &pts, "c").is_err());
+    }
+}

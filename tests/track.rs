@@ -1,0 +1,286 @@
+//! The live Elo curve (`[track]`) end to end: the simulated known-truth coverage of its 95%
+//! intervals, exactness across kill -9 and `--resume`, the stop rule, refused keys, and on the
+//! sparring engine, that its games never use a tuning opening.
+
+mod match_common;
+mod run_common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use match_common::{run, small_book, sparring, stderr};
+use run_common::{kill_9_midway, log_iterations, spsa_in as in_dir, text};
+
+/// x costs 64 Elo at its start and y 22.5: the tune has far to climb, and its R_end lets it.
+const VARS: &str = "x,800,-1000,1000,50,0.05,1\ny,-150,-200,200,20,0.05,10\n";
+
+fn sim_toml(iterations: u64, seed: u64, track: &str) -> String {
+    format!(
+        "simulate = true\nvariables = \"t.var\"\nlog = \"logs/t.log\"\niterations = {iterations}\n\
+         A = 100\ngamma = 0.101\nalpha = 0.602\nseed = {seed}\ncheckpoint_seconds = 0.05\n\
+         [simulation]\ndraw_rate = 0.3\n[track]\n{track}"
+    )
+}
+
+fn setup(toml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.var"), VARS).unwrap();
+    std::fs::write(dir.path().join("t.toml"), toml).unwrap();
+    dir
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}{}", text(&o.stdout), stderr(o));
+    text(&o.stdout)
+}
+
+/// The rows of a track file: (fields, θ).
+fn rows(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,x,y"
+    );
+    lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// The model's Elo of θ against the start values as the measured score sees it: θ wins a
+/// decisive game with the logistic probability of their model Elo difference, and a share
+/// `draw` of games are drawn, which pulls the expected score toward ½.
+fn model_elo(theta: &[f64], draw: f64) -> f64 {
+    let elo = |x: f64, y: f64| -(0.0001 * x * x + 0.001 * y * y);
+    let diff = elo(theta[0], theta[1]) - elo(800.0, -150.0);
+    let p = 1.0 / (1.0 + 10f64.powf(-diff / 400.0));
+    let score = draw / 2.0 + (1.0 - draw) * p;
+    -400.0 * (1.0 / score - 1.0).log10()
+}
+
+#[test]
+fn the_95_percent_interval_covers_the_models_elo_about_95_percent_of_the_time() {
+    let (mut covered, mut total, mut error) = (0u32, 0u32, 0.0f64);
+    for seed in 1..=12u64 {
+        let dir = setup(&sim_toml(3000, seed, "share = 0.5\npairs = 32\n"));
+        ok(&in_dir(dir.path(), &["run", "t.toml"]));
+        let rows = rows(&dir.path().join("logs/t.track.csv"));
+        // One point every 32 iterations, and one at the end.
+        assert_eq!(rows.len(), 94, "seed {seed}");
+        for r in &rows {
+            let theta: Vec<f64> = r[12..].iter().map(|v| v.parse().unwrap()).collect();
+            let truth = model_elo(&theta, 0.3);
+            let (low, high): (f64, f64) = (r[10].parse().unwrap(), r[11].parse().unwrap());
+            total += 1;
+            covered += u32::from(low <= truth && truth <= high);
+            error += r[9].parse::<f64>().unwrap() - truth;
+        }
+        // The curve starts at 0 (θ is the start) and rises: its second half is well above.
+        let late: Vec<f64> = rows[47..].iter().map(|r| r[9].parse().unwrap()).collect();
+        let mean = late.iter().sum::<f64>() / late.len() as f64;
+        assert!(
+            mean > 20.0,
+            "seed {seed}: the second half's mean Elo is {mean}"
+        );
+    }
+    let coverage = f64::from(covered) / f64::from(total);
+    let bias = error / f64::from(total);
+    println!(
+        "coverage of the model's Elo by the 95% interval: {covered}/{total} = {coverage:.3}; mean error {bias:+.2} Elo"
+    );
+    assert!((0.90..=0.99).contains(&coverage), "coverage {coverage}");
+    // One point's error has a standard deviation of about 35 Elo: the mean of 1128, about 1.
+    assert!(
+        bias.abs() < 4.0,
+        "the measurements are unbiased: mean error {bias}"
+    );
+}
+
+/// A checkpoint with its folder's name taken out, to compare two runs' in different folders.
+fn checkpoint_text(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("logs/t.checkpoint.var"))
+        .unwrap()
+        .replace(dir.to_str().unwrap(), "DIR")
+}
+
+#[test]
+fn the_curve_survives_kill_9_and_resume_exactly() {
+    let n = 300_000;
+    let toml = sim_toml(n, 9, "share = 0.1\nagainst = [\"start\"]\npairs = 16\n");
+    let dir = setup(&toml);
+    kill_9_midway(dir.path());
+    let ck = checkpoint_text(dir.path());
+    assert!(ck.contains("finished = false"), "killed mid-run:\n{ck}");
+    assert!(ck.contains("[track]"), "{ck}");
+    ok(&in_dir(dir.path(), &["run", "t.toml", "--resume"]));
+    let its = log_iterations(&dir.path().join("logs/t.log"));
+    assert_eq!(its, (1..=n).collect::<Vec<_>>(), "every iteration once");
+
+    let whole = setup(&toml);
+    let out = ok(&in_dir(whole.path(), &["run", "t.toml"]));
+    assert!(
+        out.contains("track: iteration 300000 vs start: Elo"),
+        "{out}"
+    );
+    let a = std::fs::read(dir.path().join("logs/t.track.csv")).unwrap();
+    let b = std::fs::read(whole.path().join("logs/t.track.csv")).unwrap();
+    assert!(
+        a == b,
+        "the resumed curve differs from an uninterrupted run's"
+    );
+    assert_eq!(rows(&dir.path().join("logs/t.track.csv")).len(), 2084);
+    assert_eq!(checkpoint_text(dir.path()), checkpoint_text(whole.path()));
+}
+
+#[test]
+fn a_stop_rule_ends_the_run_and_records_why() {
+    let dir = setup(&sim_toml(
+        200_000,
+        3,
+        "share = 0.5\npairs = 32\nstop_when_lower_above = 20\n",
+    ));
+    let out = in_dir(dir.path(), &["run", "t.toml"]);
+    let text = ok(&out);
+    assert!(
+        text.contains("stopped by the [track] rule stop_when_lower_above: at iteration"),
+        "{text}"
+    );
+    let ck = checkpoint_text(dir.path());
+    assert!(ck.contains("finished = true"), "{ck}");
+    assert!(ck.contains("stopped = \"stop_when_lower_above"), "{ck}");
+    let rows = rows(&dir.path().join("logs/t.track.csv"));
+    let last_low: f64 = rows.last().unwrap()[10].parse().unwrap();
+    assert!(last_low > 20.0);
+    let earlier = rows[..rows.len() - 1]
+        .iter()
+        .all(|r| r[10].parse::<f64>().is_ok_and(|l| l <= 20.0));
+    assert!(earlier, "it stopped at the first point past the target");
+    let applied = log_iterations(&dir.path().join("logs/t.log")).len();
+    assert!(applied < 200_000, "stopped early, at {applied}");
+    assert!(ck.contains(&format!("#: applied = {applied}\n")), "{ck}");
+    // `spsa report` shows the curve as a table and plots it beside the θ plot.
+    let report = ok(&in_dir(
+        dir.path(),
+        &["report", "logs/t.log", "--plot", "p.svg"],
+    ));
+    assert!(
+        report.contains(&format!("live Elo curve: {} measurements", rows.len())),
+        "{report}"
+    );
+    let svg = std::fs::read_to_string(dir.path().join("p.elo.svg")).unwrap();
+    assert!(
+        svg.contains("against start") && svg.contains("<polygon"),
+        "line, key and band"
+    );
+    // A resume finds nothing left to do.
+    let again = in_dir(dir.path(), &["run", "t.toml", "--resume"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(
+        rows.len(),
+        self::rows(&dir.path().join("logs/t.track.csv")).len()
+    );
+}
+
+#[test]
+fn bad_track_keys_are_refused_with_file_line_and_key_and_nothing_written() {
+    let cases = [
+        (
+            "share = 0.7\n",
+            "t.toml:13: key `track.share`: the share of games that measure must be above 0 and at most 0.5",
+        ),
+        ("share = 0\n", "key `track.share`"),
+        ("pairs = 32\n", "key `track.share`: missing"),
+        (
+            "share = 0.1\npairs = 4\n",
+            "t.toml:14: key `track.pairs`: pairs per measurement must be from 10",
+        ),
+        (
+            "share = 0.1\nagainst = [\"best\"]\n",
+            "t.toml:14: key `track.against`: expected \"start\" or \"defaults\", found \"best\"",
+        ),
+        (
+            "share = 0.1\nagainst = [\"defaults\"]\n",
+            "t.toml:14: key `track.against`: \"defaults\" are the engine's own option values: a simulated run has none",
+        ),
+        (
+            "share = 0.1\nagainst = []\n",
+            "key `track.against`: name at least one",
+        ),
+        (
+            "share = 0.1\nstop_after_flat = 0\n",
+            "t.toml:14: key `track.stop_after_flat`",
+        ),
+        ("share = 0.1\nshares = 3\n", "t.toml:14"),
+    ];
+    for (track, want) in cases {
+        let dir = setup(&sim_toml(100, 1, track));
+        let out = in_dir(dir.path(), &["run", "t.toml"]);
+        assert_eq!(out.status.code(), Some(2), "{track}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{track}: {}", stderr(&out));
+        assert!(
+            !dir.path().join("logs").exists(),
+            "{track}: nothing written"
+        );
+    }
+}
+
+/// Each game of a PGN file: its Event and FEN tags.
+fn games(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let tag = |block: &str, name: &str| {
+        block
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("[{name} \"")))
+            .map(|v| v.trim_end_matches("\"]").to_string())
+            .unwrap_or_default()
+    };
+    text.split("[Event ")
+        .skip(1)
+        .map(|g| {
+            let block = format!("[Event {g}");
+            (tag(&block, "Event"), tag(&block, "FEN"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_curves_games_never_use_a_tuning_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_book(d, "ten.epd", 10);
+    std::fs::write(
+        d.join("minors.var"),
+        "KnightValue,150,50,700,30,0.01,0\nBishopValue,150,50,700,30,0.01,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("t.toml"),
+        format!(
+            "variables = \"minors.var\"\nlog = \"t.log\"\niterations = 12\nA = 10\ngamma = 0.101\n\
+             alpha = 0.602\nconcurrency = 2\nseed = 5\n[engine1]\ncommand = {:?}\n[games]\n\
+             book = \"ten.epd\"\ndepth = 1\nmax_plies = 60\npgn = \"games.pgn\"\n\
+             [track]\nshare = 0.5\nagainst = [\"start\", \"defaults\"]\npairs = 10\n",
+            sparring()
+        ),
+    )
+    .unwrap();
+    let conf = d.join("t.toml");
+    let out = ok(&run(&["run", conf.to_str().unwrap()]));
+    assert!(out.contains("vs defaults: Elo"), "{out}");
+    let games = games(&d.join("games.pgn"));
+    let (track, tune): (Vec<_>, Vec<_>) = games.iter().partition(|(e, _)| e.contains(" track vs "));
+    let tuning: BTreeSet<&String> = tune.iter().map(|(_, f)| f).collect();
+    let measured: BTreeSet<&String> = track.iter().map(|(_, f)| f).collect();
+    assert_eq!(tune.len(), 24);
+    // One point, at the end (its interval, 20 iterations, is longer than the run): 10 pairs
+    // against each opponent.
+    assert_eq!(track.len(), 40, "{games:?}");
+    assert_eq!(tuning.len(), 8, "the tune's part of the book");
+    assert_eq!(measured.len(), 2, "the held-out part");
+    assert!(tuning.is_disjoint(&measured), "{tuning:?} {measured:?}");
+    let rows = std::fs::read_to_string(d.join("t.track.csv")).unwrap();
+    assert!(
+        rows.contains(",12,start,10,") && rows.contains(",12,defaults,10,"),
+        "{rows}"
+    );
+}
