@@ -104,7 +104,7 @@ fn checkpoint_text(dir: &Path) -> String {
 }
 
 #[test]
-fn the_curve_survives_kill_9_and_resume_exactly() {
+fn the_curve_survives_kill_9_ctrl_c_and_resume_exactly() {
     let n = 300_000;
     let toml = sim_toml(n, 9, "share = 0.1\nagainst = [\"start\"]\npairs = 16\n");
     let dir = setup(&toml);
@@ -115,6 +115,26 @@ fn the_curve_survives_kill_9_and_resume_exactly() {
     ok(&in_dir(dir.path(), &["run", "t.toml", "--resume"]));
     let its = log_iterations(&dir.path().join("logs/t.log"));
     assert_eq!(its, (1..=n).collect::<Vec<_>>(), "every iteration once");
+
+    // Ctrl-C: a clean stop (a measurement in flight is given back), then a resume.
+    let stopped = setup(&toml);
+    let child = match_common::spsa()
+        .args(["run", "t.toml"])
+        .current_dir(stopped.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    run_common::wait_for(&stopped.path().join("logs/t.checkpoint.var"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert!(child.wait_with_output().unwrap().status.success());
+    assert!(checkpoint_text(stopped.path()).contains("finished = false"));
+    ok(&in_dir(stopped.path(), &["run", "t.toml", "--resume"]));
 
     let whole = setup(&toml);
     let out = ok(&in_dir(whole.path(), &["run", "t.toml"]));
@@ -130,6 +150,12 @@ fn the_curve_survives_kill_9_and_resume_exactly() {
     );
     assert_eq!(rows(&dir.path().join("logs/t.track.csv")).len(), 2084);
     assert_eq!(checkpoint_text(dir.path()), checkpoint_text(whole.path()));
+    let c = std::fs::read(stopped.path().join("logs/t.track.csv")).unwrap();
+    assert!(c == b, "the curve after Ctrl-C and resume differs");
+    assert_eq!(
+        checkpoint_text(stopped.path()),
+        checkpoint_text(whole.path())
+    );
 }
 
 #[test]

@@ -160,8 +160,10 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
             continue;
         }
         let bad = |what: &str| format!("line {}: {what}", i + 1);
+        // θ may have more or fewer values than the header names: a run that went on with
+        // variables added or dropped keeps its file.
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 12 + names.len() {
+        if f.len() < 12 {
             return Err(bad("wrong number of fields"));
         }
         let int = |s: &str| s.parse::<u64>().map_err(|_| bad("not a count"));
@@ -225,8 +227,11 @@ impl Track {
         seed: u64,
         start: Vec<f64>,
         rounding: Rounding,
-        state: TrackState,
+        mut state: TrackState,
     ) -> Track {
+        // A unit pending from before the run went on with other variables measured a θ the
+        // engines can no longer play: it is dropped, and the next point measures afresh.
+        state.pending.retain(|p| p.theta.len() == start.len());
         Track {
             interval: plan.interval(pairs_per_iteration),
             plan,
@@ -527,6 +532,19 @@ mod tests {
         let mut again = Trial::default();
         assert!(resumed.next_trial_into(25, 100, &[9.0, 9.0], &mut again));
         assert_eq!(again, trial);
+        // Resumed with a variable added: the pending θ has too few values and is dropped.
+        let mut wider = Track::new(
+            plan(&[Against::Start], 0.5, 10),
+            1,
+            7,
+            vec![10.0, -3.4, 1.0],
+            Rounding::Continuous,
+            t.state().clone(),
+        );
+        assert!(wider.state().pending.is_empty());
+        assert!(!wider.next_trial_into(25, 100, &[9.0, 9.0, 1.0], &mut again));
+        assert!(wider.next_trial_into(30, 100, &[9.0, 9.0, 1.0], &mut again));
+        assert_eq!((again.track.unwrap().point, again.plus.len()), (3, 3));
     }
 
     #[test]
