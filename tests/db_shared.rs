@@ -412,6 +412,56 @@ fn a_database_restart_or_crash_mid_run_loses_nothing() {
     assert_exactly_once(&db, &run, n, &dir.path().join("t.log"));
 }
 
+/// The count a mirror reads (the owner mirrors no result past it) is flushed: a result the
+/// database applied with an asynchronous commit just before is in the log on disk once the
+/// count is read, so no crash can take back a result the owner has mirrored. (A transaction
+/// that only takes an id commits without a flush: this failed with the count read that way.)
+#[test]
+fn the_count_a_mirror_reads_is_flushed_through_the_results_it_counts() {
+    let cluster = Cluster::start();
+    // Nothing else flushes for 10 s: the log writer waits, and no other run is on this server.
+    cluster.psql("postgres", "ALTER SYSTEM SET wal_writer_delay = '10s'");
+    cluster.psql("postgres", "SELECT pg_reload_conf()");
+    let db = cluster.database("durable");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut owner, run) = quiet_run(&db, dir.path(), "60");
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut tried = 0;
+    loop {
+        // A commit that does not wait for its flush, as a worker's report commits; then where
+        // the log ends, its commit record included.
+        db.psql(&format!(
+            "SET synchronous_commit = off; UPDATE spsa.runs SET updated = now() WHERE id = {run}"
+        ));
+        let written = db.psql("SELECT pg_current_wal_insert_lsn()");
+        let flushed_before = db.psql(&format!("SELECT pg_current_wal_flush_lsn() >= '{written}'"));
+        let applied = runtime.block_on(async {
+            let mut conn = spsa::db::Db::new(&db.url).unwrap();
+            spsa::db::owner::durable_applied(&mut conn, run.parse().unwrap())
+                .await
+                .unwrap()
+        });
+        assert_eq!(applied, 0);
+        if flushed_before == "t" {
+            // Something else flushed first (a checkpoint): nothing shown; write again.
+            tried += 1;
+            assert!(tried < 5, "the log was flushed before every read");
+            continue;
+        }
+        let flushed = db.psql(&format!("SELECT pg_current_wal_flush_lsn() >= '{written}'"));
+        assert_eq!(
+            flushed, "t",
+            "the count was read without flushing the log through {written}"
+        );
+        break;
+    }
+}
+
 /// Run `sql` through psql with the given URL; Err carries psql's message.
 /// A run with a long lease, created without playing (the owner follows it in the background).
 fn quiet_run(db: &TestDb, dir: &Path, lease: &str) -> (Child, String) {

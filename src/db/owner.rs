@@ -292,32 +292,7 @@ impl Mirror {
     pub async fn pull(&mut self, db: &mut Db) -> Result<Vec<Applied>> {
         let (run, after) = (self.run_id, self.applied as i64);
         let written = self.written_through as i64;
-        // Reports commit asynchronously (see `spsa.report`): only results a crash cannot take
-        // back are mirrored. The results applied when this transaction reads the count were
-        // committed before it; its own synchronous commit (it takes a transaction id, so it
-        // writes a commit record) flushes the log through them.
-        let durable: i64 = db
-            .run("read the durable result count", async |c: &Client| {
-                c.batch_execute("BEGIN; SET LOCAL synchronous_commit = on")
-                    .await?;
-                let read = c
-                    .query_one(
-                        "SELECT applied, pg_current_xact_id() FROM spsa.runs WHERE id = $1",
-                        &[&run],
-                    )
-                    .await;
-                match read {
-                    Ok(row) => {
-                        c.batch_execute("COMMIT").await?;
-                        Ok(row.get::<_, i64>(0))
-                    }
-                    Err(e) => {
-                        let _ = c.batch_execute("ROLLBACK").await;
-                        Err(e)
-                    }
-                }
-            })
-            .await?;
+        let durable = durable_applied(db, run).await?;
         if durable <= after {
             return Ok(Vec::new());
         }
@@ -446,4 +421,40 @@ pub fn measurement_of(a: &Applied) -> Measurement {
         faults,
         ..Default::default()
     }
+}
+
+/// How many results of run `run` the database has applied, read so that a crash cannot take
+/// any of them back: a mirror applies no result past this count.
+pub async fn durable_applied(db: &mut Db, run: i64) -> Result<i64> {
+    // Reports commit asynchronously (see `spsa.report`): only results a crash cannot take
+    // back are mirrored. The results applied when this transaction reads the count were
+    // committed before it, so their commit records precede its own in the log, and its
+    // synchronous commit flushes the log through them. PostgreSQL flushes at commit only
+    // for a transaction that wrote to the log before its commit record (a transaction id
+    // alone does not: measured on 15, the flush LSN stayed behind), hence the transactional
+    // message, which writes a record and takes an id; any role may emit one.
+    let durable = db
+        .run("read the durable result count", async |c: &Client| {
+            c.batch_execute("BEGIN; SET LOCAL synchronous_commit = on")
+                .await?;
+            let read = c
+                .query_one(
+                    "SELECT applied, pg_logical_emit_message(true, 'spsa', 'durable')
+                       FROM spsa.runs WHERE id = $1",
+                    &[&run],
+                )
+                .await;
+            match read {
+                Ok(row) => {
+                    c.batch_execute("COMMIT").await?;
+                    Ok(row.get::<_, i64>(0))
+                }
+                Err(e) => {
+                    let _ = c.batch_execute("ROLLBACK").await;
+                    Err(e)
+                }
+            }
+        })
+        .await?;
+    Ok(durable)
 }
