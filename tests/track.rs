@@ -271,29 +271,16 @@ fn games(path: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn the_curves_games_never_use_a_tuning_opening() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sparring_setup(
+        12,
+        2,
+        "share = 0.5\nagainst = [\"start\", \"defaults\"]\npairs = 10\n",
+    );
     let d = dir.path();
-    small_book(d, "ten.epd", 10);
-    std::fs::write(
-        d.join("minors.var"),
-        "KnightValue,150,50,700,30,0.01,0\nBishopValue,150,50,700,30,0.01,0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("t.toml"),
-        format!(
-            "variables = \"minors.var\"\nlog = \"t.log\"\niterations = 12\nA = 10\ngamma = 0.101\n\
-             alpha = 0.602\nconcurrency = 2\nseed = 5\n[engine1]\ncommand = {:?}\n[games]\n\
-             book = \"ten.epd\"\ndepth = 1\nmax_plies = 60\npgn = \"games.pgn\"\n\
-             [track]\nshare = 0.5\nagainst = [\"start\", \"defaults\"]\npairs = 10\n",
-            sparring()
-        ),
-    )
-    .unwrap();
     let conf = d.join("t.toml");
     let out = ok(&run(&["run", conf.to_str().unwrap()]));
     assert!(out.contains("vs defaults: Elo"), "{out}");
-    let games = games(&d.join("games.pgn"));
+    let games = games(&d.join("logs/t.pgn"));
     let (track, tune): (Vec<_>, Vec<_>) = games.iter().partition(|(e, _)| e.contains(" track vs "));
     let tuning: BTreeSet<&String> = tune.iter().map(|(_, f)| f).collect();
     let measured: BTreeSet<&String> = track.iter().map(|(_, f)| f).collect();
@@ -304,9 +291,91 @@ fn the_curves_games_never_use_a_tuning_opening() {
     assert_eq!(tuning.len(), 8, "the tune's part of the book");
     assert_eq!(measured.len(), 2, "the held-out part");
     assert!(tuning.is_disjoint(&measured), "{tuning:?} {measured:?}");
-    let rows = std::fs::read_to_string(d.join("t.track.csv")).unwrap();
+    let rows = std::fs::read_to_string(d.join("logs/t.track.csv")).unwrap();
     assert!(
         rows.contains(",12,start,10,") && rows.contains(",12,defaults,10,"),
         "{rows}"
     );
+    // Against the defaults, the other side plays the values the engine declares.
+    let pgn = std::fs::read_to_string(d.join("logs/t.pgn")).unwrap();
+    let defaults_game = pgn
+        .split("[Event ")
+        .find(|g| g.contains(" track vs defaults"))
+        .unwrap();
+    assert!(
+        defaults_game.contains("Options \"KnightValue=320; BishopValue=330\""),
+        "{defaults_game}"
+    );
+}
+
+/// A sparring tune at depth 1 from a 10-opening book (2 held out) with the `[track]` table
+/// `track`; at Concurrency 1 its games are the same every time.
+fn sparring_setup(iterations: u64, concurrency: usize, track: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_book(d, "ten.epd", 10);
+    std::fs::write(
+        d.join("t.var"),
+        "KnightValue,200,50,700,30,0.01,0\nBishopValue,200,50,700,30,0.01,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("t.toml"),
+        format!(
+            "variables = \"t.var\"\nlog = \"logs/t.log\"\niterations = {iterations}\nA = 10\n\
+             gamma = 0.101\nalpha = 0.602\nconcurrency = {concurrency}\nseed = 5\n[engine1]\n\
+             command = {:?}\n[games]\nbook = \"ten.epd\"\ndepth = 1\nmax_plies = 120\n\
+             pgn = \"logs/t.pgn\"\n[track]\n{track}",
+            sparring()
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_real_engine_curve_survives_kill_9_and_resume_exactly() {
+    let setup = || sparring_setup(30, 1, "share = 0.5\npairs = 10\n");
+    let dir = setup();
+    let d = dir.path();
+    let mut child = match_common::spsa()
+        .args(["run", "t.toml"])
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed after the first point, while the tune goes on toward the second.
+    let track = d.join("logs/t.track.csv");
+    let t = std::time::Instant::now();
+    while !track.exists() || std::fs::read_to_string(&track).unwrap().lines().count() < 2 {
+        assert!(t.elapsed().as_secs() < 120, "no point measured");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        checkpoint_text(d).contains("finished = false"),
+        "killed mid-run"
+    );
+    ok(&in_dir(d, &["run", "t.toml", "--resume"]));
+
+    let whole = setup();
+    ok(&in_dir(whole.path(), &["run", "t.toml"]));
+    let a = std::fs::read_to_string(&track).unwrap();
+    let b = std::fs::read_to_string(whole.path().join("logs/t.track.csv")).unwrap();
+    assert_eq!(
+        a, b,
+        "the resumed curve differs from an uninterrupted run's"
+    );
+    assert_eq!(a.lines().count(), 4, "points at 10, 20 and 30: {a}");
+    // Every measurement game once in the PGN: 3 points of 10 pairs.
+    let games = games(&d.join("logs/t.pgn"));
+    let measured = games
+        .iter()
+        .filter(|(e, _)| e.contains(" track vs "))
+        .count();
+    assert_eq!((measured, games.len()), (60, 120));
+    assert_eq!(checkpoint_text(d), checkpoint_text(whole.path()));
 }
