@@ -248,6 +248,32 @@ fn bad_track_keys_are_refused_with_file_line_and_key_and_nothing_written() {
             "{track}: nothing written"
         );
     }
+    // A shared run cannot measure the curve yet: refused by its config key or by --db.
+    let shared = setup(&sim_toml(100, 1, "share = 0.1\n").replace(
+        "seed = 1\n",
+        "seed = 1\ndatabase = \"postgres://localhost/none\"\n",
+    ));
+    let out = in_dir(shared.path(), &["run", "t.toml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("key `track.share`: a run shared through `database` cannot measure"),
+        "{}",
+        stderr(&out)
+    );
+    let flagged = setup(&sim_toml(100, 1, "share = 0.1\n"));
+    let out = in_dir(
+        flagged.path(),
+        &["run", "t.toml", "--db", "postgres://localhost/none"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("key `track`: a run shared through a database cannot measure"),
+        "{}",
+        stderr(&out)
+    );
+    for d in [shared.path(), flagged.path()] {
+        assert!(!d.join("logs").exists(), "nothing written");
+    }
 }
 
 /// Each game of a PGN file: its Event and FEN tags.
