@@ -189,11 +189,6 @@ impl Tuner {
         Ok(self)
     }
 
-    /// The live curve's state, when the run measures one.
-    pub fn track(&self) -> Option<&TrackState> {
-        self.track.as_ref().map(|(t, _)| t.state())
-    }
-
     /// Refuse a start the user must fix, before anything is started or written: an earlier
     /// run's files without --resume/--fresh, a resume without a checkpoint, or a resume whose
     /// variables or schedule differ from the checkpoint's.
