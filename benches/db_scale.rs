@@ -222,8 +222,11 @@ fn main() {
                 &name,
                 &definition(50_000),
                 StartMode::New,
-                60.0,
-                None,
+                owner::Serving {
+                    lease_seconds: 60.0,
+                    reference_nps: None,
+                    throughput: None,
+                },
             )
             .await
             .unwrap()

@@ -120,6 +120,7 @@ fn summary(i: usize) -> model::RunSummary {
         faults: i as u64,
         last_activity_seconds: Some(3.0),
         priority: Some(0),
+        throughput: Some(100.0),
     }
 }
 

@@ -863,8 +863,8 @@ fn a_worker_serves_the_highest_priority_run_first_and_nothing_of_a_paused_run() 
     let runs = |leases: &[(String, String, String)]| -> Vec<String> {
         leases.iter().map(|l| l.0.clone()).collect()
     };
-    // Equal priorities: the older run first.
-    assert_eq!(runs(&lease(2)), [a.clone(), a.clone()]);
+    // Equal priorities and shares: one each, the older run first.
+    assert_eq!(runs(&lease(2)), [a.clone(), b.clone()]);
     // A higher priority wins, whatever the age.
     db.psql(&format!("UPDATE spsa.runs SET priority = 5 WHERE id = {b}"));
     let taken = lease(3);

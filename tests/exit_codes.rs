@@ -263,6 +263,7 @@ fn database_commands_with_no_server_there() {
         vec!["worker", "--db", url],
         vec!["status", "--db", url],
         vec!["prune", "--db", url, "--older-than", "3"],
+        vec!["modify", "--db", url, "--run", "1", "--throughput", "50"],
         vec!["run", "sim.conf", "--db", url],
     ] {
         assert_user_error(d, &args, &["127.0.0.1:1", "cannot connect"]);
@@ -273,6 +274,15 @@ fn database_commands_with_no_server_there() {
         &["prune", "--db", url, "--older-than", "soon"],
         "--older-than",
     );
+    for share in ["0", "-5", "1001", "lots"] {
+        let flag = format!("--throughput={share}");
+        assert_usage_error(
+            d,
+            &["modify", "--db", url, "--run", "1", &flag],
+            "--throughput",
+        );
+        assert_usage_error(d, &["run", "sim.conf", "--db", url, &flag], "--throughput");
+    }
 }
 
 #[test]

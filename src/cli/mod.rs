@@ -8,6 +8,7 @@ pub mod exit;
 pub mod init;
 pub mod man;
 pub mod r#match;
+pub mod modify;
 pub mod plan;
 pub mod positions;
 pub mod prune;
@@ -51,6 +52,8 @@ pub enum Command {
     Positions(positions::PositionsArgs),
     /// Convert a coefficient file between its text and binary (`.coefb`) forms.
     Coefficients(coefficients::CoefficientsArgs),
+    /// Change a shared run while it goes on: its throughput share, its priority.
+    Modify(modify::ModifyArgs),
     /// Serve the shared runs of a database: lease iterations, play them, report.
     Worker(worker::WorkerArgs),
     /// Show the shared runs of a database and their workers.
@@ -79,6 +82,7 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Coefficients(args) => coefficients::command(&args),
         Command::Worker(args) => worker::command(args).await,
         Command::Status(args) => status::command(args).await,
+        Command::Modify(args) => modify::command(args).await,
         Command::Serve(args) => serve::command(args).await,
         Command::Prune(args) => prune::command(args).await,
         Command::Completions(args) => completions::command(&args),

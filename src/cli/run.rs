@@ -58,6 +58,11 @@ pub struct RunArgs {
     /// speed measured on this machine when the run is created.
     #[arg(long, value_name = "NPS", requires = "db", value_parser = nps_flag)]
     pub reference_nps: Option<f64>,
+    /// For a shared run: its throughput share among the active runs of its priority (above 0,
+    /// at most 1000; default 100, or the config's `throughput`): workers give each run games in
+    /// proportion to its share. Given with --resume, it replaces the run's share.
+    #[arg(long, value_name = "P", value_parser = crate::config::check::throughput_text)]
+    pub throughput: Option<f64>,
 }
 
 /// A speed in nodes per second: a positive number.
@@ -152,6 +157,7 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
             lease_seconds: args.lease_timeout,
             play: !args.no_play,
             reference_nps: args.reference_nps,
+            throughput: args.throughput.or(config.throughput),
         }),
         _ => None,
     };
@@ -160,6 +166,15 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
             path: config.path.clone(),
             message: "key `track`: a run shared through a database cannot measure the live Elo curve yet; remove [track] or run without --db".into(),
         }
+        .into());
+    }
+    if shared.is_none()
+        && let Some(p) = args.throughput
+    {
+        return Err(crate::tuner::UserError(format!(
+            "--throughput {p}: {} is not a shared run (no --db, and no `database` in the config), so there is nothing to share",
+            config.path.display()
+        ))
         .into());
     }
     let vars = vars::load(&config.variables)?;

@@ -269,6 +269,7 @@ impl Entries<'_> {
             games,
             positions: None,
             database: None,
+            throughput: None,
             option_origins: Vec::new(),
             verify: None,
             track: None,

@@ -45,6 +45,8 @@ pub struct Config {
     pub positions: Option<positions::PositionsConfig>,
     /// `database = "URL"` (TOML): share the run through PostgreSQL, as `spsa run --db URL`.
     pub database: Option<String>,
+    /// `throughput = P` (TOML): a shared run's share of the workers among runs of its priority.
+    pub throughput: Option<f64>,
     /// Where each engine option was set (TOML only), so that a value an engine refuses can be
     /// reported at its line ([`Config::option_error`]).
     pub option_origins: Vec<OptionOrigin>,
@@ -496,6 +498,30 @@ pub(crate) mod check {
         } else {
             Ok(v as usize)
         }
+    }
+
+    /// The largest throughput share: a weight, so only ratios matter; the cap keeps one run
+    /// from being given a share that no other could ever be set against.
+    pub const THROUGHPUT_MAX: f64 = 1000.0;
+
+    /// A shared run's throughput share: above 0, at most [`THROUGHPUT_MAX`].
+    pub fn throughput(v: f64) -> Result<f64, String> {
+        if v.is_finite() && v > 0.0 && v <= THROUGHPUT_MAX {
+            Ok(v)
+        } else {
+            Err(format!(
+                "a throughput share must be above 0 and at most {THROUGHPUT_MAX} (100 is the default), not {v}"
+            ))
+        }
+    }
+
+    /// A throughput share as typed (a flag, a form).
+    pub fn throughput_text(text: &str) -> Result<f64, String> {
+        let p: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("a throughput share must be a number, not `{text}`"))?;
+        throughput(p)
     }
 
     pub fn probability(v: f64) -> Result<f64, String> {

@@ -34,6 +34,7 @@ struct File {
     concurrency: u64,
     seed: Option<u64>,
     database: Option<String>,
+    throughput: Option<f64>,
     #[serde(default = "one")]
     pairs_per_iteration: u64,
     checkpoint_seconds: Option<f64>,
@@ -293,6 +294,10 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         games,
         positions,
         database: file.database.clone(),
+        throughput: file
+            .throughput
+            .map(|p| checked(path, "throughput", check::throughput(p)))
+            .transpose()?,
         option_origins: option_origins(&file, text),
         verify,
         track,

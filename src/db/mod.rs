@@ -38,6 +38,7 @@
 //! its cache or plays its own build, and refuses a run whose hash or signature it cannot match
 //! (recorded for `spsa status` and the page).
 
+pub mod admin;
 pub mod conn;
 pub mod engines;
 pub mod owner;

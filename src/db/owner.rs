@@ -24,14 +24,25 @@ pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
     .await
 }
 
+/// How a run is served, beyond its definition: set when it is created, and (the reference
+/// speed and the share, when given) when it is resumed.
+#[derive(Clone, Copy, Debug)]
+pub struct Serving {
+    /// Seconds a lease lives without a heartbeat.
+    pub lease_seconds: f64,
+    /// A clock run's reference engine speed.
+    pub reference_nps: Option<f64>,
+    /// Its throughput share among runs of its priority (None: 100, or unchanged on resume).
+    pub throughput: Option<f64>,
+}
+
 /// Find or create the run named `name` as `mode` says; returns its id.
 pub async fn attach(
     db: &mut Db,
     name: &str,
     def: &RunDefinition,
     mode: StartMode,
-    lease_seconds: f64,
-    reference_nps: Option<f64>,
+    serving: Serving,
 ) -> Result<i64> {
     let existing: Option<(i64, String, Option<String>)> = db
         .run("find the run", async |c: &Client| {
@@ -65,11 +76,13 @@ pub async fn attach(
                 ))
                 .into());
             }
-            if let Some(nps) = reference_nps {
-                db.run("store the reference speed", async |c: &Client| {
+            if serving.reference_nps.is_some() || serving.throughput.is_some() {
+                db.run("store the reference speed and share", async |c: &Client| {
                     c.execute(
-                        "UPDATE spsa.runs SET reference_nps = $2 WHERE id = $1",
-                        &[&id, &nps],
+                        "UPDATE spsa.runs SET reference_nps = coalesce($2, reference_nps),
+                                              throughput = coalesce($3, throughput)
+                          WHERE id = $1",
+                        &[&id, &serving.reference_nps, &serving.throughput],
                     )
                     .await
                 })
@@ -94,21 +107,15 @@ pub async fn attach(
                 .await
             })
             .await?;
-            create(db, name, def, lease_seconds, reference_nps).await
+            create(db, name, def, serving).await
         }
-        (_, None) => create(db, name, def, lease_seconds, reference_nps).await,
+        (_, None) => create(db, name, def, serving).await,
     }
 }
 
-/// Create the run and all its work rows in one transaction, its reference speed with it (a
-/// worker that reads the run must never see it without the speed its clock is scaled to).
-async fn create(
-    db: &mut Db,
-    name: &str,
-    def: &RunDefinition,
-    lease_seconds: f64,
-    reference_nps: Option<f64>,
-) -> Result<i64> {
+/// Create the run and all its work rows in one transaction, its reference speed and share with
+/// it (a worker that reads the run must never see it without the speed its clock is scaled to).
+async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) -> Result<i64> {
     let vars = def.variables();
     let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
     let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
@@ -144,8 +151,7 @@ async fn create(
                 &hi,
                 &start,
                 total,
-                lease_seconds,
-                reference_nps,
+                serving,
                 &iterations,
                 &steps,
                 n_vars,
@@ -172,8 +178,7 @@ async fn insert_run(
     hi: &[f64],
     start: &[f64],
     total: i64,
-    lease_seconds: f64,
-    reference_nps: Option<f64>,
+    serving: Serving,
     iterations: &[i64],
     steps: &[f64],
     n_vars: i32,
@@ -184,9 +189,9 @@ async fn insert_run(
         {
             let id: i64 = c
                 .query_one(
-                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps)
-                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9) RETURNING id",
-                    &[&name, definition, &names, &lo, &hi, &start, &total, &lease_seconds, &reference_nps],
+                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput)
+                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100)) RETURNING id",
+                    &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput],
                 )
                 .await?
                 .get(0);

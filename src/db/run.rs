@@ -26,6 +26,9 @@ pub struct SharedRun {
     pub play: bool,
     /// The engine speed a clock run's clock is meant for (else measured here at creation).
     pub reference_nps: Option<f64>,
+    /// The run's throughput share among runs of its priority (`--throughput`, or the config's
+    /// `throughput`; else 100 for a new run, unchanged for a resumed one).
+    pub throughput: Option<f64>,
 }
 
 /// The run's definition as stored in the database.
@@ -165,15 +168,12 @@ pub async fn attach(
     db.stop_on(Some(stop));
     owner::install_schema(&mut db).await?;
     engines::store_artifacts(&mut db, &measured).await?;
-    let id = owner::attach(
-        &mut db,
-        &name,
-        &def,
-        mode,
-        shared.lease_seconds,
+    let serving = owner::Serving {
+        lease_seconds: shared.lease_seconds,
         reference_nps,
-    )
-    .await?;
+        throughput: shared.throughput,
+    };
+    let id = owner::attach(&mut db, &name, &def, mode, serving).await?;
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
             Ok(

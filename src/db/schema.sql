@@ -50,6 +50,14 @@ ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS pruned timestamptz;
 -- A run with a clock: the engine's speed (nodes per second) its clock is meant for, given by
 -- its creator or measured by its first worker. Each worker scales the clock by this over its own.
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS reference_nps float8 CHECK (reference_nps > 0);
+-- Throughput shares: among active runs of equal priority, workers lease so that each run gets
+-- games in proportion to its `throughput` (a weight, 100 by default). `pass` is the run's games
+-- leased divided by its throughput (stride scheduling): spsa.lease_share serves the lowest pass
+-- first. A run that (re)joins the competition starts level with the front (see
+-- spsa.join_level), so it neither waits for nor swamps the others.
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS throughput float8 NOT NULL DEFAULT 100
+  CONSTRAINT runs_throughput_check CHECK (throughput > 0 AND throughput <= 1000);
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS pass float8 NOT NULL DEFAULT 0;
 ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_state_check;
 ALTER TABLE spsa.runs ADD CONSTRAINT runs_state_check
   CHECK (state IN ('active', 'paused', 'finished', 'stopped'));
@@ -190,38 +198,109 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
   SELECT id, name, definition, iterations, applied FROM spsa.runs WHERE state = 'active' ORDER BY id;
 $$;
 
--- Lease up to p_count iterations of the given runs: open ones first, then ones whose lease ran
--- out (taken back: their old token is replaced, so the old holder's report is refused). Runs of
--- higher priority first, then the oldest run, then the lowest iteration.
-CREATE OR REPLACE FUNCTION spsa.lease(p_worker text, p_runs bigint[], p_count int)
+-- Where a run that joins the runs of its priority (created, resumed from a pause, or moved to
+-- another priority) starts: level with the front, the highest pass among the active runs it
+-- joins. Starting from zero would hand it every game until it caught up with runs that have
+-- been served for hours.
+CREATE OR REPLACE FUNCTION spsa.join_level() RETURNS trigger
+LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
+BEGIN
+  IF NEW.state = 'active' AND (TG_OP = 'INSERT' OR OLD.state <> 'active'
+                               OR OLD.priority <> NEW.priority) THEN
+    NEW.pass := coalesce((SELECT max(r.pass) FROM spsa.runs r
+                           WHERE r.state = 'active' AND r.priority = NEW.priority AND r.id <> NEW.id),
+                         0);
+  END IF;
+  RETURN NEW;
+END
+$$;
+DROP TRIGGER IF EXISTS runs_join_level ON spsa.runs;
+CREATE TRIGGER runs_join_level BEFORE INSERT OR UPDATE OF state, priority ON spsa.runs
+  FOR EACH ROW EXECUTE FUNCTION spsa.join_level();
+
+-- Lease iterations of the given runs until p_games games or p_count iterations are leased.
+-- Each iteration goes to the run of highest priority, then lowest pass (games leased over
+-- throughput), then the oldest, that has one to lease here: open, or its lease ran out (taken
+-- back: the old token is replaced, so the old holder's report is refused); the lowest iteration
+-- first. The pass is advanced in the same transaction, so concurrent workers share one count.
+-- A run this worker refused is skipped, and so is one with nothing to lease right now, so
+-- neither holds the others back.
+CREATE OR REPLACE FUNCTION spsa.lease_within(w text, p_runs bigint[], p_games int, p_count int)
 RETURNS TABLE (run_id bigint, iteration bigint, token uuid, theta float8[], pairs int)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
 DECLARE
-  w text := spsa.worker_key(p_worker);
+  skip bigint[] := '{}';
+  -- This call's leases per run, added to the passes at the end: the rows of the runs are
+  -- locked then, in id order, and the worker's row last (as spsa.report locks a run, then its
+  -- worker), so two leases or a lease and a report never wait on each other in a circle.
+  got_runs bigint[] := '{}';
+  got_games float8[] := '{}';
+  games int := 0;
+  n int := 0;
+  pick_run bigint;
+  pick_share float8;
+  pick_iteration bigint;
 BEGIN
   -- Asynchronous commit (see spsa.report): a lease lost in a crash only costs its games.
   PERFORM set_config('synchronous_commit', 'off', true);
+  WHILE games < p_games AND n < least(p_count, 256) LOOP
+    SELECT r.id, r.throughput INTO pick_run, pick_share FROM spsa.runs r
+     WHERE r.id = ANY (p_runs) AND r.state = 'active' AND NOT r.id = ANY (skip)
+       AND NOT EXISTS (SELECT FROM spsa.worker_engines e
+                        WHERE e.run_id = r.id AND e.worker = w AND e.refused IS NOT NULL)
+     ORDER BY r.priority DESC,
+              r.pass + coalesce((SELECT sum(g.games) FROM unnest(got_runs, got_games) AS g(id, games)
+                                  WHERE g.id = r.id), 0) / r.throughput,
+              r.id
+     LIMIT 1;
+    EXIT WHEN NOT FOUND;
+    SELECT wk.iteration INTO pick_iteration FROM spsa.work wk
+     WHERE wk.run_id = pick_run AND wk.state <> 'done'
+       AND (wk.state = 'open' OR wk.lease_expires < now())
+     ORDER BY wk.iteration
+     LIMIT 1
+     FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+      skip := skip || pick_run;
+      CONTINUE;
+    END IF;
+    UPDATE spsa.work wk
+       SET state = 'leased', token = gen_random_uuid(), worker = w, leased_at = now(),
+           lease_expires = now() + make_interval(secs => r.lease_seconds),
+           leased_theta = r.theta, attempts = wk.attempts + 1
+      FROM spsa.runs r
+     WHERE wk.run_id = pick_run AND wk.iteration = pick_iteration AND r.id = wk.run_id
+    RETURNING wk.run_id, wk.iteration, wk.token, wk.leased_theta, wk.pairs
+      INTO run_id, iteration, token, theta, pairs;
+    got_runs := got_runs || pick_run;
+    got_games := got_games || (2 * pairs)::float8;
+    games := games + 2 * pairs;
+    n := n + 1;
+    RETURN NEXT;
+  END LOOP;
+  FOR pick_run, pick_share IN
+    SELECT g.id, sum(g.games) FROM unnest(got_runs, got_games) AS g(id, games) GROUP BY g.id ORDER BY g.id
+  LOOP
+    UPDATE spsa.runs r SET pass = r.pass + pick_share / r.throughput WHERE r.id = pick_run;
+  END LOOP;
   UPDATE spsa.workers SET last_seen = now() WHERE name = w;
-  RETURN QUERY
-  WITH pick AS (
-    SELECT wk.run_id, wk.iteration FROM spsa.work wk JOIN spsa.runs r0 ON r0.id = wk.run_id
-    WHERE wk.run_id = ANY (p_runs) AND wk.state <> 'done' AND r0.state = 'active'
-      AND (wk.state = 'open' OR wk.lease_expires < now())
-      AND NOT EXISTS (SELECT FROM spsa.worker_engines e
-                       WHERE e.run_id = wk.run_id AND e.worker = w AND e.refused IS NOT NULL)
-    ORDER BY r0.priority DESC, wk.run_id, wk.iteration
-    LIMIT greatest(0, least(p_count, 256))
-    FOR UPDATE OF wk SKIP LOCKED
-  )
-  UPDATE spsa.work wk
-     SET state = 'leased', token = gen_random_uuid(), worker = w, leased_at = now(),
-         lease_expires = now() + make_interval(secs => r.lease_seconds),
-         leased_theta = r.theta, attempts = wk.attempts + 1
-    FROM pick, spsa.runs r
-   WHERE wk.run_id = pick.run_id AND wk.iteration = pick.iteration
-     AND r.id = wk.run_id AND r.state = 'active'
-  RETURNING wk.run_id, wk.iteration, wk.token, wk.leased_theta, wk.pairs;
 END
+$$;
+
+-- Lease about p_games games (whole iterations, at least one) of the given runs, shared out by
+-- priority and throughput as spsa.lease_within says.
+CREATE OR REPLACE FUNCTION spsa.lease_share(p_worker text, p_runs bigint[], p_games int)
+RETURNS TABLE (run_id bigint, iteration bigint, token uuid, theta float8[], pairs int)
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT * FROM spsa.lease_within(spsa.worker_key(p_worker), p_runs, greatest(p_games, 1), 256);
+$$;
+
+-- Lease up to p_count iterations of the given runs (the call of workers from before throughput
+-- shares; they ask one run at a time), counted in the runs' shares like any lease.
+CREATE OR REPLACE FUNCTION spsa.lease(p_worker text, p_runs bigint[], p_count int)
+RETURNS TABLE (run_id bigint, iteration bigint, token uuid, theta float8[], pairs int)
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT * FROM spsa.lease_within(spsa.worker_key(p_worker), p_runs, 2147483647, greatest(p_count, 0));
 $$;
 
 -- Keep the worker's leases alive during long games; returns how many are still held.
@@ -431,6 +510,15 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
    GROUP BY r.id ORDER BY r.id;
 $$;
 
+-- Per run: its priority and its throughput share (`spsa status`). One run, or every run when
+-- p_run is NULL.
+CREATE OR REPLACE FUNCTION spsa.status_shares(p_run bigint)
+RETURNS TABLE (run_id bigint, priority int, throughput float8)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.id, r.priority, r.throughput FROM spsa.runs r
+   WHERE p_run IS NULL OR r.id = p_run ORDER BY r.id;
+$$;
+
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA spsa FROM PUBLIC;
 DO $$
 BEGIN
@@ -442,7 +530,8 @@ BEGIN
       spsa.status_runs(), spsa.status_workers(), spsa.status_clocks(bigint), spsa.worker_key(text),
       spsa.reference_nps(bigint, float8), spsa.clock_scaled(text, bigint, float8, float8),
       spsa.artifact(text), spsa.engine_checked(text, bigint, text, boolean, text, text, text),
-      spsa.status_engines(bigint)
+      spsa.status_engines(bigint), spsa.lease_share(text, bigint[], int),
+      spsa.status_shares(bigint)
       TO spsa_worker;
   END IF;
 END

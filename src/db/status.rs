@@ -17,7 +17,7 @@ use crate::report::progress::format_duration;
 pub async fn render(url: &str) -> Result<String> {
     let mut db = Db::new(url)?;
     db.patience = std::time::Duration::from_secs(15);
-    let (runs, workers, clocks, checked) = db
+    let (runs, workers, clocks, checked, shares) = db
         .run("read the status", async |c: &Client| {
             let runs = c
                 .query(
@@ -32,7 +32,20 @@ pub async fn render(url: &str) -> Result<String> {
                     &[],
                 )
                 .await?;
-            Ok((runs, workers, clocks(c, None).await?, engines(c, None).await?))
+            let shares = c
+                .query("SELECT run_id, priority, throughput FROM spsa.status_shares(NULL)", &[])
+                .await?;
+            let shares: BTreeMap<i64, (i32, f64)> = shares
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2))))
+                .collect();
+            Ok((
+                runs,
+                workers,
+                clocks(c, None).await?,
+                engines(c, None).await?,
+                shares,
+            ))
         })
         .await?;
     let mut out = format!("database {}\n", db.url());
@@ -66,6 +79,9 @@ pub async fn render(url: &str) -> Result<String> {
         out.push_str(&format!(
             "  run {id} {state} {name}: {applied}/{total} iterations ({pct:.1}%), {leased} leased, {games_per_s:.2} games/s{left}, games +{w} ={d} -{l}, faults {f}\n"
         ));
+        if let Some(&(priority, share)) = shares.get(&id) {
+            out.push_str(&share_line(&runs, &shares, id, priority, share));
+        }
         if let Some(clock) = clocks.get(&id) {
             out.push_str(&clock.lines());
         }
@@ -103,6 +119,42 @@ pub async fn render(url: &str) -> Result<String> {
         ));
     }
     Ok(out)
+}
+
+/// A run's priority and throughput share, and for an active run what it got: its part of the
+/// games its priority's active runs played over the last minute, against its part of their
+/// shares.
+fn share_line(
+    runs: &[tokio_postgres::Row],
+    shares: &BTreeMap<i64, (i32, f64)>,
+    id: i64,
+    priority: i32,
+    share: f64,
+) -> String {
+    let peers: Vec<(i64, f64, i64)> = runs
+        .iter()
+        .filter(|r| r.get::<_, String>(2) == "active")
+        .filter_map(|r| {
+            let rid: i64 = r.get(0);
+            let &(p, s) = shares.get(&rid)?;
+            (p == priority).then(|| (rid, s, r.get::<_, i64>(5)))
+        })
+        .collect();
+    let mut line = format!("    priority {priority}, throughput {share}");
+    let shares_sum: f64 = peers.iter().map(|p| p.1).sum();
+    let games_sum: i64 = peers.iter().map(|p| p.2).sum();
+    if let Some(&(_, _, mine)) = peers.iter().find(|p| p.0 == id)
+        && peers.len() > 1
+        && games_sum > 0
+    {
+        line.push_str(&format!(
+            " ({:.0}% of its priority's shares): {:.0}% of their games over the last minute",
+            100.0 * share / shares_sum,
+            100.0 * mine as f64 / games_sum as f64
+        ));
+    }
+    line.push('\n');
+    line
 }
 
 /// A shared run's pruning and clock, as its page and `spsa status` show them.

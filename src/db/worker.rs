@@ -3,7 +3,8 @@
 //! engine runs: its own engines, started and checked to offer every variable as an option with
 //! the right range; a run it cannot play is refused with the reason, and its work is left to
 //! others). Then a lessor keeps the slots fed: whenever fewer parts are leased than there are
-//! slots, it leases more iterations, spread over the active runs in turn; the same
+//! slots, it leases more iterations of the runs it serves, shared out between them by the
+//! database (priority first, then each run's throughput share; see `spsa.lease_within`); the same
 //! [`pool`](crate::source::pool) a local run uses plays them part by part on whichever slot is free, so a
 //! slot never waits for the rest of a batch. Each finished iteration is reported with its
 //! records, leases are kept alive with heartbeats, and on shutdown whatever is still held is
@@ -356,7 +357,7 @@ fn stopped(e: anyhow::Error) -> Result<WorkerSummary> {
 const WORKER_FUNCTIONS: [&str; 8] = [
     "hello",
     "active_runs",
-    "lease",
+    "lease_share",
     "heartbeat",
     "give_back",
     "report",
@@ -426,8 +427,9 @@ async fn wait_for_schema(db: &mut Db, shutdown: &Shutdown) -> Result<bool> {
 const MAX_IDLE_WAIT: Duration = Duration::from_secs(30);
 
 /// Keep the slots fed: list the active runs (opening the source of each new one, closing the
-/// ones that ended), lease iterations spread over them in turn whenever fewer parts are held
-/// than there are slots, and hand back what the pool gave up.
+/// ones that ended), lease iterations of them whenever fewer parts are held than there are
+/// slots (the database picks the runs by priority and share), and hand back what the pool gave
+/// up.
 async fn lessor(
     db: &mut Db,
     opts: &WorkerOptions,
@@ -438,7 +440,6 @@ async fn lessor(
     let slots = opts.concurrency.max(1);
     let mut refused_runs: HashSet<i64> = HashSet::new();
     let mut active: Vec<i64> = Vec::new();
-    let mut turn = 0usize;
     let mut idle_wait = Duration::from_millis(50);
     let mut listed_at: Option<tokio::time::Instant> = None;
     // How often the runs are listed: every half second while some are served, else less and
@@ -561,43 +562,38 @@ async fn lessor(
                 }
             }
         }
-        // Lease while fewer parts are held than there are slots, each run in turn.
+        // Lease while fewer parts are held than there are slots: the database shares them out
+        // between the runs by priority and throughput (`spsa.lease_share`).
         let mut leased = 0;
-        let mut tried = 0;
-        while tried < active.len() {
-            let (free, run) = {
-                let st = hub.lock();
-                let id = active[turn % active.len()];
-                (
-                    slots.saturating_sub(st.parts_held()),
-                    st.served.get(&id).cloned().map(|s| (id, s)),
-                )
-            };
-            if free == 0 {
-                break;
-            }
-            turn += 1;
-            tried += 1;
-            let Some((id, s)) = run else { continue };
-            // An even share of the free slots for each run, whole trials.
-            let want = free.div_ceil(s.parts * active.len()).max(1) as i32;
+        let (free, runs) = {
+            let st = hub.lock();
+            let runs: Vec<i64> = active
+                .iter()
+                .copied()
+                .filter(|id| st.served.contains_key(id))
+                .collect();
+            (slots.saturating_sub(st.parts_held()), runs)
+        };
+        if free > 0 && !runs.is_empty() {
+            let want = i32::try_from(free).unwrap_or(i32::MAX);
             let rows = db
                 .run("lease work", async |c: &Client| {
                     c.query(
-                        "SELECT run_id, iteration, token::text, theta FROM spsa.lease($1, ARRAY[$2::bigint], $3)",
-                        &[&opts.name, &id, &want],
+                        "SELECT run_id, iteration, token::text, theta FROM spsa.lease_share($1, $2, $3)",
+                        &[&opts.name, &runs, &want],
                     )
                     .await
                 })
                 .await?;
-            if rows.is_empty() {
-                continue;
-            }
-            tried = 0;
             let mut st = hub.lock();
             for row in rows {
+                let run: i64 = row.get(0);
+                let Some(s) = st.served.get(&run).cloned() else {
+                    st.give_back.push(row.get(2));
+                    continue;
+                };
                 let lease = Lease {
-                    run: row.get(0),
+                    run,
                     iteration: row.get::<_, i64>(1) as u64,
                     token: row.get(2),
                     lease_seconds: s.def.lease_seconds,
@@ -608,7 +604,9 @@ async fn lessor(
                 leased += 1;
             }
             drop(st);
-            hub.more.notify_one();
+            if leased > 0 {
+                hub.more.notify_one();
+            }
         }
         if leased > 0 {
             idle_wait = Duration::from_millis(50);

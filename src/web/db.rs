@@ -17,12 +17,14 @@ pub struct SharedRuns {
 }
 
 /// What an admin may do to a shared run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
     Pause,
     Resume,
     Stop,
     Priority(i32),
+    /// A throughput share, checked (above 0, at most 1000).
+    Throughput(f64),
 }
 
 const SUMMARY_SQL: &str = "SELECT r.id, r.name, r.state, r.applied, r.iterations, r.faults, r.priority,
@@ -30,7 +32,7 @@ const SUMMARY_SQL: &str = "SELECT r.id, r.name, r.state, r.applied, r.iterations
        (SELECT count(*) FROM spsa.results x WHERE x.run_id = r.id AND x.reported > now() - interval '60 seconds')
          * coalesce((r.definition->>'pairs')::bigint, 1),
        extract(epoch FROM now() - r.updated)::float8,
-       r.wins + r.draws + r.losses
+       r.wins + r.draws + r.losses, r.throughput
   FROM spsa.runs r";
 
 fn summary(r: &tokio_postgres::Row) -> RunSummary {
@@ -65,6 +67,7 @@ fn summary(r: &tokio_postgres::Row) -> RunSummary {
         faults: faults.max(0) as u64,
         last_activity_seconds: Some(r.get::<_, f64>(9).max(0.0)),
         priority: Some(priority),
+        throughput: Some(r.get(11)),
     }
 }
 
@@ -261,6 +264,7 @@ impl SharedRuns {
                 c.execute("UPDATE spsa.runs SET priority = $2 WHERE id = $1", &[&id, &p])
                     .await?
             }
+            Action::Throughput(p) => u64::from(crate::db::admin::set_throughput(&c, id, p).await?),
         };
         Ok(n == 1)
     }

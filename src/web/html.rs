@@ -527,7 +527,8 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
          <table id=\"summary\"><tr><th>objective</th><td>{obj}</td><th>state</th><td id=\"state\">{state}</td></tr>\
          <tr><th>progress</th><td id=\"progress\">{prog}</td><th>rate</th><td>{rate}</td></tr>\
          <tr><th>time left</th><td>{left}</td><th>faults</th><td id=\"faults\">{faults}</td></tr>\
-         <tr><th>last activity</th><td>{last}</td><th>priority</th><td id=\"priority\">{prio}</td></tr></table>",
+         <tr><th>last activity</th><td>{last}</td><th>priority</th><td id=\"priority\">{prio}</td></tr>\
+         <tr><th></th><td></td><th>throughput</th><td id=\"throughput\">{share}</td></tr></table>",
         name = esc(&s.name),
         source = esc(&d.source),
         obj = esc(&s.objective),
@@ -538,6 +539,10 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         faults = s.faults,
         last = last_activity(s.last_activity_seconds),
         prio = priority(s),
+        share = s
+            .throughput
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "-".into()),
     );
     // Current values.
     out.push_str("<h2>Values</h2><table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th><th>c_end</th><th>moved/c_end</th></tr>");
@@ -701,7 +706,9 @@ pub fn admin_panel(id: &str) -> String {
          <button name=\"action\" value=\"resume\">resume</button> \
          <button name=\"action\" value=\"stop\">stop</button> \
          priority <input type=\"number\" name=\"priority\" value=\"0\" style=\"width:5em\"> \
-         <button name=\"action\" value=\"priority\">set priority</button></form>"
+         <button name=\"action\" value=\"priority\">set priority</button> \
+         throughput <input type=\"number\" name=\"throughput\" value=\"100\" min=\"0\" max=\"1000\" step=\"any\" style=\"width:6em\"> \
+         <button name=\"action\" value=\"throughput\">set throughput</button></form>"
     )
 }
 
@@ -726,6 +733,7 @@ mod tests {
                 faults: 0,
                 last_activity_seconds: Some(1.0),
                 priority: None,
+                throughput: None,
             },
             source: "logs/<x>.log".into(),
             vars: vec![VarView {

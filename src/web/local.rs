@@ -182,6 +182,7 @@ impl LocalRun {
             faults: l.ck.state.counts.faults.values().sum(),
             last_activity_seconds: last,
             priority: None,
+            throughput: None,
         }
     }
 

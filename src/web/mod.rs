@@ -5,7 +5,7 @@
 //!   every 2 s from `/fragment/...?v=VERSION`, which answers 204 while nothing changed.
 //! - `GET /api/runs`, `GET /api/runs/{id}`: the same data as JSON ([`model`]); `GET
 //!   /api/matches`: the matches read from their record files.
-//! - `POST /api/runs/{id}/pause|resume|stop|priority` (bearer token) and the form behind the
+//! - `POST /api/runs/{id}/pause|resume|stop|priority|throughput` (bearer token) and the form behind the
 //!   admin buttons, `POST /runs/{id}/admin`: only with an admin token; else 403.
 //!
 //! Read-only by default. Everything users and workers wrote is escaped ([`html::esc`]); every
@@ -353,13 +353,22 @@ async fn act(app: &App, id: &str, action: Action) -> Response {
     }
 }
 
-fn parse_action(name: &str, priority: Option<&str>) -> Option<Action> {
+/// An action by its name, with the value it takes (a priority, a throughput share); the
+/// message says what is wrong.
+fn parse_action(name: &str, value: Option<&str>) -> Result<Action, String> {
+    let value = || value.map(str::trim).filter(|v| !v.is_empty());
     match name {
-        "pause" => Some(Action::Pause),
-        "resume" => Some(Action::Resume),
-        "stop" => Some(Action::Stop),
-        "priority" => priority?.trim().parse().ok().map(Action::Priority),
-        _ => None,
+        "pause" => Ok(Action::Pause),
+        "resume" => Ok(Action::Resume),
+        "stop" => Ok(Action::Stop),
+        "priority" => value()
+            .and_then(|v| v.parse().ok())
+            .map(Action::Priority)
+            .ok_or_else(|| "priority: the value must be a whole number\n".into()),
+        "throughput" => crate::config::check::throughput_text(value().unwrap_or_default())
+            .map(Action::Throughput)
+            .map_err(|e| format!("throughput: {e}\n")),
+        _ => Err("actions: pause, resume, stop, priority?value=N, throughput?value=P\n".into()),
     }
 }
 
@@ -382,12 +391,8 @@ async fn api_action(
         return forbidden();
     }
     match parse_action(&action, q.value.as_deref()) {
-        Some(a) => act(&app, &id, a).await,
-        None => (
-            StatusCode::BAD_REQUEST,
-            "actions: pause, resume, stop, priority?value=N\n",
-        )
-            .into_response(),
+        Ok(a) => act(&app, &id, a).await,
+        Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
 }
 
@@ -396,6 +401,7 @@ struct AdminForm {
     token: String,
     action: String,
     priority: Option<String>,
+    throughput: Option<String>,
 }
 
 async fn admin_form(
@@ -406,8 +412,13 @@ async fn admin_form(
     if !app.admin(Some(&f.token)) {
         return forbidden();
     }
-    let Some(a) = parse_action(&f.action, f.priority.as_deref()) else {
-        return (StatusCode::BAD_REQUEST, "unknown action\n").into_response();
+    let value = match f.action.as_str() {
+        "throughput" => f.throughput.as_deref(),
+        _ => f.priority.as_deref(),
+    };
+    let a = match parse_action(&f.action, value) {
+        Ok(a) => a,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
     };
     let r = act(&app, &id, a).await;
     if r.status() == StatusCode::NO_CONTENT {

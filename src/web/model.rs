@@ -40,6 +40,8 @@ pub struct RunSummary {
     pub last_activity_seconds: Option<f64>,
     /// Shared runs only: a worker serves the highest-priority active run first.
     pub priority: Option<i32>,
+    /// Shared runs only: its share of the workers among active runs of its priority.
+    pub throughput: Option<f64>,
 }
 
 /// One line of the matches list: a match read from its record file.
@@ -223,12 +225,13 @@ pub fn list_version(runs: &[RunSummary], matches: &[MatchSummary]) -> String {
 
 fn summary_key(s: &RunSummary) -> String {
     format!(
-        "{}:{}:{}:{}:{:?}:{:?}",
+        "{}:{}:{}:{}:{:?}:{:?}:{:?}",
         s.id,
         s.applied,
         s.state,
         s.faults,
         s.priority,
+        s.throughput,
         s.rate.map(|r| (r * 100.0).round())
     )
 }
