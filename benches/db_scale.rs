@@ -77,6 +77,7 @@ fn definition(iterations: u64) -> RunDefinition {
         engines: Vec::new(),
         holdout: None,
         holdout_openings: None,
+        files: Vec::new(),
         lease_seconds: 60.0,
     }
 }

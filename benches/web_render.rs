@@ -221,6 +221,7 @@ fn definition() -> serde_json::Value {
         engines: Vec::new(),
         holdout: None,
         holdout_openings: None,
+        files: Vec::new(),
         lease_seconds: 60.0,
     })
     .unwrap()

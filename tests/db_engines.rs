@@ -620,3 +620,133 @@ fn an_engine_whose_signature_does_not_repeat_is_checked_by_its_hash_only() {
         "{warned}"
     );
 }
+
+/// A wrapper of sparring with an `EvalFile` option: it plays as sparring when the file it is
+/// given holds `weights-v1`, and with a lower pawn value (another search) when not.
+fn weights_engine(dir: &Path) -> PathBuf {
+    let path = dir.join("nnue-engine");
+    std::fs::write(
+        &path,
+        format!(
+            r#"#!/bin/sh
+while IFS= read -r line; do
+  case "$line" in
+    "setoption name EvalFile value "*)
+      if [ "$(cat "${{line#setoption name EvalFile value }}" 2>/dev/null)" != weights-v1 ]; then
+        echo 'setoption name PawnValue value 90'
+      fi ;;
+    *) printf '%s\n' "$line" ;;
+  esac
+  [ "$line" = quit ] && exit 0
+done | {SPARRING} | sed -u 's/^uciok$/option name EvalFile type string default none\nuciok/'
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_weights_file_travels_with_the_run_and_a_wrong_one_is_refused() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("weights_travel");
+    let owner_dir = tempfile::tempdir().unwrap();
+    let caches = tempfile::tempdir().unwrap();
+    let cache = |name: &str| caches.path().join(name);
+    let engine = weights_engine(owner_dir.path());
+    engine_run(owner_dir.path(), &engine, 4);
+    let conf = owner_dir.path().join("g.toml");
+    let text_of = std::fs::read_to_string(&conf).unwrap();
+    let with_files = |file: &str| {
+        text_of.replace(
+            "[games]\n",
+            &format!("files = {{ EvalFile = \"{file}\" }}\n[games]\n"),
+        )
+    };
+    // A file that is not there is named at its key, nothing created.
+    std::fs::write(&conf, with_files("missing.bin")).unwrap();
+    let out = output(
+        owner_dir.path(),
+        &cache("owner"),
+        &["run", "g.toml", "--db", &db.url, "--no-play"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let why = text(&out.stderr);
+    assert!(
+        why.contains("key `engine1.files.EvalFile`: no file at ") && why.contains("missing.bin"),
+        "{why}"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'spsa'"),
+        "0"
+    );
+
+    std::fs::write(owner_dir.path().join("nn.bin"), "weights-v1").unwrap();
+    std::fs::write(&conf, with_files("nn.bin")).unwrap();
+    let (owner, run) = create_run(&db, owner_dir.path(), &cache("owner"), &[]);
+    // The weights now exist only in the database.
+    std::fs::remove_file(owner_dir.path().join("nn.bin")).unwrap();
+    let file_sha = db.psql(&format!(
+        "SELECT sha256 FROM spsa.run_engines WHERE run_id = {run} AND side = 'Engine1 EvalFile'"
+    ));
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT convert_from(bytes, 'UTF8') FROM spsa.artifacts WHERE sha256 = '{file_sha}'"
+        )),
+        "weights-v1"
+    );
+    let url = db.worker_role("weights_w", "pww");
+
+    // Stored bytes that are not the run's file: refused, nothing leased.
+    db.psql(&format!(
+        "UPDATE spsa.artifacts SET bytes = 'weights-v2' WHERE sha256 = '{file_sha}'"
+    ));
+    let empty = tempfile::tempdir().unwrap();
+    let out = output(
+        empty.path(),
+        &cache("wrong"),
+        &["worker", "--db", &url, "--until-idle", "--name", "wrong"],
+    );
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "cannot play run {run}: Engine1: the stored file EvalFile {file_sha} was altered"
+        )),
+        "{said}"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM spsa.work WHERE worker = 'weights_w/wrong'"),
+        "0"
+    );
+
+    // The right bytes: a worker in an empty folder with only the URL fetches engine and
+    // weights, points the option at its copy, matches the signature (the wrapper searches
+    // otherwise with other weights) and plays the run to its end.
+    db.psql(&format!(
+        "UPDATE spsa.artifacts SET bytes = 'weights-v1' WHERE sha256 = '{file_sha}'"
+    ));
+    let out = output(
+        empty.path(),
+        &cache("right"),
+        &["worker", "--db", &url, "--until-idle", "--name", "right"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT applied, state FROM spsa.runs WHERE id = {run}"
+        )),
+        "4|finished"
+    );
+    let copy = cache("right").join(format!("spsa/engines/{file_sha}/nn.bin"));
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "weights-v1");
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT count(*) FROM spsa.worker_engines WHERE run_id = {run} AND worker = 'weights_w/right' AND refused IS NULL"
+        )),
+        "2"
+    );
+    let owner = owner.wait_with_output().unwrap();
+    assert!(owner.status.success(), "{}", text(&owner.stderr));
+}

@@ -172,6 +172,7 @@ fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
         args: args.to_vec(),
         workdir: None,
         options: Vec::new(),
+        files: Vec::new(),
     }
 }
 

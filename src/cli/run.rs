@@ -178,6 +178,7 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
         .into());
     }
     let vars = vars::load(&config.variables)?;
+    config.check_engine_files()?;
     config.check_outputs()?;
     let mode = args.mode();
     // The seed and the held-out share are settled before anything starts: a resumed run keeps

@@ -284,6 +284,7 @@ impl Entries<'_> {
                 args: Vec::new(),
                 workdir: None,
                 options: Vec::new(),
+                files: Vec::new(),
             })
         };
         let ms = |key: &'static str| -> Result<Option<u64>, ConfigError> {

@@ -153,6 +153,10 @@ pub struct EngineConfig {
     pub workdir: Option<PathBuf>,
     /// Options set once after the handshake (Hash, Threads, OwnBook, …), in file order.
     pub options: Vec<(String, String)>,
+    /// Options among `options` whose value is a file's path (`files = { EvalFile = "nn.bin" }`
+    /// in TOML): a shared run stores the file with the run, and each worker points the option
+    /// at its fetched copy.
+    pub files: Vec<String>,
 }
 
 /// The search limits of each move.
@@ -291,6 +295,29 @@ impl Config {
         } else {
             Duration::ZERO
         })
+    }
+
+    /// The files the engines read through an option (`files = { EvalFile = "nn.bin" }`) are
+    /// there (checked before a run starts, not when a config is read: a worker reads the config
+    /// where the files are not, and fetches them).
+    pub fn check_engine_files(&self) -> Result<(), ConfigError> {
+        let Some(g) = &self.games else {
+            return Ok(());
+        };
+        for (table, engine) in [("engine1", &g.engine1), ("engine2", &g.engine2)] {
+            for option in &engine.files {
+                let Some((_, value)) = engine.options.iter().find(|(o, _)| o == option) else {
+                    continue;
+                };
+                if !Path::new(value).is_file() {
+                    return Err(ConfigError::InFile {
+                        path: self.path.clone(),
+                        message: format!("key `{table}.files.{option}`: no file at {value}"),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Check, before anything is written or played, that every file the run writes (θ log,

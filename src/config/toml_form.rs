@@ -91,6 +91,9 @@ struct Engine {
     /// With their place in the file, for messages and to keep file order.
     #[serde(default)]
     options: BTreeMap<String, toml::Spanned<toml::Value>>,
+    /// Options whose value is a file (a network, a book): the path, relative to the config.
+    #[serde(default)]
+    files: BTreeMap<String, toml::Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -538,6 +541,40 @@ fn checked<T>(path: &Path, name: &str, r: Result<T, String>) -> Result<T, Config
     })
 }
 
+/// An engine's options by name, with their values as sent.
+type Options = Vec<(String, String)>;
+
+/// An engine table's `files`, checked (none also an option; `Config::check_engine_files` looks
+/// for the files when a run starts) and
+/// added to its options as the file's path; returns the options and the files' option names.
+fn engine_files(
+    mut options: Options,
+    e: &Engine,
+    table: &str,
+    path: &Path,
+    text: &str,
+) -> Result<(Options, Vec<String>), ConfigError> {
+    let mut spanned: Vec<_> = e.files.iter().collect();
+    spanned.sort_by_key(|(_, value)| value.span().start);
+    let mut files = Vec::new();
+    for (name, value) in spanned {
+        let at = |message: String| ConfigError::AtLine {
+            path: path.to_path_buf(),
+            line: line_of(text, value.span().start),
+            message: format!("key `{table}.files.{name}`: {message}"),
+        };
+        if options.iter().any(|(o, _)| o == name) {
+            return Err(at(format!(
+                "`{name}` is also set in `{table}.options`; set it in one place"
+            )));
+        }
+        let file = resolve(path, value.get_ref());
+        options.push((name.clone(), file.display().to_string()));
+        files.push(name.clone());
+    }
+    Ok((options, files))
+}
+
 /// `need_limit`: a tune by games needs a search limit in [games]; a tune from positions does not
 /// (its [games] only serves `spsa verify`, whose flags can give the limit).
 fn games(
@@ -575,12 +612,14 @@ fn games(
                 };
                 Ok((name.clone(), value_text))
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
+        let (options, files) = engine_files(options, e, table, path, text)?;
         Ok(EngineConfig {
             command: resolve_command(path, &e.command),
             args: e.args.clone(),
             workdir: e.workdir.as_deref().map(|w| resolve(path, w)),
             options,
+            files,
         })
     };
     let g = &file.games;

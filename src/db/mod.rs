@@ -112,6 +112,35 @@ pub struct RunDefinition {
     /// How many openings the book had when the split was drawn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout_openings: Option<u64>,
+    /// Files the engines read through an option (a network, a book), stored with the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<RunFile>,
+}
+
+/// A file an engine option names, stored with the run by its SHA-256: each worker fetches it
+/// into its cache and sets the option to its copy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// Engine1 or Engine2.
+    pub side: String,
+    /// The option that names the file (`EvalFile`).
+    pub option: String,
+    /// Its file name on the owner's machine (kept in the cache: engines may read the name).
+    pub file: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+impl RunFile {
+    /// How `spsa.run_engines` keys it (beside the engines' sides), so the stored bytes stay.
+    pub fn key(&self) -> String {
+        format!("{} {}", self.side, self.option)
+    }
+
+    /// How messages name it: `Engine1 file EvalFile`.
+    pub fn label(&self) -> String {
+        format!("{} file {}", self.side, self.option)
+    }
 }
 
 /// One variable of a run, as in the variables file.

@@ -138,6 +138,7 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
         .engines
         .iter()
         .map(|e| (e.side.clone(), e.sha256.clone()))
+        .chain(def.files.iter().map(|f| (f.key(), f.sha256.clone())))
         .collect();
     let id = db
         .run("create the run", async |c: &Client| {

@@ -119,6 +119,44 @@ pub(super) async fn place_engines(
             (None, None) => {}
         }
     }
+    // The files the engines read through an option: fetched, and the option pointed at the copy
+    // (before the signature is measured, which reads them). A file that cannot be had refuses
+    // its side as a wrong engine does.
+    for f in &def.files {
+        let engine = match f.side.as_str() {
+            "Engine1" => &mut games.engine1,
+            _ => &mut games.engine2,
+        };
+        let label = format!("file {}", f.option);
+        let stored = engines::Stored {
+            side: &f.side,
+            what: &label,
+            sha256: &f.sha256,
+            file: &f.file,
+            executable: false,
+        };
+        let fetched = match &opts.cache {
+            Some(root) => engines::fetch_stored(db, root, &stored).await,
+            None => Err(EngineRefusal::Artifact {
+                side: f.side.clone(),
+                message: format!("{label}: no cache on this machine to fetch it into"),
+            }),
+        };
+        match fetched {
+            Ok(path) => {
+                let value = path.display().to_string();
+                match engine.options.iter_mut().find(|(o, _)| *o == f.option) {
+                    Some(o) => o.1 = value,
+                    None => engine.options.push((f.option.clone(), value)),
+                }
+            }
+            Err(refusal) if !checks.iter().any(|c| c.0 == f.side) => {
+                let own = own_build[usize::from(f.side != "Engine1")];
+                checks.push((f.side.clone(), own, f.sha256.clone(), Err(refusal)));
+            }
+            Err(_) => {}
+        }
+    }
     let vars = def.variables();
     for (i, (side, engine)) in [("Engine1", &games.engine1), ("Engine2", &games.engine2)]
         .into_iter()

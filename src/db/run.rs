@@ -67,6 +67,7 @@ pub fn definition(
         draw_rate: config.draw_rate,
         lease_seconds,
         engines: Vec::new(),
+        files: Vec::new(),
     })
 }
 
@@ -146,6 +147,11 @@ pub async fn attach(
     let timed = config.games.as_ref().is_some_and(|g| g.limits.is_timed());
     let mut def = definition(config, vars, seed, shared.lease_seconds)?;
     let games = config.games.as_ref().filter(|_| !config.simulate);
+    // The files beside the engines first: one over the cap is refused at once.
+    let files = match games {
+        Some(g) if mode != StartMode::Resume => engines::run_files(g)?,
+        _ => Vec::new(),
+    };
     let measured = match games {
         Some(g) if mode != StartMode::Resume => {
             identity::measure_run_engines([("Engine1", &g.engine1), ("Engine2", &g.engine2)], vars)
@@ -154,6 +160,7 @@ pub async fn attach(
         _ => Vec::new(),
     };
     def.engines = measured.iter().map(|m| m.engine.clone()).collect();
+    def.files = files.iter().map(|(f, _)| f.clone()).collect();
     let reference_nps = match (shared.reference_nps, games) {
         (Some(nps), _) => Some(nps),
         (None, Some(g)) if timed && mode != StartMode::Resume => reference_speed(g).await,
@@ -168,6 +175,7 @@ pub async fn attach(
     db.stop_on(Some(stop));
     owner::install_schema(&mut db).await?;
     engines::store_artifacts(&mut db, &measured).await?;
+    engines::store_files(&mut db, &files).await?;
     let serving = owner::Serving {
         lease_seconds: shared.lease_seconds,
         reference_nps,

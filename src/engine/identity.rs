@@ -266,6 +266,7 @@ mod tests {
             args: Vec::new(),
             workdir: None,
             options: Vec::new(),
+            files: Vec::new(),
         };
         let err = measure_run_engines([("Engine1", &engine), ("Engine2", &engine)], &[])
             .await
