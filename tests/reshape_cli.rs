@@ -208,3 +208,38 @@ fn theta_in_checkpoint(dir: &Path, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no row {name} in {ck}"));
     row.split(',').nth(1).unwrap().trim().parse().unwrap()
 }
+
+/// The live Elo curve's file carries θ in its rows: a variable that joins gets its column
+/// there too (its start value in the rows before), so every row has the header's fields.
+#[test]
+fn the_curves_file_gains_the_joined_column_as_the_log_does() {
+    let track = "[track]\nshare = 0.2\nagainst = [\"start\"]\npairs = 10\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.var"), TWO).unwrap();
+    std::fs::write(dir.path().join("t.toml"), toml(400) + track).unwrap();
+    let o = run(dir.path(), &["run", "t.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let before = read(dir.path(), "logs/t.track.csv");
+    assert!(before.lines().count() > 3, "{before}");
+    std::fs::write(dir.path().join("t.toml"), toml(800) + track).unwrap();
+    std::fs::write(dir.path().join("t.var"), THREE).unwrap();
+    let o = run(dir.path(), &["run", "t.toml", "--resume"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let after = read(dir.path(), "logs/t.track.csv");
+    let mut lines = after.lines();
+    assert!(lines.next().unwrap().ends_with(",high,x,y,z"), "{after}");
+    let old_rows = before.lines().count() - 1;
+    for (i, line) in lines.enumerate() {
+        assert_eq!(line.split(',').count(), 15, "row {}: {line}", i + 2);
+        if i < old_rows {
+            assert_eq!(line, format!("{},60", before.lines().nth(i + 1).unwrap()));
+        }
+    }
+    assert!(
+        after.lines().count() > before.lines().count(),
+        "the curve went on"
+    );
+    // The report reads the curve back.
+    let o = run(dir.path(), &["report", "--config", "t.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::UserError;
 use super::checkpoint::{Checkpoint, Join};
@@ -158,6 +158,41 @@ impl Reshape {
         ck.vars = self.vars.clone();
     }
 }
+
+/// Give the live Elo curve's file (`spsa::track`) the columns of variables `names`: its
+/// first `len` bytes (what the checkpoint holds) are kept, the header names them all, and each
+/// row's θ gains the `fill` value of each variable it did not have (one that joined later).
+/// Repeatable, and written atomically, as [`super::log::reshape`]. Gives the new length.
+pub fn track_file(path: &Path, len: u64, names: &[String], fill: &[f64]) -> Result<u64> {
+    let text = std::fs::read(path)
+        .with_context(|| format!("{}: cannot read the curve's file", path.display()))?;
+    let kept = text.get(..len as usize).with_context(|| {
+        format!(
+            "{}: shorter than the checkpoint recorded ({len} bytes)",
+            path.display()
+        )
+    })?;
+    let kept = String::from_utf8_lossy(kept);
+    let mut out = String::with_capacity(kept.len() + 64);
+    for (i, line) in kept.lines().enumerate() {
+        if i == 0 {
+            out.push_str(&crate::spsa::track::csv_header(names));
+            continue;
+        }
+        out.push_str(line);
+        let values = line.split(',').count().saturating_sub(TRACK_FIELDS);
+        for v in fill.iter().skip(values) {
+            out.push(',');
+            out.push_str(&v.to_string());
+        }
+        out.push('\n');
+    }
+    super::checkpoint::write_atomically(path, out.as_bytes())?;
+    Ok(out.len() as u64)
+}
+
+/// The fields of a curve row before its θ values (see `spsa::track::csv_header`).
+const TRACK_FIELDS: usize = 12;
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::checkpoint::{self, Checkpoint, Parts, RunState};
 use super::log::{self, ThetaLog};
 use super::outputs::Outputs;
-use super::reshape::Reshape;
+use super::reshape::{self, Reshape};
 use super::{RunFiles, StartMode, UserError, backup_name, refusal};
 use crate::source::Record;
 use crate::vars::Variable;
@@ -96,6 +96,13 @@ impl SessionStart {
             let mut state = ck.state.clone();
             let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
             state.log_bytes = log::reshape(&self.files.log, state.applied, &names, &state.start)?;
+            // The live Elo curve's rows carry θ too: they get the new columns as the log does.
+            let track = crate::spsa::track::file_for(&self.files.log);
+            let key = track.to_string_lossy().into_owned();
+            if let Some(&len) = state.outputs.get(&key) {
+                let len = reshape::track_file(&track, len, &names, &state.start)?;
+                state.outputs.insert(key, len);
+            }
             checkpoint::write_with(&self.files.checkpoint, &state, &ck.parts, &ck.vars)?;
         }
         Session::open(self.vars, self.files, self.mode, self.fresh)
