@@ -310,11 +310,13 @@ DECLARE
   w text := spsa.worker_key(p_worker);
   n bigint;
 BEGIN
-  UPDATE spsa.workers SET last_seen = now() WHERE name = w;
   UPDATE spsa.work wk SET lease_expires = now() + make_interval(secs => r.lease_seconds)
     FROM spsa.runs r
    WHERE wk.token = ANY (p_tokens) AND wk.state = 'leased' AND wk.worker = w AND r.id = wk.run_id;
   GET DIAGNOSTICS n = ROW_COUNT;
+  -- The worker's row after its work rows, the order a report and a lease take them in: taken
+  -- first, a heartbeat and a report of the same worker could each wait on the other's lock.
+  UPDATE spsa.workers SET last_seen = now() WHERE name = w;
   RETURN n;
 END
 $$;
