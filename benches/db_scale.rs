@@ -227,6 +227,7 @@ fn main() {
                     lease_seconds: 60.0,
                     reference_nps: None,
                     throughput: None,
+                    track: None,
                 },
             )
             .await

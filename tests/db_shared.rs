@@ -4,7 +4,7 @@
 //! against local simulated runs.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 mod pg_common;
@@ -17,13 +17,7 @@ const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
-    Command::new(SPSA)
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    run_common::spawn_in(dir, args)
 }
 
 fn finish(child: Child) -> Output {
@@ -445,6 +439,7 @@ fn the_count_a_mirror_reads_is_flushed_through_the_results_it_counts() {
             spsa::db::owner::durable_applied(&mut conn, run.parse().unwrap())
                 .await
                 .unwrap()
+                .applied
         });
         assert_eq!(applied, 0);
         if flushed_before == "t" {

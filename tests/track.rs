@@ -248,51 +248,43 @@ fn bad_track_keys_are_refused_with_file_line_and_key_and_nothing_written() {
             "{track}: nothing written"
         );
     }
-    // A shared run cannot measure the curve yet: refused by its config key or by --db.
-    let shared = setup(&sim_toml(100, 1, "share = 0.1\n").replace(
-        "seed = 1\n",
-        "seed = 1\ndatabase = \"postgres://localhost/none\"\n",
-    ));
-    let out = in_dir(shared.path(), &["run", "t.toml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("key `track.share`: a run shared through `database` cannot measure"),
-        "{}",
-        stderr(&out)
-    );
-    let flagged = setup(&sim_toml(100, 1, "share = 0.1\n"));
-    let out = in_dir(
-        flagged.path(),
-        &["run", "t.toml", "--db", "postgres://localhost/none"],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("key `track`: a run shared through a database cannot measure"),
-        "{}",
-        stderr(&out)
-    );
-    for d in [shared.path(), flagged.path()] {
+    // A shared run's curve measures on the book's held-out part, which travels to its workers;
+    // a verify_book stays on the owner's machine: refused, by --db as by `database`.
+    let config = |d: &Path, database: &str| {
+        let t = std::fs::read_to_string(d.join("t.toml")).unwrap();
+        let t = t.replace(
+            "max_plies = 120\n",
+            "max_plies = 120\nholdout = 0\nverify_book = \"ten.epd\"\n",
+        );
+        std::fs::write(d.join("t.toml"), format!("{database}{t}")).unwrap();
+    };
+    let flagged = sparring_setup(10, 1, "share = 0.1\n");
+    config(flagged.path(), "");
+    let keyed = sparring_setup(10, 1, "share = 0.1\n");
+    config(keyed.path(), "database = \"postgres://localhost/none\"\n");
+    for (d, args) in [
+        (
+            flagged.path(),
+            vec!["run", "t.toml", "--db", "postgres://localhost/none"],
+        ),
+        (keyed.path(), vec!["run", "t.toml"]),
+    ] {
+        let out = in_dir(d, &args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(
+                "t.toml: key `track`: a shared run's curve measures on the book's held-out part"
+            ),
+            "{}",
+            stderr(&out)
+        );
         assert!(!d.join("logs").exists(), "nothing written");
     }
 }
 
 /// Each game of a PGN file: its Event and FEN tags.
 fn games(path: &Path) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let tag = |block: &str, name: &str| {
-        block
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("[{name} \"")))
-            .map(|v| v.trim_end_matches("\"]").to_string())
-            .unwrap_or_default()
-    };
-    text.split("[Event ")
-        .skip(1)
-        .map(|g| {
-            let block = format!("[Event {g}");
-            (tag(&block, "Event"), tag(&block, "FEN"))
-        })
-        .collect()
+    match_common::pgn_events_and_fens(path)
 }
 
 #[test]

@@ -161,10 +161,16 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
         }),
         _ => None,
     };
-    if shared.is_some() && config.track.is_some() {
+    // A shared run's workers get the book, whose held-out part the curve measures on; a
+    // separate verify_book stays on this machine.
+    if shared.is_some()
+        && config.track.is_some()
+        && let Some(g) = config.games.as_ref().filter(|_| !config.simulate)
+        && g.holdout <= 0.0
+    {
         return Err(crate::config::ConfigError::InFile {
             path: config.path.clone(),
-            message: "key `track`: a run shared through a database cannot measure the live Elo curve yet; remove [track] or run without --db".into(),
+            message: "key `track`: a shared run's curve measures on the book's held-out part, which travels to the workers (a verify_book stays on this machine): give games.holdout above 0".into(),
         }
         .into());
     }

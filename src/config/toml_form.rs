@@ -332,14 +332,6 @@ fn track(
             "the live Elo curve plays games: it needs a tune by games (or a simulated one), not objective = \"positions\"".into(),
         ));
     }
-    if file.database.is_some() {
-        return Err(at(
-            table.span(),
-            "share",
-            "a run shared through `database` cannot measure the live Elo curve yet; remove [track]"
-                .into(),
-        ));
-    }
     let engines = games.filter(|_| !file.simulate);
     if let Some(g) = engines
         && (g.book.is_none() || (g.holdout <= 0.0 && g.verify_book.is_none()))

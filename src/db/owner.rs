@@ -34,6 +34,36 @@ pub struct Serving {
     pub reference_nps: Option<f64>,
     /// Its throughput share among runs of its priority (None: 100, or unchanged on resume).
     pub throughput: Option<f64>,
+    /// The live Elo curve's points, when the run measures one.
+    pub track: Option<CurveShape>,
+}
+
+/// How the database adds a run's curve points (see `spsa.track_results`): a point every
+/// `interval` applied results and at the last, of `units` work rows (one per opponent) of
+/// `pairs` pairs each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CurveShape {
+    pub interval: u64,
+    pub units: u32,
+    pub pairs: u32,
+}
+
+impl CurveShape {
+    pub fn of(plan: &crate::spsa::track::TrackPlan, pairs_per_iteration: u32) -> CurveShape {
+        CurveShape {
+            interval: plan.interval(pairs_per_iteration),
+            units: plan.against.len() as u32,
+            pairs: plan.pairs,
+        }
+    }
+
+    /// The columns as the database keeps them (NULL interval: no curve).
+    fn columns(shape: Option<CurveShape>) -> (Option<i64>, i32, i32) {
+        match shape {
+            Some(s) => (Some(s.interval as i64), s.units as i32, s.pairs as i32),
+            None => (None, 0, 0),
+        }
+    }
 }
 
 /// Find or create the run named `name` as `mode` says; returns its id.
@@ -73,6 +103,24 @@ pub async fn attach(
             if stored.vars != def.vars || stored.schedule() != def.schedule() {
                 return Err(UserError(format!(
                     "run {id} in the database was created with other variables or another schedule; use --fresh to start a new run"
+                ))
+                .into());
+            }
+            let (interval, units, pairs) = CurveShape::columns(serving.track);
+            let same_curve: bool = db
+                .run("read the run's curve", async |c: &Client| {
+                    Ok(c.query_one(
+                        "SELECT track_interval IS NOT DISTINCT FROM $2 AND track_units = $3 AND track_pairs = $4
+                           FROM spsa.runs WHERE id = $1",
+                        &[&id, &interval, &units, &pairs],
+                    )
+                    .await?
+                    .get(0))
+                })
+                .await?;
+            if !same_curve {
+                return Err(UserError(format!(
+                    "run {id} in the database was created with another [track] (its share, opponents or pairs, or none): its workers measure that one; use --fresh to start a new run"
                 ))
                 .into());
             }
@@ -188,11 +236,14 @@ async fn insert_run(
 ) -> Result<i64, tokio_postgres::Error> {
     {
         {
+            let (interval, units, track_pairs) = CurveShape::columns(serving.track);
             let id: i64 = c
                 .query_one(
-                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput)
-                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100)) RETURNING id",
-                    &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput],
+                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput,
+                                            track_interval, track_units, track_pairs)
+                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100), $11, $12, $13) RETURNING id",
+                    &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput,
+                      &interval, &units, &track_pairs],
                 )
                 .await?
                 .get(0);
@@ -232,6 +283,29 @@ fn step_vector(driver: &Driver, k: u64, delta: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// One measurement of the live Elo curve as the database recorded it.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// Its place among the run's measurements (`track_results.seq`).
+    pub seq: u64,
+    /// The unit measured (see `TrackPlan::unit`).
+    pub unit: u64,
+    pub pentanomial: [u64; 5],
+    pub records: String,
+    pub worker: String,
+}
+
+/// Where a run stands in the database, as far as a crash cannot take it back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Durable {
+    /// Results applied.
+    pub applied: i64,
+    /// Measurements of the curve recorded.
+    pub track: i64,
+    /// The run has finished (every iteration and point, or a stop rule).
+    pub finished: bool,
+}
+
 /// One applied result as the database recorded it.
 #[derive(Clone, Debug)]
 pub struct Applied {
@@ -255,12 +329,13 @@ pub struct Applied {
 /// and checkpoint, as it does for a local run's results.
 pub struct Mirror {
     pub run_id: i64,
-    def: RunDefinition,
     driver: Driver,
     applied: u64,
     /// Results up to this seq already have their records in the files (a resume's checkpoint):
     /// their records are not fetched again.
     written_through: u64,
+    /// The database's counts at the last pull.
+    durable: Durable,
 }
 
 impl Mirror {
@@ -273,10 +348,10 @@ impl Mirror {
         while driver.next_trial().is_some() {}
         Mirror {
             run_id,
-            def,
             driver,
             applied: 0,
             written_through,
+            durable: Durable::default(),
         }
     }
 
@@ -284,8 +359,15 @@ impl Mirror {
         self.applied
     }
 
+    /// The database said the run finished, and every result it applied is applied here (the
+    /// curve's measurements are the follower's to count: see [`Mirror::durable`]).
     pub fn is_finished(&self) -> bool {
-        self.applied >= self.def.iterations
+        self.durable.finished && self.applied as i64 >= self.durable.applied
+    }
+
+    /// The database's counts at the last pull.
+    pub fn durable(&self) -> Durable {
+        self.durable
     }
 
     /// The driver's bookkeeping, for the checkpoint.
@@ -298,7 +380,8 @@ impl Mirror {
     pub async fn pull(&mut self, db: &mut Db) -> Result<Vec<Applied>> {
         let (run, after) = (self.run_id, self.applied as i64);
         let written = self.written_through as i64;
-        let durable = durable_applied(db, run).await?;
+        self.durable = durable_applied(db, run).await?;
+        let durable = self.durable.applied;
         if durable <= after {
             return Ok(Vec::new());
         }
@@ -317,11 +400,7 @@ impl Mirror {
             .await?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
-            let penta: Vec<i32> = row.get(6);
-            let mut pentanomial = [0u64; 5];
-            for (slot, v) in pentanomial.iter_mut().zip(penta) {
-                *slot = v.max(0) as u64;
-            }
+            let pentanomial = pentanomial(row.get(6));
             let applied = Applied {
                 seq: row.get::<_, i64>(0) as u64,
                 iteration: row.get::<_, i64>(1) as u64,
@@ -339,6 +418,35 @@ impl Mirror {
             out.push(applied);
         }
         Ok(out)
+    }
+
+    /// The curve's measurements after the first `after`, in their order, up to what the last
+    /// [`Mirror::pull`] found durable; at most 1,000 a call.
+    pub async fn pull_track(&self, db: &mut Db, after: u64) -> Result<Vec<Measured>> {
+        let (run, after, durable) = (self.run_id, after as i64, self.durable.track);
+        if durable <= after {
+            return Ok(Vec::new());
+        }
+        let rows = db
+            .run("read the curve's measurements", async |c: &Client| {
+                c.query(
+                    "SELECT seq, unit, pentanomial, records, worker FROM spsa.track_results
+                      WHERE run_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT 1000",
+                    &[&run, &after, &durable],
+                )
+                .await
+            })
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| Measured {
+                seq: row.get::<_, i64>(0) as u64,
+                unit: row.get::<_, i64>(1) as u64,
+                pentanomial: pentanomial(row.get(2)),
+                records: row.get(3),
+                worker: row.get(4),
+            })
+            .collect())
     }
 
     fn apply(&mut self, a: &Applied) -> Result<()> {
@@ -374,17 +482,39 @@ impl Mirror {
     }
 }
 
+fn pentanomial(counts: Vec<i32>) -> [u64; 5] {
+    let mut out = [0u64; 5];
+    for (slot, v) in out.iter_mut().zip(counts) {
+        *slot = v.max(0) as u64;
+    }
+    out
+}
+
 /// A result's records (PGN games, game-log lines), each placed in one of this run's files. A
 /// record under a name this run does not write is dropped with a warning (a worker cannot make
 /// the owner write elsewhere), and so are undecodable records.
 pub fn placed_records(run_id: i64, a: &Applied, destinations: &Destinations) -> Vec<Record> {
-    let records = match records::decode(&a.records) {
+    let what = format!(
+        "result {} (iteration {}, worker {})",
+        a.seq, a.iteration, a.worker
+    );
+    place(run_id, &what, &a.records, destinations)
+}
+
+/// A measurement's records, placed as a result's are (see [`placed_records`]).
+pub fn placed_measurement(run_id: i64, m: &Measured, destinations: &Destinations) -> Vec<Record> {
+    let what = format!(
+        "measurement {} (unit {}, worker {})",
+        m.seq, m.unit, m.worker
+    );
+    place(run_id, &what, &m.records, destinations)
+}
+
+fn place(run_id: i64, what: &str, encoded: &str, destinations: &Destinations) -> Vec<Record> {
+    let records = match records::decode(encoded) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!(
-                "spsa: run {run_id} result {} (iteration {}, worker {}): {e:#}; its records are dropped",
-                a.seq, a.iteration, a.worker
-            );
+            eprintln!("spsa: run {run_id} {what}: {e:#}; its records are dropped");
             return Vec::new();
         }
     };
@@ -394,8 +524,7 @@ pub fn placed_records(run_id: i64, a: &Applied, destinations: &Destinations) -> 
             Some(path) => Some(Record { path, text: r.text }),
             None => {
                 tracing::warn!(
-                    "run {run_id} result {}: a record for `{}` is not one of this run's files",
-                    a.seq,
+                    "run {run_id} {what}: a record for `{}` is not one of this run's files",
                     r.path.display()
                 );
                 None
@@ -429,9 +558,10 @@ pub fn measurement_of(a: &Applied) -> Measurement {
     }
 }
 
-/// How many results of run `run` the database has applied, read so that a crash cannot take
-/// any of them back: a mirror applies no result past this count.
-pub async fn durable_applied(db: &mut Db, run: i64) -> Result<i64> {
+/// How many results and measurements of run `run` the database has recorded, and whether it
+/// finished, read so that a crash cannot take any of them back: a mirror applies nothing past
+/// these counts.
+pub async fn durable_applied(db: &mut Db, run: i64) -> Result<Durable> {
     // Reports commit asynchronously (see `spsa.report`): only results a crash cannot take
     // back are mirrored. The results applied when this transaction reads the count were
     // committed before it, so their commit records precede its own in the log, and its
@@ -445,7 +575,8 @@ pub async fn durable_applied(db: &mut Db, run: i64) -> Result<i64> {
                 .await?;
             let read = c
                 .query_one(
-                    "SELECT applied, pg_logical_emit_message(true, 'spsa', 'durable')
+                    "SELECT applied, track_reported, state = 'finished',
+                            pg_logical_emit_message(true, 'spsa', 'durable')
                        FROM spsa.runs WHERE id = $1",
                     &[&run],
                 )
@@ -453,7 +584,11 @@ pub async fn durable_applied(db: &mut Db, run: i64) -> Result<i64> {
             match read {
                 Ok(row) => {
                     c.batch_execute("COMMIT").await?;
-                    Ok(row.get::<_, i64>(0))
+                    Ok(Durable {
+                        applied: row.get(0),
+                        track: row.get(1),
+                        finished: row.get(2),
+                    })
                 }
                 Err(e) => {
                     let _ = c.batch_execute("ROLLBACK").await;
@@ -463,4 +598,19 @@ pub async fn durable_applied(db: &mut Db, run: i64) -> Result<i64> {
         })
         .await?;
     Ok(durable)
+}
+
+/// End run `run` by its curve's stop rule: it finishes now, and its workers' reports after this
+/// are refused (their games are lost, not applied twice). A run finished already stays so.
+pub async fn finish_by_stop_rule(db: &mut Db, run: i64) -> Result<()> {
+    db.run("finish the run by its stop rule", async |c: &Client| {
+        c.execute(
+            "UPDATE spsa.runs SET state = 'finished', updated = now()
+              WHERE id = $1 AND state IN ('active', 'paused')",
+            &[&run],
+        )
+        .await
+    })
+    .await?;
+    Ok(())
 }

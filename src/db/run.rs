@@ -180,6 +180,10 @@ pub async fn attach(
         lease_seconds: shared.lease_seconds,
         reference_nps,
         throughput: shared.throughput,
+        track: config
+            .track
+            .as_ref()
+            .map(|t| owner::CurveShape::of(t, config.pairs_per_iteration.max(1))),
     };
     let id = owner::attach(&mut db, &name, &def, mode, serving).await?;
     let stored: serde_json::Value = db

@@ -80,6 +80,37 @@ CREATE TABLE IF NOT EXISTS spsa.work (
 );
 CREATE INDEX IF NOT EXISTS work_todo ON spsa.work (run_id, iteration) WHERE state <> 'done';
 
+-- The live Elo curve (`[track]`): every `track_interval` applied results (and at the last one)
+-- spsa.report adds a measurement point, one work row per opponent, leased and played like an
+-- iteration. Such a row is unit u of the curve (u = (point − 1) · track_units + opponent slot)
+-- and has iteration −(u + 1): negative, so a lease takes it before the iterations, as a local
+-- run plays a point first once it is due. Its `leased_theta` is the point's θ, fixed when the
+-- point is added (the θ after the result that made it due), and `step` is empty. NULL
+-- track_interval: the run measures no curve.
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_interval bigint CHECK (track_interval > 0);
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_units int NOT NULL DEFAULT 0;
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_pairs int NOT NULL DEFAULT 0;
+-- Curve results recorded (their `seq` is the order, as results.seq is for iterations).
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_reported bigint NOT NULL DEFAULT 0;
+
+-- One row per measured unit of the curve, reported exactly once.
+CREATE TABLE IF NOT EXISTS spsa.track_results (
+  run_id      bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  unit        bigint NOT NULL,
+  seq         bigint NOT NULL,
+  token       uuid NOT NULL,
+  worker      text NOT NULL,
+  wins        int NOT NULL,
+  draws       int NOT NULL,
+  losses      int NOT NULL,
+  pentanomial int[] NOT NULL,
+  faults      text[] NOT NULL,
+  records     text NOT NULL,
+  reported    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, unit),
+  UNIQUE (run_id, seq)
+);
+
 -- One row per applied iteration; `seq` is the order of application (runs.applied after it).
 CREATE TABLE IF NOT EXISTS spsa.results (
   run_id      bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
@@ -267,7 +298,9 @@ BEGIN
     UPDATE spsa.work wk
        SET state = 'leased', token = gen_random_uuid(), worker = w, leased_at = now(),
            lease_expires = now() + make_interval(secs => r.lease_seconds),
-           leased_theta = r.theta, attempts = wk.attempts + 1
+           -- A point of the curve measures the θ it was added with.
+           leased_theta = CASE WHEN wk.iteration < 0 THEN wk.leased_theta ELSE r.theta END,
+           attempts = wk.attempts + 1
       FROM spsa.runs r
      WHERE wk.run_id = pick_run AND wk.iteration = pick_iteration AND r.id = wk.run_id
     RETURNING wk.run_id, wk.iteration, wk.token, wk.leased_theta, wk.pairs
@@ -334,6 +367,31 @@ BEGIN
 END
 $$;
 
+-- The checks every report of a work row passes (spsa.report, spsa.report_track): the lease is
+-- the worker's current one, and the counts make the row's pairs. Raises SQLSTATE SP003/SP004.
+CREATE OR REPLACE FUNCTION spsa.check_report(wk spsa.work, w text, p_token uuid, p_what text,
+  p_wins int, p_draws int, p_losses int, p_pentanomial int[], p_faults text[], p_records text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
+BEGIN
+  IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL
+     OR wk.worker IS DISTINCT FROM w THEN
+    RAISE EXCEPTION 'no current lease for % of run % with this token (taken back?)', p_what, wk.run_id
+      USING ERRCODE = 'SP003';
+  END IF;
+  IF p_wins < 0 OR p_draws < 0 OR p_losses < 0 OR p_wins + p_draws + p_losses <> 2 * wk.pairs THEN
+    RAISE EXCEPTION 'counts +% =% -% do not make % pairs', p_wins, p_draws, p_losses, wk.pairs
+      USING ERRCODE = 'SP004';
+  END IF;
+  IF p_pentanomial IS NULL OR array_length(p_pentanomial, 1) IS DISTINCT FROM 5
+     OR EXISTS (SELECT FROM unnest(p_pentanomial) x WHERE x IS NULL OR x < 0)
+     OR (SELECT sum(x) FROM unnest(p_pentanomial) x) <> wk.pairs
+     OR array_length(p_faults, 1) > 1000 OR length(p_records) > 10000000 THEN
+    RAISE EXCEPTION 'malformed pentanomial, faults or records' USING ERRCODE = 'SP004';
+  END IF;
+END
+$$;
+
 -- Record a result and apply its update in one transaction: θ := clip(θ + step·signal). Refused
 -- (SQLSTATE SP0xx) unless the lease is current, the iteration not yet applied, and the result
 -- consistent and in range. A retry of a report that did commit returns the same seq.
@@ -362,24 +420,14 @@ BEGIN
     END IF;
     RAISE EXCEPTION 'iteration % of run % was already reported', p_iteration, p_run USING ERRCODE = 'SP002';
   END IF;
-  IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL
-     OR wk.worker IS DISTINCT FROM w THEN
-    RAISE EXCEPTION 'no current lease for iteration % of run % with this token (taken back?)', p_iteration, p_run
-      USING ERRCODE = 'SP003';
-  END IF;
+  PERFORM spsa.check_report(wk, w, p_token, 'iteration ' || p_iteration, p_wins, p_draws,
+                            p_losses, p_pentanomial, p_faults, p_records);
   IF p_signal IS NULL OR p_signal = 'NaN'::float8 OR abs(p_signal) > 2 * wk.pairs THEN
     RAISE EXCEPTION 'signal % out of range [-%, %]', p_signal, 2 * wk.pairs, 2 * wk.pairs USING ERRCODE = 'SP004';
   END IF;
-  IF p_wins < 0 OR p_draws < 0 OR p_losses < 0 OR p_wins + p_draws + p_losses <> 2 * wk.pairs
-     OR p_signal <> (p_wins - p_losses)::float8 THEN
+  IF p_signal <> (p_wins - p_losses)::float8 THEN
     RAISE EXCEPTION 'counts +% =% -% do not make % pairs scoring %', p_wins, p_draws, p_losses, wk.pairs, p_signal
       USING ERRCODE = 'SP004';
-  END IF;
-  IF p_pentanomial IS NULL OR array_length(p_pentanomial, 1) IS DISTINCT FROM 5
-     OR EXISTS (SELECT FROM unnest(p_pentanomial) x WHERE x IS NULL OR x < 0)
-     OR (SELECT sum(x) FROM unnest(p_pentanomial) x) <> wk.pairs
-     OR array_length(p_faults, 1) > 1000 OR length(p_records) > 10000000 THEN
-    RAISE EXCEPTION 'malformed pentanomial, faults or records' USING ERRCODE = 'SP004';
   END IF;
   -- Reports of a run serialize on its row until they commit. A synchronous commit would hold the
   -- row through a disk flush, capping a run at one report per flush; this one commits
@@ -401,10 +449,20 @@ BEGIN
          wins = wins + p_wins, draws = draws + p_draws, losses = losses + p_losses,
          pentanomial = ARRAY(SELECT pentanomial[i] + p_pentanomial[i] FROM generate_series(1, 5) i ORDER BY i),
          faults = faults + coalesce(array_length(p_faults, 1), 0),
-         state = CASE WHEN applied + 1 >= iterations THEN 'finished' ELSE state END
+         -- A run with a curve finishes when its last point is measured (spsa.report_track).
+         state = CASE WHEN applied + 1 >= iterations AND track_interval IS NULL THEN 'finished'
+                      ELSE state END
    WHERE id = p_run
   RETURNING applied INTO n;
   UPDATE spsa.work SET state = 'done', lease_expires = NULL WHERE run_id = p_run AND iteration = p_iteration;
+  -- The curve's point this result makes due, at the θ it leaves (see spsa.track_results).
+  IF r.track_interval IS NOT NULL AND (n % r.track_interval = 0 OR n >= r.iterations) THEN
+    INSERT INTO spsa.work (run_id, iteration, step, pairs, leased_theta)
+    SELECT p_run, -(((n + r.track_interval - 1) / r.track_interval - 1) * r.track_units + s + 1),
+           '{}', r.track_pairs, new_theta
+      FROM generate_series(0, r.track_units - 1) AS s
+    ON CONFLICT DO NOTHING;
+  END IF;
   INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses,
                             pentanomial, faults, records, theta)
   VALUES (p_run, p_iteration, n, p_token, w, p_signal, p_wins, p_draws, p_losses,
@@ -420,6 +478,80 @@ BEGIN
    WHERE name = w;
   RETURN n;
 END
+$$;
+
+-- Record a measurement of the live Elo curve (a work row of negative iteration, see
+-- spsa.track_results): refused (SQLSTATE SP0xx) unless the lease is current, the unit not yet
+-- reported and the counts consistent. A retry of a report that did commit returns the same seq.
+-- The run finishes with its last point once every iteration is applied.
+CREATE OR REPLACE FUNCTION spsa.report_track(
+  p_worker text, p_run bigint, p_iteration bigint, p_token uuid,
+  p_wins int, p_draws int, p_losses int, p_pentanomial int[], p_faults text[], p_records text)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  w text := spsa.worker_key(p_worker);
+  wk spsa.work;
+  r spsa.runs;
+  n bigint;
+  prior bigint;
+BEGIN
+  IF p_iteration >= 0 THEN
+    RAISE EXCEPTION 'iteration % of run % is not a measurement of the curve', p_iteration, p_run
+      USING ERRCODE = 'SP001';
+  END IF;
+  SELECT * INTO wk FROM spsa.work WHERE run_id = p_run AND iteration = p_iteration FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'run % has no measurement %', p_run, -p_iteration - 1 USING ERRCODE = 'SP001';
+  END IF;
+  IF wk.state = 'done' THEN
+    SELECT seq INTO prior FROM spsa.track_results
+     WHERE run_id = p_run AND unit = -p_iteration - 1 AND token = p_token AND worker = w;
+    IF FOUND THEN
+      RETURN prior;
+    END IF;
+    RAISE EXCEPTION 'measurement % of run % was already reported', -p_iteration - 1, p_run
+      USING ERRCODE = 'SP002';
+  END IF;
+  PERFORM spsa.check_report(wk, w, p_token, 'measurement ' || (-p_iteration - 1), p_wins,
+                            p_draws, p_losses, p_pentanomial, p_faults, p_records);
+  -- Committed asynchronously, as spsa.report is (and mirrored only once flushed).
+  PERFORM set_config('synchronous_commit', 'off', true);
+  SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
+  IF r.state NOT IN ('active', 'paused') THEN
+    RAISE EXCEPTION 'run % is %', p_run, r.state USING ERRCODE = 'SP005';
+  END IF;
+  UPDATE spsa.work SET state = 'done', lease_expires = NULL WHERE run_id = p_run AND iteration = p_iteration;
+  UPDATE spsa.runs
+     SET track_reported = track_reported + 1, updated = now(),
+         state = CASE WHEN applied >= iterations
+                       AND NOT EXISTS (SELECT FROM spsa.work x WHERE x.run_id = p_run AND x.state <> 'done')
+                      THEN 'finished' ELSE state END
+   WHERE id = p_run
+  RETURNING track_reported INTO n;
+  INSERT INTO spsa.track_results (run_id, unit, seq, token, worker, wins, draws, losses,
+                                  pentanomial, faults, records)
+  VALUES (p_run, -p_iteration - 1, n, p_token, w, p_wins, p_draws, p_losses, p_pentanomial,
+          coalesce(p_faults, '{}'), coalesce(p_records, ''));
+  UPDATE spsa.workers
+     SET pairs = pairs + wk.pairs, games = games + 2 * wk.pairs,
+         faults = faults + coalesce(array_length(p_faults, 1), 0), last_seen = now()
+   WHERE name = w;
+  RETURN n;
+END
+$$;
+
+-- Per run, the curve's measured units in their order (`spsa status` and the page): the point's
+-- iteration is derived from the unit as spsa.report numbers them. One run, or every run when
+-- p_run is NULL.
+CREATE OR REPLACE FUNCTION spsa.status_track(p_run bigint)
+RETURNS TABLE (run_id bigint, unit bigint, units int, iteration bigint, pentanomial int[])
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT t.run_id, t.unit, r.track_units,
+         least(r.iterations, (t.unit / r.track_units + 1) * r.track_interval), t.pentanomial
+    FROM spsa.track_results t JOIN spsa.runs r ON r.id = t.run_id
+   WHERE (p_run IS NULL OR t.run_id = p_run) AND r.track_units > 0
+   ORDER BY t.run_id, t.seq;
 $$;
 
 -- A clock run's reference speed, as its owner measured or set it. `p_nps` (a worker's own
@@ -533,7 +665,9 @@ BEGIN
       spsa.reference_nps(bigint, float8), spsa.clock_scaled(text, bigint, float8, float8),
       spsa.artifact(text), spsa.engine_checked(text, bigint, text, boolean, text, text, text),
       spsa.status_engines(bigint), spsa.lease_share(text, bigint[], int),
-      spsa.status_shares(bigint)
+      spsa.status_shares(bigint),
+      spsa.report_track(text, bigint, bigint, uuid, int, int, int, int[], text[], text),
+      spsa.status_track(bigint)
       TO spsa_worker;
   END IF;
 END

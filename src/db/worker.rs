@@ -30,6 +30,7 @@ use crate::runtime::shutdown::Shutdown;
 use crate::source::pool::{self, Ending, Feed};
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
 use crate::spsa::driver::Rounding;
+use crate::spsa::track::TrackPlan;
 
 /// What a worker did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -50,19 +51,22 @@ struct Served {
     def: RunDefinition,
     rounding: Rounding,
     source: Box<dyn Source>,
-    /// Parts (games) per trial.
-    parts: usize,
+    /// The live Elo curve's plan (`[track]`), when the run measures one.
+    track: Option<TrackPlan>,
     /// Holds the run's config and book while the engines play.
     _files: Option<tempfile::TempDir>,
 }
 
-/// A leased iteration.
+/// A leased iteration, or a measurement of the live Elo curve (a negative iteration: see
+/// `spsa.track_results`).
 #[derive(Clone, Debug)]
 struct Lease {
     run: i64,
-    iteration: u64,
+    iteration: i64,
     token: Token,
     lease_seconds: f64,
+    /// Parts (games) of its trial.
+    parts: usize,
 }
 
 struct Report {
@@ -98,12 +102,8 @@ struct State {
 
 impl State {
     fn parts_held(&self) -> usize {
-        let waiting: usize = self
-            .waiting
-            .iter()
-            .map(|(l, _)| self.served.get(&l.run).map_or(1, |s| s.parts))
-            .sum();
-        waiting + self.playing.values().map(|p| p.served.parts).sum::<usize>()
+        let waiting: usize = self.waiting.iter().map(|(l, _)| l.parts).sum();
+        waiting + self.playing.values().map(|p| p.lease.parts).sum::<usize>()
     }
 
     fn tokens(&self) -> Vec<Token> {
@@ -148,7 +148,10 @@ impl Hub {
 
 impl Source for Hub {
     fn parts(&self, trial: &Trial) -> usize {
-        self.playing(trial.iteration).map_or(1, |(s, _, _)| s.parts)
+        self.lock()
+            .playing
+            .get(&trial.iteration)
+            .map_or(1, |p| p.lease.parts)
     }
 
     fn run_part<'a>(
@@ -354,13 +357,14 @@ fn stopped(e: anyhow::Error) -> Result<WorkerSummary> {
 }
 
 /// The functions this worker calls; a schema without one of them is older than this spsa.
-const WORKER_FUNCTIONS: [&str; 8] = [
+const WORKER_FUNCTIONS: [&str; 9] = [
     "hello",
     "active_runs",
     "lease_share",
     "heartbeat",
     "give_back",
     "report",
+    "report_track",
     "artifact",
     "engine_checked",
 ];
@@ -588,18 +592,23 @@ async fn lessor(
             let mut st = hub.lock();
             for row in rows {
                 let run: i64 = row.get(0);
-                let Some(s) = st.served.get(&run).cloned() else {
+                let iteration: i64 = row.get(1);
+                let theta: Vec<f64> = row.get(3);
+                let Some((s, trial)) = st
+                    .served
+                    .get(&run)
+                    .and_then(|s| Some((s.clone(), s.trial(iteration, theta)?)))
+                else {
                     st.give_back.push(row.get(2));
                     continue;
                 };
                 let lease = Lease {
                     run,
-                    iteration: row.get::<_, i64>(1) as u64,
+                    iteration,
                     token: row.get(2),
                     lease_seconds: s.def.lease_seconds,
+                    parts: s.source.parts(&trial).max(1),
                 };
-                let theta: Vec<f64> = row.get(3);
-                let trial = s.def.driver_at(theta, s.rounding).trial(lease.iteration);
                 st.waiting.push_back((lease, trial));
                 leased += 1;
             }
@@ -697,26 +706,38 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
             .collect();
         let signal = m.signal();
         let records = super::records::encode(&m.records);
-        let iteration = r.lease.iteration as i64;
+        let iteration = r.lease.iteration;
+        // A measurement of the curve has no signal: it moves no θ.
+        let (what, call) = if iteration < 0 {
+            (
+                "report a measurement of the curve",
+                "SELECT spsa.report_track($1, $2, $3, $4::text::uuid, $5, $6, $7, $8, $9, $10)",
+            )
+        } else {
+            (
+                "report a result",
+                "SELECT spsa.report($1, $2, $3, $4::text::uuid, $5, $6, $7, $8, $9, $10, $11)",
+            )
+        };
         let done = db
-            .run("report a result", async |c: &Client| {
-                c.query_one(
-                    "SELECT spsa.report($1, $2, $3, $4::text::uuid, $5, $6, $7, $8, $9, $10, $11)",
-                    &[
-                        &name,
-                        &r.lease.run,
-                        &iteration,
-                        &r.lease.token,
-                        &signal,
-                        &wins,
-                        &draws,
-                        &losses,
-                        &penta,
-                        &faults,
-                        &records,
-                    ],
-                )
-                .await
+            .run(what, async |c: &Client| {
+                let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+                    &name,
+                    &r.lease.run,
+                    &iteration,
+                    &r.lease.token,
+                    &signal,
+                    &wins,
+                    &draws,
+                    &losses,
+                    &penta,
+                    &faults,
+                    &records,
+                ];
+                if iteration < 0 {
+                    params.remove(4);
+                }
+                c.query_one(call, &params).await
             })
             .await;
         match done {
@@ -816,15 +837,42 @@ async fn prepare(
         slots: opts.concurrency.max(1),
     })
     .await?;
-    let start = vars.iter().map(|v| v.start).collect();
-    let parts = source
-        .parts(&def.driver_at(start, rounding).trial(1))
-        .max(1);
     Ok(Served {
         def,
         rounding,
         source,
-        parts,
+        track: config.track.clone(),
         _files: Some(dir),
     })
+}
+
+impl Served {
+    /// The trial of a leased work row at the θ the lease returned: iteration k's, or (a
+    /// negative iteration) the curve's unit −(k + 1) at its point's θ. None for a measurement
+    /// of a run that measures no curve here.
+    fn trial(&self, iteration: i64, theta: Vec<f64>) -> Option<Trial> {
+        let Ok(index) = u64::try_from(-iteration - 1) else {
+            return Some(
+                self.def
+                    .driver_at(theta, self.rounding)
+                    .trial(iteration as u64),
+            );
+        };
+        let plan = self.track.as_ref()?;
+        let unit = plan.unit(index);
+        // The iterations applied when the point was added (see `spsa.report`).
+        let at = (unit.point * plan.interval(self.def.pairs)).min(self.def.iterations);
+        let start: Vec<f64> = self.def.vars.iter().map(|v| v.start).collect();
+        let mut trial = Trial::default();
+        plan.fill(
+            self.def.seed,
+            &start,
+            self.rounding,
+            unit,
+            at,
+            &theta,
+            &mut trial,
+        );
+        Some(trial)
+    }
 }

@@ -17,12 +17,14 @@ use futures::future::LocalBoxFuture;
 use super::Method;
 use super::spsa::{fresh_spsa_state, summary_of};
 use crate::config::Config;
-use crate::db::owner::{Applied, Mirror, measurement_of, placed_records};
+use crate::db::owner::{self, Applied, Mirror, measurement_of, placed_measurement, placed_records};
 use crate::db::records::Destinations;
 use crate::db::run::{self as shared_run, SharedRun};
 use crate::report::progress;
 use crate::runtime::shutdown::Shutdown;
+use crate::spsa::driver::Rounding;
 use crate::tuner::checkpoint::{Checkpoint, RunState};
+use crate::tuner::curve::Curve;
 use crate::tuner::session::SessionStart;
 use crate::tuner::{
     Ending, Observer, RunPlan, Session, StartMode, Update, UserError, check_same_run,
@@ -123,6 +125,9 @@ impl Method for SharedTune {
                 .into());
             }
             start.add_outputs(self.destinations.paths());
+            if self.config.track.is_some() {
+                start.add_outputs([self.config.track_file()]);
+            }
             let mut session = start.open()?;
             if session.is_new_run() {
                 // The database's definition decides: a re-attach takes its seed and split.
@@ -131,10 +136,33 @@ impl Method for SharedTune {
                 session.state.holdout_openings = def.holdout_openings;
                 session.save()?;
             }
+            let curve = match &self.config.track {
+                Some(plan) => {
+                    let rounding = match self.config.games.as_ref() {
+                        Some(g) if !self.config.simulate => Rounding::Integer(g.rounding),
+                        _ => Rounding::Continuous,
+                    };
+                    let file = self.config.track_file();
+                    let curve = Curve::open(
+                        &mut session,
+                        plan.clone(),
+                        def.pairs,
+                        def.seed,
+                        rounding,
+                        file,
+                    )?;
+                    curve.keep(&mut session)?;
+                    session.save()?;
+                    Some(curve)
+                }
+                None => None,
+            };
             let mut follow = Follow {
                 caught_up: session.state.applied,
                 mirror: Mirror::new(id, def, session.state.applied),
                 session,
+                curve,
+                stop_sent: false,
                 destinations: &self.destinations,
             };
             let stop_worker = Shutdown::new();
@@ -178,7 +206,7 @@ impl Method for SharedTune {
     }
 
     fn summary(&self, session: &Session) -> String {
-        summary_of(&self.config, &self.vars, &session.state)
+        summary_of(&self.config, session)
     }
 }
 
@@ -188,6 +216,11 @@ struct Follow<'a> {
     session: Session,
     /// Results up to here are in the session already (the local checkpoint of a resume).
     caught_up: u64,
+    /// The live Elo curve, when the run measures one: its points are handed out as the
+    /// results that make them due are applied, and recorded as the workers' measurements come.
+    curve: Option<Curve>,
+    /// The curve's stop rule ended the run in the database.
+    stop_sent: bool,
     destinations: &'a Destinations,
 }
 
@@ -209,14 +242,15 @@ impl Follow<'_> {
             for a in &results {
                 self.apply(a, &mut *progress)?;
             }
-            if self.mirror.is_finished() {
+            let measured = self.measure(db, &mut *progress).await?;
+            if self.finished() {
                 return Ok(Ending::Finished);
             }
             if last_save.elapsed() >= every {
                 self.save()?;
                 last_save = Instant::now();
             }
-            if results.len() < PULL_BATCH {
+            if results.len() < PULL_BATCH && measured == 0 {
                 tokio::select! {
                     biased;
                     _ = &mut signal => return Ok(Ending::Interrupted),
@@ -269,6 +303,11 @@ impl Follow<'_> {
         }
         self.session.log_theta(a.seq, &a.theta)?;
         self.session.flush_log_if_due(Instant::now())?;
+        if let Some(curve) = &mut self.curve {
+            curve
+                .track
+                .hand_out(a.seq, self.session.state.iterations, &a.theta);
+        }
         let state = &self.session.state;
         observer.on_update(&Update {
             applied: state.applied,
@@ -281,14 +320,59 @@ impl Follow<'_> {
         Ok(())
     }
 
+    /// Record the curve's measurements the database holds, in its order, up to the first whose
+    /// point is not handed out here yet (its result is still to be applied); end the run in the
+    /// database once the stop rule says so. Returns how many were recorded.
+    async fn measure(
+        &mut self,
+        db: &mut crate::db::Db,
+        observer: &mut dyn Observer,
+    ) -> Result<usize> {
+        let Some(curve) = &mut self.curve else {
+            return Ok(0);
+        };
+        let run_id = self.mirror.run_id;
+        let after = curve.track.state().points.len() as u64;
+        let mut recorded = 0;
+        for m in self.mirror.pull_track(db, after).await? {
+            let unit = curve.track.plan().unit(m.unit);
+            if !curve.track.is_pending(unit) {
+                break;
+            }
+            let records = placed_measurement(run_id, &m, self.destinations);
+            if let Some(point) = curve.record(&mut self.session, unit, m.pentanomial, &records)? {
+                observer.on_track(&point);
+            }
+            recorded += 1;
+        }
+        if curve.track.stopped() && !self.stop_sent {
+            owner::finish_by_stop_rule(db, run_id).await?;
+            self.stop_sent = true;
+        }
+        Ok(recorded)
+    }
+
+    /// The database finished the run and everything it recorded is in the session.
+    fn finished(&self) -> bool {
+        let measured = self
+            .curve
+            .as_ref()
+            .is_none_or(|c| c.track.state().points.len() as i64 >= self.mirror.durable().track);
+        self.mirror.is_finished() && measured
+    }
+
     /// Write a checkpoint that holds the files. Before a resumed mirror has caught up with its
     /// old checkpoint, that one stays: it still describes the files exactly.
     fn save(&mut self) -> Result<()> {
         if self.mirror.applied() < self.caught_up {
             return Ok(());
         }
+        let finished = self.finished();
+        if let Some(curve) = &self.curve {
+            curve.keep(&mut self.session)?;
+        }
         let state = &mut self.session.state;
-        state.finished = self.mirror.is_finished();
+        state.finished = finished;
         let d = self.mirror.driver_state();
         state.next_fresh = d.next_fresh;
         state.missing = d.missing;

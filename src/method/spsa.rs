@@ -107,14 +107,7 @@ impl Method for SpsaTune {
     }
 
     fn summary(&self, session: &Session) -> String {
-        let mut text = summary_of(&self.config, session.vars(), &session.state);
-        if let Ok(Some(track)) = session
-            .parts
-            .get::<crate::spsa::track::TrackState>(crate::tuner::TRACK_PART)
-        {
-            text.push_str(&summary::track_lines(&track));
-        }
-        text
+        summary_of(&self.config, session)
     }
 }
 
@@ -131,12 +124,20 @@ pub fn fresh_spsa_state(config: &Config, vars: &[Variable], plan: &RunPlan) -> R
 }
 
 /// The closing text of an SPSA run, local or shared: each variable's start and final value,
-/// and the games' tally for a tune of games.
-pub fn summary_of(config: &Config, vars: &[Variable], state: &RunState) -> String {
+/// the games' tally for a tune of games, and the live Elo curve's last points (with a stop
+/// rule's reason) when the run measured one.
+pub fn summary_of(config: &Config, session: &Session) -> String {
+    let state = &session.state;
     let decimals = if config.simulate { 2 } else { 0 };
-    let mut text = summary::final_table(vars, &state.start, &state.theta, decimals);
+    let mut text = summary::final_table(session.vars(), &state.start, &state.theta, decimals);
     if !config.simulate && config.positions.is_none() {
         text.push_str(&summary::games_line(&state.counts));
+    }
+    if let Ok(Some(track)) = session
+        .parts
+        .get::<crate::spsa::track::TrackState>(crate::tuner::TRACK_PART)
+    {
+        text.push_str(&summary::track_lines(&track));
     }
     text
 }

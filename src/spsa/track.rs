@@ -58,6 +58,60 @@ impl TrackPlan {
             applied / interval
         }
     }
+
+    /// A unit's number among all units of the run: (point − 1) · opponents + the opponent's
+    /// slot. Its games' openings and seed follow from it, and a shared run's database numbers
+    /// its work rows by it.
+    pub fn index(&self, unit: TrackUnit) -> u64 {
+        let slot = self.against.iter().position(|&a| a == unit.against);
+        (unit.point.max(1) - 1) * self.against.len() as u64 + slot.unwrap_or(0) as u64
+    }
+
+    /// The unit numbered `index` (see [`TrackPlan::index`]).
+    pub fn unit(&self, index: u64) -> TrackUnit {
+        let n = self.against.len().max(1) as u64;
+        TrackUnit {
+            point: index / n + 1,
+            against: self.against[(index % n) as usize % self.against.len().max(1)],
+        }
+    }
+
+    /// The trial that measures `unit` at `theta` (the tune's θ when the point was handed out,
+    /// after `iteration` applied iterations): θ rounded as the run plays it against the
+    /// opponent's values (none for the defaults: the source knows them), on the held-out
+    /// openings numbered on from the unit before, with games seeded by (run seed, unit). A
+    /// local run and a shared run's worker fill it alike.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill(
+        &self,
+        seed: u64,
+        start: &[f64],
+        rounding: Rounding,
+        unit: TrackUnit,
+        iteration: u64,
+        theta: &[f64],
+        trial: &mut Trial,
+    ) {
+        let index = self.index(unit);
+        let played = |v: &[f64]| -> Vec<f64> {
+            match rounding {
+                Rounding::Continuous => v.to_vec(),
+                Rounding::Integer(_) => v.iter().map(|x| x.round()).collect(),
+            }
+        };
+        trial.iteration = iteration;
+        trial.delta.clear();
+        trial.c_k.clear();
+        trial.plus = played(theta);
+        trial.minus = match unit.against {
+            Against::Start => played(start),
+            Against::Defaults => Vec::new(),
+        };
+        trial.opening = index * u64::from(self.pairs);
+        trial.pairs = self.pairs;
+        trial.seed = IterationRng::new(seed ^ SEED_KEY, index).next_u64();
+        trial.track = Some(unit);
+    }
 }
 
 /// A measurement handed out and not yet recorded, with the θ it measures.
@@ -307,32 +361,54 @@ impl Track {
         true
     }
 
-    /// The trial of a pending unit: θ rounded as the run plays it against the opponent's values
-    /// (none for the defaults: the source knows them), on the held-out openings.
+    /// The trial of a pending unit (see [`TrackPlan::fill`]).
     fn fill(&self, p: &Pending, trial: &mut Trial) {
-        let slot = self.plan.against.iter().position(|&a| a == p.against);
-        let index = (p.point - 1) * self.plan.against.len() as u64 + slot.unwrap_or(0) as u64;
-        let played = |v: &[f64]| -> Vec<f64> {
-            match self.rounding {
-                Rounding::Continuous => v.to_vec(),
-                Rounding::Integer(_) => v.iter().map(|x| x.round()).collect(),
-            }
-        };
-        trial.iteration = p.iteration;
-        trial.delta.clear();
-        trial.c_k.clear();
-        trial.plus = played(&p.theta);
-        trial.minus = match p.against {
-            Against::Start => played(&self.start),
-            Against::Defaults => Vec::new(),
-        };
-        trial.opening = index * u64::from(self.plan.pairs);
-        trial.pairs = self.plan.pairs;
-        trial.seed = IterationRng::new(self.seed ^ SEED_KEY, index).next_u64();
-        trial.track = Some(TrackUnit {
+        let unit = TrackUnit {
             point: p.point,
             against: p.against,
-        });
+        };
+        self.plan.fill(
+            self.seed,
+            &self.start,
+            self.rounding,
+            unit,
+            p.iteration,
+            &p.theta,
+            trial,
+        );
+    }
+
+    /// A shared run's point: once `applied` of `total` results are applied with θ `theta`, the
+    /// point they make due is pending, as the database added its units in the same report (a
+    /// shared run's points may overlap: workers measure them while others tune). True when a
+    /// point was handed out.
+    pub fn hand_out(&mut self, applied: u64, total: u64, theta: &[f64]) -> bool {
+        let due = self.plan.due(self.interval, applied, total);
+        if self.state.handed >= due {
+            return false;
+        }
+        self.state.handed = due;
+        for &against in &self.plan.against {
+            self.state.pending.push(Pending {
+                point: due,
+                against,
+                iteration: applied,
+                theta: theta.to_vec(),
+            });
+        }
+        true
+    }
+
+    /// Whether `unit` is handed out and not yet recorded.
+    pub fn is_pending(&self, unit: TrackUnit) -> bool {
+        self.state
+            .pending
+            .iter()
+            .any(|p| p.point == unit.point && p.against == unit.against)
+    }
+
+    pub fn plan(&self) -> &TrackPlan {
+        &self.plan
     }
 
     /// A measurement came back: record its point (returned) and look at the stop rule. `None`

@@ -9,6 +9,7 @@
 //! lengths and plays exactly the missing iterations, so nothing is lost or written twice.
 
 pub mod checkpoint;
+pub mod curve;
 pub mod log;
 
 pub mod outputs;
@@ -25,9 +26,10 @@ use crate::source::pool::{self, Feed};
 use crate::source::{Measurement, Source, Trial};
 use crate::spsa::Schedule;
 use crate::spsa::driver::{Driver, Rounding};
-use crate::spsa::track::{self, Point, Track, TrackPlan, TrackState};
+use crate::spsa::track::{Point, TrackPlan};
 use crate::vars::Variable;
 pub use checkpoint::{Counts, RunState};
+use curve::Curve;
 pub use outputs::Outputs;
 pub use pool::Ending;
 pub use session::Session;
@@ -110,8 +112,8 @@ pub struct Tuner {
     driver: Driver,
     plan: RunPlan,
     faulty_streak: u32,
-    /// The live Elo curve (`[track]`) and the file its points go to.
-    track: Option<(Track, PathBuf)>,
+    /// The live Elo curve (`[track]`).
+    track: Option<Curve>,
 }
 
 /// The checkpoint's table of the live Elo curve.
@@ -167,24 +169,9 @@ impl Tuner {
     /// output): its state comes from the checkpoint's `[track]` table, a new run's file gets
     /// its header row.
     pub fn with_track(mut self, plan: TrackPlan, file: PathBuf) -> Result<Tuner> {
-        let state: TrackState = self.session.parts.get(TRACK_PART)?.unwrap_or_default();
-        if self.session.is_new_run() {
-            let names: Vec<String> = self.vars().iter().map(|v| v.name.clone()).collect();
-            self.session.record(&crate::source::Record {
-                path: file.clone(),
-                text: track::csv_header(&names),
-            })?;
-        }
-        let start = self.session.state.start.clone();
-        let t = Track::new(
-            plan,
-            self.plan.pairs,
-            self.plan.seed,
-            start,
-            self.plan.rounding,
-            state,
-        );
-        self.track = Some((t, file));
+        let p = &self.plan;
+        let curve = Curve::open(&mut self.session, plan, p.pairs, p.seed, p.rounding, file)?;
+        self.track = Some(curve);
         self.save()?;
         Ok(self)
     }
@@ -222,8 +209,8 @@ impl Tuner {
         state.next_fresh = d.next_fresh;
         state.missing = d.missing;
         state.applied = self.driver.applied();
-        if let Some((t, _)) = &self.track {
-            self.session.parts.set(TRACK_PART, t.state())?;
+        if let Some(curve) = &self.track {
+            curve.keep(&mut self.session)?;
         }
         self.session.save()
     }
@@ -258,8 +245,8 @@ impl Tuner {
         };
         let result = pool::run(source, concurrency, &mut feed, shutdown).await;
         let total = self.driver.total();
-        let track_done = self.track.as_ref().is_none_or(|(t, _)| t.is_done(total));
-        let stopped = self.track.as_ref().is_some_and(|(t, _)| t.stopped());
+        let track_done = self.track.as_ref().is_none_or(|c| c.track.is_done(total));
+        let stopped = self.track.as_ref().is_some_and(|c| c.track.stopped());
         if (self.driver.is_finished() && track_done) || stopped {
             self.session.state.finished = true;
         }
@@ -270,7 +257,7 @@ impl Tuner {
     /// The next trial: a measurement of the curve when one is due, else an iteration; none
     /// once a stop rule ended the run.
     fn next_trial_into(&mut self, trial: &mut Trial) -> bool {
-        if let Some((t, _)) = &mut self.track {
+        if let Some(Curve { track: t, .. }) = &mut self.track {
             let (applied, total) = (self.driver.applied(), self.driver.total());
             if t.next_trial_into(applied, total, self.driver.theta(), trial) {
                 return true;
@@ -280,26 +267,6 @@ impl Tuner {
             }
         }
         self.driver.next_trial_into(trial)
-    }
-
-    /// Record one measurement of the curve: its point in the track file (its games in the
-    /// records, so the PGN shows what was played).
-    fn record_track(&mut self, unit: track::TrackUnit, m: &Measurement) -> Result<Option<Point>> {
-        let Some((t, file)) = &mut self.track else {
-            return Ok(None);
-        };
-        let Some(point) = t.finish(unit, m.tally().pentanomial).cloned() else {
-            return Ok(None);
-        };
-        let row = crate::source::Record {
-            path: file.clone(),
-            text: point.csv_row(),
-        };
-        for r in &m.records {
-            self.session.record(r)?;
-        }
-        self.session.record(&row)?;
-        Ok(Some(point))
     }
 
     /// Apply one finished trial: θ, counts, records, the θ log row, the fault streak.
@@ -373,7 +340,13 @@ impl Feed for TunerFeed<'_> {
     fn finished_in_place(&mut self, trial: &mut Trial, m: &mut Measurement) -> Result<()> {
         let t = &mut *self.tuner;
         if let Some(unit) = trial.track {
-            if let Some(point) = t.record_track(unit, m)? {
+            let recorded = match &mut t.track {
+                Some(curve) => {
+                    curve.record(&mut t.session, unit, m.tally().pentanomial, &m.records)?
+                }
+                None => None,
+            };
+            if let Some(point) = recorded {
                 self.observer.on_track(&point);
             }
         } else {
@@ -405,7 +378,7 @@ impl Feed for TunerFeed<'_> {
 
     fn unfinished(&mut self, trial: &Trial) {
         match (trial.track, &mut self.tuner.track) {
-            (Some(unit), Some((t, _))) => t.abandon(unit),
+            (Some(unit), Some(curve)) => curve.track.abandon(unit),
             _ => self.tuner.driver.abandon(trial.iteration),
         }
     }

@@ -111,3 +111,22 @@ pub fn small_book(dir: &Path, name: &str, n: usize) -> String {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path.to_str().unwrap().to_string()
 }
+
+/// Each game of a PGN file: its Event and FEN tags.
+pub fn pgn_events_and_fens(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let tag = |block: &str, name: &str| {
+        block
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("[{name} \"")))
+            .map(|v| v.trim_end_matches("\"]").to_string())
+            .unwrap_or_default()
+    };
+    text.split("[Event ")
+        .skip(1)
+        .map(|g| {
+            let block = format!("[Event {g}");
+            (tag(&block, "Event"), tag(&block, "FEN"))
+        })
+        .collect()
+}

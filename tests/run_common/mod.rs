@@ -58,3 +58,15 @@ pub fn kill_9_midway(dir: &Path) {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 }
+
+/// Start `spsa args` in `dir` in the background, its stdout and stderr piped.
+#[allow(dead_code)] // not every test crate that includes this module starts one
+pub fn spawn_in(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_spsa"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
