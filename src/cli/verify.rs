@@ -69,6 +69,7 @@ impl VerifyArgs {
             flags: MatchFlags {
                 pairs: v.pairs,
                 sprt: v.sprt.clone(),
+                tc: v.clock.map(|(base, inc)| format!("{base}+{inc}")),
                 concurrency: Some(config.concurrency),
                 // `spsa run --engine-log` logs its verification too.
                 engine_log: config.games.as_ref().and_then(|g| g.engine_log.clone()),

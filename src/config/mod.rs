@@ -66,6 +66,8 @@ pub struct VerifyConfig {
     /// `elo0,elo1[,alpha,beta]`, as `spsa match --sprt` takes it (already checked).
     pub sprt: Option<String>,
     pub against: Against,
+    /// A clock per side (base, increment in ms) instead of the tune's own limit.
+    pub clock: Option<(u64, u64)>,
 }
 
 /// What the tuned values are verified (and the live curve measured) against.

@@ -472,11 +472,18 @@ fn toml_verify_table_is_checked_at_its_line() {
         Some(VerifyConfig {
             pairs: None,
             sprt: Some("0,5".into()),
-            against: Against::Defaults
+            against: Against::Defaults,
+            clock: None,
         })
     );
     let c = toml(&format!("{games}[verify]\npairs = 400\n")).unwrap();
     assert_eq!(c.verify.unwrap().against, Against::Start);
+    // A tune at fixed nodes verified at a short clock.
+    let c = toml(&format!(
+        "{games}[verify]\nbase_time_ms = 1000\ninc_time_ms = 10\n"
+    ))
+    .unwrap();
+    assert_eq!(c.verify.unwrap().clock, Some((1000, 10)));
     assert_eq!(toml(&games).unwrap().verify, None);
     let verify_line = games.lines().count() + 1;
     for (table, wanted) in [
@@ -485,6 +492,14 @@ fn toml_verify_table_is_checked_at_its_line() {
         (
             "against = \"tuned\"\n",
             "key `verify.against`: expected \"start\" or \"defaults\", found \"tuned\"",
+        ),
+        (
+            "base_time_ms = 0\n",
+            "key `verify.base_time_ms`: must be at least 1",
+        ),
+        (
+            "inc_time_ms = 10\n",
+            "key `verify.inc_time_ms`: needs `verify.base_time_ms` too",
         ),
     ] {
         let e = toml(&format!("{games}[verify]\n{table}"))

@@ -68,6 +68,10 @@ struct Verify {
     pairs: Option<u64>,
     sprt: Option<String>,
     against: Option<String>,
+    /// A clock for the verification instead of the tune's limit (a tune at fixed nodes
+    /// verified at a short clock).
+    base_time_ms: Option<u64>,
+    inc_time_ms: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -486,10 +490,21 @@ fn verify(
             )));
         }
     };
+    let clock = match (v.base_time_ms, v.inc_time_ms) {
+        (None, None) => None,
+        (Some(0), _) => return Err(at("key `verify.base_time_ms`: must be at least 1".into())),
+        (Some(base), inc) => Some((base, inc.unwrap_or(0))),
+        (None, Some(_)) => {
+            return Err(at(
+                "key `verify.inc_time_ms`: needs `verify.base_time_ms` too".into(),
+            ));
+        }
+    };
     Ok(VerifyConfig {
         pairs: v.pairs,
         sprt: v.sprt.clone(),
         against,
+        clock,
     })
 }
 
