@@ -87,6 +87,7 @@ fn big_run() -> Loaded {
             faults: Default::default(),
         },
         joined: Vec::new(),
+        sources: Vec::new(),
     };
     Loaded {
         paths: RunPaths {

@@ -86,6 +86,7 @@ fn write_known_run(dir: &Path, pentanomial: [u64; 5]) -> (PathBuf, PathBuf) {
             ..Counts::default()
         },
         joined: Vec::new(),
+        sources: Vec::new(),
     };
     checkpoint::write(&ck, &state, &known_vars()).unwrap();
     (log, ck)
@@ -434,6 +435,7 @@ fn write_run_with(
             ..Counts::default()
         },
         joined: Vec::new(),
+        sources: Vec::new(),
     };
     checkpoint::write(&logs.join("r.checkpoint.var"), &state, &vars).unwrap();
     let ck = checkpoint::read(&logs.join("r.checkpoint.var")).unwrap();

@@ -236,6 +236,7 @@ fn write_local_run(dir: &Path, name: &str, rows: u64) -> PathBuf {
             faults: Default::default(),
         },
         joined: Vec::new(),
+        sources: Vec::new(),
     };
     checkpoint::write(&dir.join(format!("{name}.checkpoint.var")), &state, &vars).unwrap();
     log

@@ -46,6 +46,7 @@ const KINDS: &[Kind] = &[
     Kind::of::<crate::coefficients::objective::MappingError>(),
     Kind::of::<crate::coefficients::CoefficientError>(),
     Kind::of::<crate::engine::identity::EngineRefusal>(),
+    Kind::of::<crate::engine::build::BuildError>(),
     Kind::of::<crate::db::DbError>(),
     Kind::of::<crate::positions::PositionsError>(),
 ];

@@ -173,6 +173,7 @@ fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
         workdir: None,
         options: Vec::new(),
         files: Vec::new(),
+        source: None,
     }
 }
 

@@ -404,7 +404,8 @@ pub struct Verified {
 
 /// Play the verification match, printing as `spsa verify` does; returns its text for a record.
 pub async fn verify(args: VerifyArgs) -> Result<Verified> {
-    let config = Config::load(&args.config)?;
+    let mut config = Config::load(&args.config)?;
+    crate::db::engines::build_sources(&mut config).await?;
     let Some(mut games) = config.games.clone() else {
         return Err(user_error(format!(
             "{}: no engines configured (verify plays real games)",

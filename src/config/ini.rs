@@ -285,6 +285,7 @@ impl Entries<'_> {
                 workdir: None,
                 options: Vec::new(),
                 files: Vec::new(),
+                source: None,
             })
         };
         let ms = |key: &'static str| -> Result<Option<u64>, ConfigError> {

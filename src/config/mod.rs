@@ -159,6 +159,58 @@ pub struct EngineConfig {
     /// in TOML): a shared run stores the file with the run, and each worker points the option
     /// at its fetched copy.
     pub files: Vec<String>,
+    /// `source = { git, commit, build, binary }` (TOML): the engine is built from this commit of
+    /// its repository (`engine::build`), and `command` is the built binary once it is built.
+    pub source: Option<EngineSource>,
+}
+
+/// An engine named by its source: a git repository, a commit, the command that builds it in the
+/// checked-out tree and where the binary is then (`[engine1] source = { … }`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineSource {
+    /// A local folder (made absolute) or any URL `git fetch` takes.
+    pub git: String,
+    /// The revision as configured; the full commit id once resolved (`engine::build`).
+    pub commit: String,
+    /// Run with `sh -c` in the checked-out tree.
+    pub build: String,
+    /// The built binary's path in the tree.
+    pub binary: String,
+    /// How long the build may take before it is killed (`build_timeout_s`, default 30 min).
+    pub timeout: Duration,
+    /// The table that set it (`engine1`, or `engine2`) and the line of each key, for messages.
+    pub table: String,
+    pub lines: SourceLines,
+}
+
+/// The line of each key of an engine's `source`, so a repository, commit, build or binary that
+/// fails is reported at its line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceLines {
+    pub git: usize,
+    pub commit: usize,
+    pub build: usize,
+    pub binary: usize,
+}
+
+impl EngineSource {
+    /// The build's default time limit.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+    /// A problem with `key` of this source (`git`, `commit`, `build`, `binary`) at its line.
+    pub fn error(&self, config: &Path, key: &str, message: String) -> ConfigError {
+        let line = match key {
+            "git" => self.lines.git,
+            "commit" => self.lines.commit,
+            "build" => self.lines.build,
+            _ => self.lines.binary,
+        };
+        ConfigError::AtLine {
+            path: config.to_path_buf(),
+            line,
+            message: format!("key `{}.source.{key}`: {message}", self.table),
+        }
+    }
 }
 
 /// The search limits of each move.

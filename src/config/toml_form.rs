@@ -88,7 +88,9 @@ struct Simulation {
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct Engine {
-    command: String,
+    /// The executable; or `source`, to build it.
+    command: Option<toml::Spanned<String>>,
+    source: Option<toml::Spanned<Source>>,
     #[serde(default)]
     args: Vec<String>,
     workdir: Option<String>,
@@ -98,6 +100,136 @@ struct Engine {
     /// Options whose value is a file (a network, a book): the path, relative to the config.
     #[serde(default)]
     files: BTreeMap<String, toml::Spanned<String>>,
+}
+
+/// `source = { git = "…", commit = "…", build = "…", binary = "…" }`: an engine built from a
+/// commit of its repository.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct Source {
+    git: toml::Spanned<String>,
+    commit: toml::Spanned<String>,
+    build: toml::Spanned<String>,
+    binary: toml::Spanned<String>,
+    build_timeout_s: Option<toml::Spanned<f64>>,
+}
+
+/// The engine's command, or its source (checked: one of the two; a binary inside the tree).
+fn command_or_source(
+    e: &Engine,
+    table: &str,
+    path: &Path,
+    text: &str,
+) -> Result<(PathBuf, Option<super::EngineSource>), ConfigError> {
+    let at = |offset: usize, key: &str, message: String| ConfigError::AtLine {
+        path: path.to_path_buf(),
+        line: line_of(text, offset),
+        message: format!("key `{table}.{key}`: {message}"),
+    };
+    let s = match (&e.command, &e.source) {
+        (Some(c), None) => return Ok((resolve_command(path, c.get_ref()), None)),
+        (Some(_), Some(s)) => {
+            return Err(at(
+                s.span().start,
+                "source",
+                "an engine is given by `command` or by `source`, not both".into(),
+            ));
+        }
+        (None, None) => {
+            return Err(ConfigError::InFile {
+                path: path.to_path_buf(),
+                message: format!(
+                    "missing key `{table}.command` (the engine's executable) or `{table}.source` (its repository, commit, build command and binary)"
+                ),
+            });
+        }
+        (None, Some(s)) => s.get_ref(),
+    };
+    for (key, value) in [
+        ("git", &s.git),
+        ("commit", &s.commit),
+        ("build", &s.build),
+        ("binary", &s.binary),
+    ] {
+        let v = value.get_ref().trim();
+        if v.is_empty() {
+            return Err(at(
+                value.span().start,
+                &format!("source.{key}"),
+                "is empty".into(),
+            ));
+        }
+        if key != "build" && v.starts_with('-') {
+            return Err(at(
+                value.span().start,
+                &format!("source.{key}"),
+                format!("`{v}` must not start with `-`"),
+            ));
+        }
+    }
+    let binary = Path::new(s.binary.get_ref());
+    if binary.is_absolute()
+        || binary
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(at(
+            s.binary.span().start,
+            "source.binary",
+            format!(
+                "`{}` must be a path inside the repository's tree (relative, without `..`)",
+                binary.display()
+            ),
+        ));
+    }
+    let timeout = match &s.build_timeout_s {
+        None => super::EngineSource::DEFAULT_TIMEOUT,
+        Some(t) => {
+            let v = *t.get_ref();
+            if !(v.is_finite() && v > 0.0) {
+                return Err(at(
+                    t.span().start,
+                    "source.build_timeout_s",
+                    format!("must be a number of seconds above 0, not {v}"),
+                ));
+            }
+            Duration::from_secs_f64(v)
+        }
+    };
+    let git = s.git.get_ref().trim();
+    // A URL (`https://…`, `ssh://…`, `file://…`) or scp-like `host:path` is kept as written;
+    // anything else is a folder, relative to the config.
+    let is_url = git.contains("://")
+        || git
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+    let git = if is_url {
+        git.to_string()
+    } else {
+        let dir = resolve(path, git);
+        std::fs::canonicalize(&dir)
+            .or_else(|_| std::path::absolute(&dir))
+            .unwrap_or(dir)
+            .display()
+            .to_string()
+    };
+    let source = super::EngineSource {
+        git,
+        commit: s.commit.get_ref().trim().to_string(),
+        build: s.build.get_ref().clone(),
+        binary: s.binary.get_ref().clone(),
+        timeout,
+        table: table.to_string(),
+        lines: super::SourceLines {
+            git: line_of(text, s.git.span().start),
+            commit: line_of(text, s.commit.span().start),
+            build: line_of(text, s.build.span().start),
+            binary: line_of(text, s.binary.span().start),
+        },
+    };
+    // Until it is built, the command is the binary's path in the tree (its file name is the
+    // engine's name, as `--engine NAME=PATH` names it).
+    Ok((PathBuf::from(s.binary.get_ref()), Some(source)))
 }
 
 #[derive(Deserialize, Default)]
@@ -621,12 +753,14 @@ fn games(
             })
             .collect::<Result<Vec<_>, _>>()?;
         let (options, files) = engine_files(options, e, table, path, text)?;
+        let (command, source) = command_or_source(e, table, path, text)?;
         Ok(EngineConfig {
-            command: resolve_command(path, &e.command),
+            command,
             args: e.args.clone(),
             workdir: e.workdir.as_deref().map(|w| resolve(path, w)),
             options,
             files,
+            source,
         })
     };
     let g = &file.games;

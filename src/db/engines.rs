@@ -151,6 +151,23 @@ pub fn check_cache(root: &Path) -> Result<(), UserError> {
     Ok(())
 }
 
+/// Build the engines the config names by their source (`source = { git, commit, … }`) in this
+/// machine's cache, before anything is created: a commit, build or binary that fails is the
+/// config's error at its line.
+pub async fn build_sources(config: &mut crate::config::Config) -> anyhow::Result<()> {
+    let named = config
+        .games
+        .as_ref()
+        .is_some_and(|g| g.engine1.source.is_some() || g.engine2.source.is_some());
+    if !named || config.simulate {
+        return Ok(());
+    }
+    let root = cache_root()?.join("source");
+    check_cache(&root)?;
+    crate::engine::build::build_config(config, &root).await?;
+    Ok(())
+}
+
 /// The run's engine in this machine's cache, fetched from the database when it is not there
 /// or its bytes no longer hash to what the run says. Written to a temporary file, made
 /// executable, then renamed into place.

@@ -70,6 +70,8 @@ pub(super) async fn place_engines(
     type Check = (String, bool, String, Result<Signature, EngineRefusal>);
     let mut checks: Vec<Check> = Vec::new();
     let mut own_build = [false, false];
+    // The last engine built from source here, and its outcome.
+    let mut built: Option<(crate::engine::build::Recipe, Result<PathBuf, EngineRefusal>)> = None;
     for (i, (side, engine)) in [
         ("Engine1", &mut games.engine1),
         ("Engine2", &mut games.engine2),
@@ -91,6 +93,28 @@ pub(super) async fn place_engines(
             (Some((_, path)), _) => {
                 engine.command = path.clone();
                 engine.workdir = None;
+            }
+            (None, Some(e)) if e.source.is_some() => {
+                // Engine 2 built from engine 1's recipe is built (or refused) once.
+                let done = built.as_ref().filter(|(r, _)| e.source.as_ref() == Some(r));
+                let result = match done {
+                    Some((_, Ok(path))) => {
+                        point_at(engine, e, path.clone());
+                        Ok(())
+                    }
+                    Some((_, Err(refusal))) => Err(refusal.for_side(side)),
+                    None => build_from_source(opts, id, e, engine).await,
+                };
+                if let Some(recipe) = &e.source {
+                    let path = match &result {
+                        Ok(()) => Ok(engine.command.clone()),
+                        Err(refusal) => Err(refusal.clone()),
+                    };
+                    built = Some((recipe.clone(), path));
+                }
+                if let Err(refusal) = result {
+                    checks.push((side.into(), false, String::new(), Err(refusal)));
+                }
             }
             (None, Some(e)) => {
                 let fetched = match &opts.cache {
@@ -223,6 +247,57 @@ pub(super) async fn place_engines(
         anyhow::bail!("{}", refusals.join("; "));
     }
     Ok(())
+}
+
+/// A run's engine built from its source on this machine (`engine::build`: fetched and built
+/// once per commit into the cache, reused after), and the side pointed at it; a repository,
+/// commit or build that fails refuses the side, with the build's last lines.
+async fn build_from_source(
+    opts: &WorkerOptions,
+    id: i64,
+    e: &identity::RunEngine,
+    engine: &mut crate::config::EngineConfig,
+) -> Result<(), EngineRefusal> {
+    let Some(recipe) = &e.source else {
+        return Ok(());
+    };
+    let refuse = |message: String| EngineRefusal::Artifact {
+        side: e.side.clone(),
+        message,
+    };
+    let root = opts
+        .cache
+        .as_ref()
+        .ok_or_else(|| refuse("no cache on this machine to build the engine's source in".into()))?
+        .join("source");
+    let built = crate::engine::build::obtain(&root, recipe)
+        .await
+        .map_err(|err| refuse(format!("cannot build it from source: {err}")))?;
+    if built.recipe.commit != recipe.commit {
+        return Err(refuse(format!(
+            "the run's commit {} resolved to {} here",
+            recipe.commit, built.recipe.commit
+        )));
+    }
+    eprintln!(
+        "spsa worker: run {id}: {} from {} at {} ({})",
+        e.side,
+        recipe.git,
+        recipe.commit,
+        built.cost()
+    );
+    point_at(engine, e, built.binary);
+    Ok(())
+}
+
+/// Point a side at its engine built from the run's recipe (the commit its games name).
+fn point_at(engine: &mut crate::config::EngineConfig, e: &identity::RunEngine, binary: PathBuf) {
+    engine.command = binary;
+    engine.workdir = None;
+    if let (Some(s), Some(recipe)) = (engine.source.as_mut(), &e.source) {
+        s.git = recipe.git.clone();
+        s.commit = recipe.commit.clone();
+    }
 }
 
 /// A run with a clock: this machine's engine speed (measured, or `--nps`) against the run's

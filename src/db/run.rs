@@ -105,6 +105,8 @@ fn own_engines(config: &Config) -> Vec<(String, std::path::PathBuf)> {
     };
     [("Engine1", &g.engine1), ("Engine2", &g.engine2)]
         .into_iter()
+        // An engine built from source is built by this worker as by any other, from the run.
+        .filter(|(_, e)| e.source.is_none())
         .filter_map(|(side, e)| Some((side.to_string(), identity::resolve(&e.command)?)))
         .collect()
 }

@@ -216,6 +216,9 @@ impl WorkerEngine {
     pub fn line(&self) -> String {
         let what = if self.own_build {
             format!("own build {}", super::engines::short(&self.sha256))
+        } else if self.sha256.is_empty() {
+            // An engine it could not get (a build from source that failed).
+            "no engine".to_string()
         } else {
             format!("fetched {}", super::engines::short(&self.sha256))
         };

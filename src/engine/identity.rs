@@ -32,6 +32,10 @@ pub struct RunEngine {
     pub signature: Signature,
     /// False when two measurements differed: workers then check the hash only.
     pub repeatable: bool,
+    /// An engine built from its source: each worker builds this commit itself (its hash is
+    /// then its own; the signature is the check), instead of fetching the owner's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::engine::build::Recipe>,
 }
 
 /// An engine the owner measured, with where its bytes are on the owner's machine.
@@ -190,6 +194,13 @@ pub async fn measure_run_engines(
             identity.signature,
             started.elapsed().as_secs_f64()
         );
+        if engine.source.is_some() && !identity.repeatable {
+            return Err(UserError(format!(
+                "{side} {}: two measurements of its search signature differ (threads or randomness?); an engine built from source is built anew on every worker and checked by its signature alone, so its signature must repeat",
+                path.display()
+            ))
+            .into());
+        }
         if !identity.repeatable {
             eprintln!(
                 "warning: {side} {}: two measurements of its search signature differ (threads or randomness?); workers will check its SHA-256 only, so each must run this very file",
@@ -204,6 +215,10 @@ pub async fn measure_run_engines(
                 size,
                 signature: identity.signature,
                 repeatable: identity.repeatable,
+                source: engine
+                    .source
+                    .as_ref()
+                    .map(crate::engine::build::Recipe::from_source),
             },
             path,
         });
@@ -267,6 +282,7 @@ mod tests {
             workdir: None,
             options: Vec::new(),
             files: Vec::new(),
+            source: None,
         };
         let err = measure_run_engines([("Engine1", &engine), ("Engine2", &engine)], &[])
             .await

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 pub mod bench;
+pub mod build;
 pub mod identity;
 pub mod log;
 pub mod options;

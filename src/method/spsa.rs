@@ -120,6 +120,15 @@ pub fn fresh_spsa_state(config: &Config, vars: &[Variable], plan: &RunPlan) -> R
         state.holdout = Some(split.share);
         state.holdout_openings = split.openings;
     }
+    if let Some(g) = config.games.as_ref().filter(|_| !config.simulate) {
+        state.sources = [("Engine1", &g.engine1), ("Engine2", &g.engine2)]
+            .into_iter()
+            .filter_map(|(side, e)| {
+                let s = e.source.as_ref()?;
+                Some(format!("{side} {}@{}", s.git, s.commit))
+            })
+            .collect();
+    }
     state
 }
 

@@ -61,6 +61,9 @@ pub fn run(req: &ReportRequest) -> Result<()> {
     match req.format {
         Format::Table => {
             crate::out!("{}", status::render(&st, req.window))?;
+            for source in &ck.state.sources {
+                crate::outln!("built from source: {source}")?;
+            }
             if let Some(rows) = &loaded.losses {
                 crate::out!("{}", loss_curve::summary(rows))?;
             }

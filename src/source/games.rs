@@ -65,6 +65,21 @@ struct TrackGames {
     defaults: OptionSet,
 }
 
+/// An engine built from source names its commit in every game: `Engine1Source` and
+/// `Engine2Source`, `REPOSITORY@COMMIT` (the full commit id once built).
+fn source_tags(games: &crate::config::GamesConfig) -> Vec<(String, String)> {
+    [
+        ("Engine1Source", &games.engine1),
+        ("Engine2Source", &games.engine2),
+    ]
+    .into_iter()
+    .filter_map(|(tag, e)| {
+        let s = e.source.as_ref()?;
+        Some((tag.to_string(), format!("{}@{}", s.git, s.commit)))
+    })
+    .collect()
+}
+
 impl GameSource {
     pub fn new(arena: Arena, sides: Sides, files: GameFiles) -> Self {
         GameSource {
@@ -97,8 +112,10 @@ impl GameSource {
             pgn_tags: games
                 .limits
                 .time_scale
-                .map(|f| vec![("TimeControlScale".to_string(), format!("{f:.2}"))])
-                .unwrap_or_default(),
+                .map(|f| ("TimeControlScale".to_string(), format!("{f:.2}")))
+                .into_iter()
+                .chain(source_tags(games))
+                .collect(),
         };
         let names: Vec<String> = req.vars.iter().map(|v| v.name.clone()).collect();
         let track = match &config.track {

@@ -97,6 +97,10 @@ pub struct RunState {
     /// Variables a resume added, each with the iteration it joined after and its curve.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joined: Vec<Join>,
+    /// The engines built from their source, as `Engine1 REPOSITORY@COMMIT` (the full commit
+    /// id): `spsa report` names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
 }
 
 /// A variable a resume added: it moves from iteration `after + 1` on, on a curve of
@@ -148,6 +152,7 @@ impl RunState {
             outputs: BTreeMap::new(),
             counts: Counts::default(),
             joined: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
@@ -385,6 +390,7 @@ mod tests {
             holdout_openings: Some(300),
             held: vec!["b \"quoted\"".to_string()],
             outputs: [("logs/x y.pgn".to_string(), 1234)].into(),
+            sources: vec![format!("Engine1 /src/engine \"x\"@{}", "ab".repeat(20))],
             counts: Counts {
                 pairs: 12,
                 wins: 10,

@@ -674,7 +674,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
             };
             let _ = write!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{source} {}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{source} {}</td><td>{}</td><td style=\"white-space:pre-wrap\">{}</td></tr>",
                 esc(&e.worker),
                 esc(&e.side),
                 esc(crate::db::engines::short(&e.sha256)),
