@@ -8,14 +8,16 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 mod child_common;
 mod pg_common;
 mod web_common;
 use child_common::stderr_until;
-use pg_common::{Cluster, TestDb, engine_config, psql_as, sim_config, wait_for};
+use pg_common::{
+    Cluster, TestDb, assert_finished, create_run, engine_config, sim_config, wait_for,
+};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -26,13 +28,7 @@ const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
 
 /// `spsa ARGS` in `dir` with `cache` as XDG_CACHE_HOME.
 fn command(dir: &Path, cache: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(SPSA);
-    c.args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", cache)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
+    pg_common::spsa(dir, cache, args)
 }
 
 fn spawn(dir: &Path, cache: &Path, args: &[&str]) -> Child {
@@ -93,21 +89,6 @@ fn own_build(dir: &Path, cache: &Path, url: &str, name: &str, engine: &str, path
     let said = text(&out.stderr);
     assert!(out.status.success(), "{said}");
     said
-}
-
-/// Create a run of `iterations` from `dir` (owner not playing); returns the owner and run id.
-fn create_run(db: &TestDb, dir: &Path, cache: &Path, extra: &[&str]) -> (Child, String) {
-    let before = psql_as(&db.url, "SELECT coalesce(max(id), 0) FROM spsa.runs")
-        .unwrap_or_else(|_| "0".into());
-    let mut args = vec!["run", "g.toml", "--db", &db.url, "--no-play"];
-    args.extend(extra);
-    let owner = spawn(dir, cache, &args);
-    let run = wait_for(
-        db,
-        &format!("SELECT max(id) FROM spsa.runs WHERE id > {before}"),
-        |s| !s.is_empty(),
-    );
-    (owner, run)
 }
 
 /// The one cached engine file under `cache`.
@@ -212,19 +193,12 @@ fn workers_with_only_a_url_fetch_the_engine_and_a_proxy_with_another_weight_is_r
         "three workers played 6 iterations in {:?}",
         started.elapsed()
     );
-    let owner = owner.wait_with_output().unwrap();
-    assert!(owner.status.success(), "{}", text(&owner.stderr));
-    assert_eq!(
-        db.psql(&format!(
-            "SELECT applied, state FROM spsa.runs WHERE id = {run}"
-        )),
-        "6|finished"
-    );
-    assert_eq!(
-        db.psql(&format!(
-            "SELECT count(*) FROM spsa.results WHERE run_id = {run} AND worker NOT IN ('travel_w/a', 'travel_w/b', 'travel_w/own')"
-        )),
-        "0"
+    assert_finished(
+        &db,
+        owner,
+        &run,
+        6,
+        &["travel_w/a", "travel_w/b", "travel_w/own"],
     );
     for name in ["a", "b"] {
         let files = cached(&cache(name));

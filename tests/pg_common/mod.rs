@@ -86,6 +86,69 @@ pub fn engine_config(dir: &Path, engine: &str, iterations: u64, pairs: u64, limi
     .unwrap();
 }
 
+/// `spsa ARGS` in `dir` with `cache` as XDG_CACHE_HOME, its output piped.
+pub fn spsa(dir: &Path, cache: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_spsa"));
+    c.args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", cache)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+/// Create a run of `dir/g.toml` (owner not playing, `extra` flags added); returns the owner
+/// and the run's id once the run is in the database.
+pub fn create_run(
+    db: &TestDb,
+    dir: &Path,
+    cache: &Path,
+    extra: &[&str],
+) -> (std::process::Child, String) {
+    let before = psql_as(&db.url, "SELECT coalesce(max(id), 0) FROM spsa.runs")
+        .unwrap_or_else(|_| "0".into());
+    let mut args = vec!["run", "g.toml", "--db", &db.url, "--no-play"];
+    args.extend(extra);
+    let owner = spsa(dir, cache, &args).spawn().unwrap();
+    let run = wait_for(
+        db,
+        &format!("SELECT max(id) FROM spsa.runs WHERE id > {before}"),
+        |s| !s.is_empty(),
+    );
+    (owner, run)
+}
+
+/// The owner of run `run` ends successfully with the run finished after `iterations`, every
+/// result reported by one of `workers`.
+pub fn assert_finished(
+    db: &TestDb,
+    owner: std::process::Child,
+    run: &str,
+    iterations: u64,
+    workers: &[&str],
+) {
+    let owner = owner.wait_with_output().unwrap();
+    assert!(
+        owner.status.success(),
+        "{}",
+        String::from_utf8_lossy(&owner.stderr)
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT applied, state FROM spsa.runs WHERE id = {run}"
+        )),
+        format!("{iterations}|finished")
+    );
+    let names: Vec<String> = workers.iter().map(|w| format!("'{w}'")).collect();
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT count(*) FROM spsa.results WHERE run_id = {run} AND worker NOT IN ({})",
+            names.join(", ")
+        )),
+        "0"
+    );
+}
+
 /// One running cluster.
 pub struct Cluster {
     dir: PathBuf,
