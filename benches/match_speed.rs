@@ -155,7 +155,7 @@ fn main() {
     let cpu0 = cpu_times();
     let started = Instant::now();
     let out = runtime.block_on(async {
-        let mut plan = args.plan().expect("plan");
+        let mut plan = args.plan().await.expect("plan");
         let source = plan.start_source().await.expect("engines start");
         let out = matchrun::play(
             &source,

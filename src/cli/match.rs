@@ -258,9 +258,13 @@ fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
 
 impl MatchArgs {
     /// Combine the config (if any) and the flags into a plan.
-    pub fn plan(&self) -> Result<Plan> {
+    pub async fn plan(&self) -> Result<Plan> {
         let config = match &self.config {
-            Some(path) => Some(Config::load_games(path)?),
+            Some(path) => {
+                let mut config = Config::load_games(path)?;
+                crate::db::engines::build_sources(&mut config).await?;
+                Some(config)
+            }
             None => None,
         };
         let mut games = match config.as_ref().and_then(|c| c.games.clone()) {
@@ -341,7 +345,7 @@ impl MatchArgs {
 
 /// Run `spsa match` to its end or Ctrl-C and print the results.
 pub async fn command(args: MatchArgs) -> Result<()> {
-    let mut plan = args.plan()?;
+    let mut plan = args.plan().await?;
     let source = plan.start_source().await?;
     let (n1, n2) = plan.names();
     crate::outln!(

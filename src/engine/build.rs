@@ -201,7 +201,7 @@ async fn run_logged(
             }
             let _ = child.wait().await;
             Ok(Some(format!(
-                "killed after its time limit of {:.0} s",
+                "killed after its time limit of {} s",
                 timeout.as_secs_f64()
             )))
         }
@@ -260,6 +260,10 @@ async fn resolve_rev(
         git: git_url.to_string(),
         message,
     };
+    // One fetch into a mirror at a time (workers on one machine may share the cache).
+    let _lock = lock(&repos.join(format!("{}.lock", hash(git_url))))
+        .await
+        .map_err(|e| repo_error(format!("cannot lock its mirror: {e}")))?;
     if !mirror.join("HEAD").exists() {
         let mut init = git(repos);
         init.args(["init", "--quiet", "--bare"]).arg(&mirror);
@@ -464,6 +468,37 @@ mod tests {
         let t = tail(&long);
         assert!(t.len() <= TAIL_BYTES + "  | …".len(), "{}", t.len());
         assert_eq!(tail(""), "  | (no output)");
+    }
+
+    #[tokio::test]
+    async fn a_build_over_its_time_is_killed_with_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("build.log");
+        let pid_file = dir.path().join("child.pid");
+        let mut cmd = tokio::process::Command::new("sh");
+        // A child of the shell that would outlive a kill of the shell alone.
+        cmd.arg("-c")
+            .arg("echo started; sleep 30 & echo $! > child.pid; wait")
+            .current_dir(dir.path());
+        let started = Instant::now();
+        let failed = run_logged(cmd, &log, Duration::from_millis(500))
+            .await
+            .unwrap();
+        assert_eq!(
+            failed.as_deref(),
+            Some("killed after its time limit of 0.5 s")
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "started\n");
+        let child: libc::pid_t = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The sleep was killed with its group (reaped by init, or a zombie at most).
+        std::thread::sleep(Duration::from_millis(200));
+        let state = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z "), "{state}");
     }
 
     #[test]
