@@ -547,3 +547,75 @@ fn only_time_limits_are_scaled() {
     };
     assert!(!nodes.is_timed());
 }
+
+#[test]
+fn an_engine_named_by_its_source_keeps_each_keys_line() {
+    let games = "simulate = false\nvariables = \"v.var\"\niterations = 10\nA = 1\ngamma = 0.1\nalpha = 0.6\n[games]\ndepth = 2\n";
+    let text = format!(
+        "{games}[engine1]\nsource = {{ git = \"../src/eng\", commit = \"v1\", build = \"make\", binary = \"bin/eng\", build_timeout_s = 90 }}\n[engine2]\ncommand = \"stockfish\"\n"
+    );
+    let g = toml(&text).unwrap().games.unwrap();
+    let s = g.engine1.source.as_ref().unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    // A folder, relative to the config (conf/), made absolute; a URL is kept as written.
+    assert_eq!(s.git, cwd.join("src/eng").display().to_string());
+    assert_eq!(
+        (s.commit.as_str(), s.build.as_str(), s.binary.as_str()),
+        ("v1", "make", "bin/eng")
+    );
+    assert_eq!(s.timeout, Duration::from_secs(90));
+    assert_eq!(
+        (s.table.as_str(), s.lines.commit, s.lines.binary),
+        ("engine1", 10, 10)
+    );
+    assert_eq!(g.engine1.command, Path::new("bin/eng"));
+    assert!(g.engine2.source.is_none());
+    let url = text.replace("../src/eng", "git@example.org:eng.git");
+    let g = toml(&url).unwrap().games.unwrap();
+    assert_eq!(g.engine1.source.unwrap().git, "git@example.org:eng.git");
+    let default = text.replace(", build_timeout_s = 90", "");
+    let s = toml(&default)
+        .unwrap()
+        .games
+        .unwrap()
+        .engine1
+        .source
+        .unwrap();
+    assert_eq!(s.timeout, EngineSource::DEFAULT_TIMEOUT);
+
+    for (bad, want) in [
+        (
+            text.replace("[engine1]\n", "[engine1]\ncommand = \"x\"\n"),
+            "conf/t.toml:11: key `engine1.source`: an engine is given by `command` or by `source`, not both",
+        ),
+        (
+            text.replace("source = {", "args = []\nnot_source = {"),
+            "conf/t.toml:11: unknown field `not_source`",
+        ),
+        (
+            text.replace("commit = \"v1\"", "commit = \"--upload-pack=x\""),
+            "conf/t.toml:10: key `engine1.source.commit`: `--upload-pack=x` must not start with `-`",
+        ),
+        (
+            text.replace("binary = \"bin/eng\"", "binary = \"/usr/bin/eng\""),
+            "conf/t.toml:10: key `engine1.source.binary`: `/usr/bin/eng` must be a path inside the repository's tree",
+        ),
+        (
+            text.replace("= 90", "= 0"),
+            "conf/t.toml:10: key `engine1.source.build_timeout_s`: must be a number of seconds above 0, not 0",
+        ),
+        (
+            text.replace("build = \"make\"", "build = \" \""),
+            "conf/t.toml:10: key `engine1.source.build`: is empty",
+        ),
+    ] {
+        let err = toml(&bad).unwrap_err().to_string();
+        assert!(err.starts_with(want), "{err}\nwant {want}");
+    }
+    let neither = format!("{games}[engine1]\nargs = []\n");
+    let err = toml(&neither).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "conf/t.toml: missing key `engine1.command` (the engine's executable) or `engine1.source` (its repository, commit, build command and binary)"
+    );
+}
