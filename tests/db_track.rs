@@ -10,6 +10,7 @@ use std::process::{Child, Output};
 mod match_common;
 mod pg_common;
 mod run_common;
+mod web_common;
 use match_common::{small_book, sparring};
 use pg_common::{Cluster, TestDb, engine_config, sim_config, wait_for};
 use run_common::{log_iterations, spsa_in, text};
@@ -156,6 +157,30 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
         let measured: Vec<f64> = r[12..].iter().map(|v| v.parse().unwrap()).collect();
         assert_eq!(measured, applied[&iteration], "point {point}");
     }
+
+    // `spsa status` (as a worker's role) and the run page show the curve from the database.
+    let status = spsa_in(d, &["status", "--db", &url]);
+    let shown = text(&status.stdout);
+    let last = rows.iter().find(|r| r[0] == "47").unwrap();
+    assert!(
+        shown.contains(&format!("    track: iteration {n} vs start: Elo "))
+            && shown.contains("    track: 47 measurements, 752 pairs on held-out openings\n"),
+        "{shown}"
+    );
+    let serve = web_common::Serve::start(&["--db", &db.url]);
+    let (code, page) = web_common::http(&serve.url, "GET", &format!("/api/runs/db-{run}"), &[], "");
+    assert_eq!(code, 200, "{page}");
+    let page: serde_json::Value = serde_json::from_str(&page).unwrap();
+    let curve = page["track"].as_array().unwrap();
+    assert_eq!(curve.len(), 47);
+    let shown_last = curve.iter().find(|p| p["iteration"] == n).unwrap();
+    assert_eq!(shown_last["against"], "start");
+    assert_eq!(shown_last["pairs"], 16);
+    let elo: f64 = last[9].parse().unwrap();
+    assert!(
+        (shown_last["elo"].as_f64().unwrap() - elo).abs() < 0.01,
+        "{shown_last} {last:?}"
+    );
 
     // Re-attached without the files (as on another machine), the curve is rebuilt bit for bit.
     let log = std::fs::read_to_string(d.join("t.log")).unwrap();

@@ -26,7 +26,7 @@ pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
 
 /// How a run is served, beyond its definition: set when it is created, and (the reference
 /// speed and the share, when given) when it is resumed.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Serving {
     /// Seconds a lease lives without a heartbeat.
     pub lease_seconds: f64,
@@ -41,10 +41,11 @@ pub struct Serving {
 /// How the database adds a run's curve points (see `spsa.track_results`): a point every
 /// `interval` applied results and at the last, of `units` work rows (one per opponent) of
 /// `pairs` pairs each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CurveShape {
     pub interval: u64,
-    pub units: u32,
+    /// The opponents, in slot order.
+    pub against: Vec<String>,
     pub pairs: u32,
 }
 
@@ -52,16 +53,21 @@ impl CurveShape {
     pub fn of(plan: &crate::spsa::track::TrackPlan, pairs_per_iteration: u32) -> CurveShape {
         CurveShape {
             interval: plan.interval(pairs_per_iteration),
-            units: plan.against.len() as u32,
+            against: plan.against.iter().map(|a| a.name().to_string()).collect(),
             pairs: plan.pairs,
         }
     }
 
     /// The columns as the database keeps them (NULL interval: no curve).
-    fn columns(shape: Option<CurveShape>) -> (Option<i64>, i32, i32) {
+    fn columns(shape: Option<&CurveShape>) -> (Option<i64>, i32, i32, Vec<String>) {
         match shape {
-            Some(s) => (Some(s.interval as i64), s.units as i32, s.pairs as i32),
-            None => (None, 0, 0),
+            Some(s) => (
+                Some(s.interval as i64),
+                s.against.len() as i32,
+                s.pairs as i32,
+                s.against.clone(),
+            ),
+            None => (None, 0, 0, Vec::new()),
         }
     }
 }
@@ -106,13 +112,14 @@ pub async fn attach(
                 ))
                 .into());
             }
-            let (interval, units, pairs) = CurveShape::columns(serving.track);
+            let (interval, units, pairs, against) = CurveShape::columns(serving.track.as_ref());
             let same_curve: bool = db
                 .run("read the run's curve", async |c: &Client| {
                     Ok(c.query_one(
                         "SELECT track_interval IS NOT DISTINCT FROM $2 AND track_units = $3 AND track_pairs = $4
+                                AND track_against = $5
                            FROM spsa.runs WHERE id = $1",
-                        &[&id, &interval, &units, &pairs],
+                        &[&id, &interval, &units, &pairs, &against],
                     )
                     .await?
                     .get(0))
@@ -200,7 +207,7 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
                 &hi,
                 &start,
                 total,
-                serving,
+                &serving,
                 &iterations,
                 &steps,
                 n_vars,
@@ -227,7 +234,7 @@ async fn insert_run(
     hi: &[f64],
     start: &[f64],
     total: i64,
-    serving: Serving,
+    serving: &Serving,
     iterations: &[i64],
     steps: &[f64],
     n_vars: i32,
@@ -236,14 +243,15 @@ async fn insert_run(
 ) -> Result<i64, tokio_postgres::Error> {
     {
         {
-            let (interval, units, track_pairs) = CurveShape::columns(serving.track);
+            let (interval, units, track_pairs, against) =
+                CurveShape::columns(serving.track.as_ref());
             let id: i64 = c
                 .query_one(
                     "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput,
-                                            track_interval, track_units, track_pairs)
-                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100), $11, $12, $13) RETURNING id",
+                                            track_interval, track_units, track_pairs, track_against)
+                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100), $11, $12, $13, $14) RETURNING id",
                     &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput,
-                      &interval, &units, &track_pairs],
+                      &interval, &units, &track_pairs, &against],
                 )
                 .await?
                 .get(0);
@@ -482,7 +490,8 @@ impl Mirror {
     }
 }
 
-fn pentanomial(counts: Vec<i32>) -> [u64; 5] {
+/// Pair counts as the database keeps them (int[5]), negative ones read as 0.
+pub(super) fn pentanomial(counts: Vec<i32>) -> [u64; 5] {
     let mut out = [0u64; 5];
     for (slot, v) in out.iter_mut().zip(counts) {
         *slot = v.max(0) as u64;

@@ -90,6 +90,8 @@ CREATE INDEX IF NOT EXISTS work_todo ON spsa.work (run_id, iteration) WHERE stat
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_interval bigint CHECK (track_interval > 0);
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_units int NOT NULL DEFAULT 0;
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_pairs int NOT NULL DEFAULT 0;
+-- The opponents in slot order ("start", "defaults"), for status and the page.
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_against text[] NOT NULL DEFAULT '{}';
 -- Curve results recorded (their `seq` is the order, as results.seq is for iterations).
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS track_reported bigint NOT NULL DEFAULT 0;
 
@@ -545,9 +547,9 @@ $$;
 -- iteration is derived from the unit as spsa.report numbers them. One run, or every run when
 -- p_run is NULL.
 CREATE OR REPLACE FUNCTION spsa.status_track(p_run bigint)
-RETURNS TABLE (run_id bigint, unit bigint, units int, iteration bigint, pentanomial int[])
+RETURNS TABLE (run_id bigint, point bigint, against text, iteration bigint, pentanomial int[])
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
-  SELECT t.run_id, t.unit, r.track_units,
+  SELECT t.run_id, t.unit / r.track_units + 1, r.track_against[t.unit % r.track_units + 1],
          least(r.iterations, (t.unit / r.track_units + 1) * r.track_interval), t.pentanomial
     FROM spsa.track_results t JOIN spsa.runs r ON r.id = t.run_id
    WHERE (p_run IS NULL OR t.run_id = p_run) AND r.track_units > 0

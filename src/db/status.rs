@@ -17,7 +17,7 @@ use crate::report::progress::format_duration;
 pub async fn render(url: &str) -> Result<String> {
     let mut db = Db::new(url)?;
     db.patience = std::time::Duration::from_secs(15);
-    let (runs, workers, clocks, checked, shares) = db
+    let (runs, workers, clocks, checked, shares, curves) = db
         .run("read the status", async |c: &Client| {
             let runs = c
                 .query(
@@ -45,6 +45,7 @@ pub async fn render(url: &str) -> Result<String> {
                 clocks(c, None).await?,
                 engines(c, None).await?,
                 shares,
+                curves(c, None).await?,
             ))
         })
         .await?;
@@ -87,6 +88,15 @@ pub async fn render(url: &str) -> Result<String> {
         }
         for e in checked.get(&id).into_iter().flatten() {
             out.push_str(&format!("    {}\n", e.line()));
+        }
+        if let Some(points) = curves.get(&id) {
+            let curve = crate::spsa::track::TrackState {
+                points: points.clone(),
+                ..Default::default()
+            };
+            for line in crate::report::summary::track_lines(&curve).lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
         }
         let values: Vec<String> = names
             .iter()
@@ -259,6 +269,37 @@ pub async fn engines(
             signature: r.get(5),
             refused: r.get(6),
         });
+    }
+    Ok(out)
+}
+
+/// The live Elo curve's recorded points per run (`Some(id)`: that run only), in the order they
+/// were recorded, without their θ. A schema older than `spsa.status_track` has none.
+pub async fn curves(
+    c: &Client,
+    run: Option<i64>,
+) -> Result<BTreeMap<i64, Vec<crate::spsa::track::Point>>, tokio_postgres::Error> {
+    use crate::spsa::track::{Against, Point};
+    let rows = per_run(
+        c,
+        "SELECT run_id, point, against, iteration, pentanomial FROM spsa.status_track($1)",
+        run,
+    )
+    .await?;
+    let mut out: BTreeMap<i64, Vec<Point>> = BTreeMap::new();
+    for r in rows {
+        let pentanomial = super::owner::pentanomial(r.get(4));
+        let against: Option<String> = r.get(2);
+        out.entry(r.get(0)).or_default().push(Point::measured(
+            r.get::<_, i64>(1).max(0) as u64,
+            r.get::<_, i64>(3).max(0) as u64,
+            against
+                .as_deref()
+                .and_then(Against::parse)
+                .unwrap_or_default(),
+            Vec::new(),
+            pentanomial,
+        ));
     }
     Ok(out)
 }

@@ -69,10 +69,11 @@ impl TrackPlan {
 
     /// The unit numbered `index` (see [`TrackPlan::index`]).
     pub fn unit(&self, index: u64) -> TrackUnit {
+        // Never empty (the config refuses an empty list).
         let n = self.against.len().max(1) as u64;
         TrackUnit {
             point: index / n + 1,
-            against: self.against[(index % n) as usize % self.against.len().max(1)],
+            against: self.against[(index % n) as usize],
         }
     }
 
@@ -141,6 +142,28 @@ pub struct Point {
 }
 
 impl Point {
+    /// The point `pentanomial` measured: Elo and its 95% interval from the pair counts.
+    pub fn measured(
+        point: u64,
+        iteration: u64,
+        against: Against,
+        theta: Vec<f64>,
+        pentanomial: [u64; 5],
+    ) -> Point {
+        let estimate = stats::pentanomial(&pentanomial);
+        let interval = estimate.and_then(|e| e.interval);
+        Point {
+            point,
+            iteration,
+            against,
+            theta,
+            pentanomial,
+            elo: estimate.map_or(0.0, |e| e.elo),
+            low: interval.map(|i| i.0),
+            high: interval.map(|i| i.1),
+        }
+    }
+
     pub fn pairs(&self) -> u64 {
         self.pentanomial.iter().sum()
     }
@@ -421,18 +444,13 @@ impl Track {
             .iter()
             .position(|p| p.point == unit.point && p.against == unit.against)?;
         let p = self.state.pending.remove(at);
-        let estimate = stats::pentanomial(&pentanomial);
-        let interval = estimate.and_then(|e| e.interval);
-        self.state.points.push(Point {
-            point: p.point,
-            iteration: p.iteration,
-            against: p.against,
-            theta: p.theta,
+        self.state.points.push(Point::measured(
+            p.point,
+            p.iteration,
+            p.against,
+            p.theta,
             pentanomial,
-            elo: estimate.map_or(0.0, |e| e.elo),
-            low: interval.map(|i| i.0),
-            high: interval.map(|i| i.1),
-        });
+        ));
         if self.state.stopped.is_none() {
             self.state.stopped = stop_reason(&self.plan, &self.state.points);
         }

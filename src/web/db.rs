@@ -195,7 +195,13 @@ impl SharedRuns {
             vars: model::var_views(&vars, &spsa, &start, &theta, applied),
             series,
             loss: Vec::<LossPoint>::new(),
-            track: Vec::new(),
+            track: crate::db::status::curves(&c, Some(id))
+                .await?
+                .remove(&id)
+                .unwrap_or_default()
+                .iter()
+                .map(model::TrackPoint::of)
+                .collect(),
             pentanomial: pent,
             wdl: wdl.map(|x| x.max(0) as u64),
             rate_history: rates
