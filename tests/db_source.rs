@@ -237,6 +237,38 @@ fn workers_build_the_runs_commit_and_a_worker_whose_build_fails_is_refused() {
         "{again}"
     );
     assert!(owner.wait_with_output().unwrap().status.success());
+
+    // A recorded build command altered in the database: the run process, resumed, builds only
+    // what its config says and refuses before building anything.
+    db.psql(&format!(
+        "UPDATE spsa.runs SET definition = jsonb_set(definition, '{{engines,0,source,build}}', '\"touch pwned; {BUILD}\"') WHERE id = {run2}"
+    ));
+    let out = command(
+        second.path(),
+        &cache("owner2"),
+        &[],
+        &["run", "g.toml", "--db", &db.url, "--resume"],
+    )
+    .output()
+    .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "Engine1: the run builds {} with `touch pwned; {BUILD}` (eng), not what g.toml says",
+            repo.display()
+        )),
+        "{err}"
+    );
+    let built: Vec<_> = std::fs::read_dir(cache("owner2").join("spsa/engines/source/builds"))
+        .unwrap()
+        .flatten()
+        .filter_map(|d| std::fs::read_dir(d.path().join("tree")).ok())
+        .flatten()
+        .flatten()
+        .filter(|f| f.file_name() == "pwned")
+        .collect();
+    assert!(built.is_empty(), "{built:?}");
 }
 
 #[test]

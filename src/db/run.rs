@@ -198,8 +198,45 @@ pub async fn attach(
         })
         .await?;
     let def: RunDefinition = serde_json::from_value(stored)?;
+    if shared.play {
+        check_recipes(config, &def)?;
+    }
     eprintln!("run {id} in database {}", db.url());
     Ok(Attached { db, id, def })
+}
+
+/// The run process's own worker builds only what its config says: a recorded recipe (a resumed
+/// run's, read back from the database) whose repository, build command or binary is not the
+/// config's is refused before anything is built.
+fn check_recipes(config: &Config, def: &RunDefinition) -> Result<(), UserError> {
+    let Some(g) = config.games.as_ref() else {
+        return Ok(());
+    };
+    for e in &def.engines {
+        let Some(r) = &e.source else {
+            continue;
+        };
+        let engine = if e.side == "Engine1" {
+            &g.engine1
+        } else {
+            &g.engine2
+        };
+        let same = engine
+            .source
+            .as_ref()
+            .is_some_and(|s| s.git == r.git && s.build == r.build && s.binary == r.binary);
+        if !same {
+            return Err(UserError(format!(
+                "{}: the run builds {} with `{}` ({}), not what {} says; this process builds only what its config says: serve the run with `spsa worker`, or start this config's own with --fresh",
+                e.side,
+                r.git,
+                r.build,
+                r.binary,
+                config.path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The run process's own worker: serves run `id` with the config's Concurrency until the run
