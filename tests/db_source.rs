@@ -191,7 +191,7 @@ fn workers_build_the_runs_commit_and_a_worker_whose_build_fails_is_refused() {
         "{shown}"
     );
     assert!(
-        shown.contains("source_w/a Engine1: fetched ") && shown.contains(", plays"),
+        shown.contains("source_w/a Engine1: own build ") && shown.contains(", plays"),
         "{shown}"
     );
     let serve = web_common::Serve::start(&["--db", &db.url]);

@@ -95,6 +95,8 @@ pub(super) async fn place_engines(
                 engine.workdir = None;
             }
             (None, Some(e)) if e.source.is_some() => {
+                // Built here from the run's commit: this worker's own build, as status says.
+                own_build[i] = true;
                 // Engine 2 built from engine 1's recipe is built (or refused) once.
                 let done = built.as_ref().filter(|(r, _)| e.source.as_ref() == Some(r));
                 let result = match done {
@@ -113,7 +115,7 @@ pub(super) async fn place_engines(
                     built = Some((recipe.clone(), path));
                 }
                 if let Err(refusal) = result {
-                    checks.push((side.into(), false, String::new(), Err(refusal)));
+                    checks.push((side.into(), true, String::new(), Err(refusal)));
                 }
             }
             (None, Some(e)) => {

@@ -224,11 +224,11 @@ pub struct WorkerEngine {
 impl WorkerEngine {
     /// `w/a Engine1: fetched 1a2b3c4d5e6f, depth 6: nodes …, plays` or `…, REFUSED: why`.
     pub fn line(&self) -> String {
-        let what = if self.own_build {
-            format!("own build {}", super::engines::short(&self.sha256))
-        } else if self.sha256.is_empty() {
+        let what = if self.sha256.is_empty() {
             // An engine it could not get (a build from source that failed).
             "no engine".to_string()
+        } else if self.own_build {
+            format!("own build {}", super::engines::short(&self.sha256))
         } else {
             format!("fetched {}", super::engines::short(&self.sha256))
         };
