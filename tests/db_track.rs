@@ -182,6 +182,27 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
         "{shown_last} {last:?}"
     );
 
+    // A measurement cannot be reported as an iteration (it would move θ by an empty step), nor
+    // an iteration as a measurement.
+    let forged = [
+        (
+            format!(
+                "SELECT spsa.report('w0', {run}, -1, gen_random_uuid(), 0, 1, 0, 1, '{{0,0,16,0,0}}', '{{}}', '')"
+            ),
+            "is a measurement of the curve",
+        ),
+        (
+            format!(
+                "SELECT spsa.report_track('w0', {run}, 5, gen_random_uuid(), 16, 0, 16, '{{0,0,16,0,0}}', '{{}}', '')"
+            ),
+            "is not a measurement of the curve",
+        ),
+    ];
+    for (sql, why) in forged {
+        let err = pg_common::psql_as(&url, &sql).expect_err(&sql);
+        assert!(err.contains(why), "{err}");
+    }
+
     // Re-attached without the files (as on another machine), the curve is rebuilt bit for bit.
     let log = std::fs::read_to_string(d.join("t.log")).unwrap();
     for f in ["t.log", "t.track.csv", "t.checkpoint.var"] {

@@ -397,3 +397,61 @@ fn a_real_engine_curve_survives_kill_9_and_resume_exactly() {
     assert_eq!((measured, games.len()), (60, 120));
     assert_eq!(checkpoint_text(d), checkpoint_text(whole.path()));
 }
+
+/// A sparring tune from a bad start (minor pieces at 60 where sparring's own values are 320
+/// and 330), 100 openings of which 20 are held out, with the curve against the start and a
+/// closing `[verify]` against the start: the curve rises above 0 (where it starts, θ being the
+/// start), and its last point (θ at the end) agrees with the verification within their 95%
+/// intervals.
+#[test]
+fn on_the_sparring_engine_the_curve_rises_and_its_last_point_agrees_with_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_book(d, "hundred.epd", 100);
+    std::fs::write(
+        d.join("t.var"),
+        "KnightValue,60,50,700,40,0.1,0\nBishopValue,60,50,700,40,0.1,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("t.toml"),
+        format!(
+            "variables = \"t.var\"\nlog = \"logs/t.log\"\niterations = 90\nA = 12\n\
+             gamma = 0.101\nalpha = 0.602\nconcurrency = 2\nseed = 8\n[engine1]\n\
+             command = {:?}\n[games]\nbook = \"hundred.epd\"\nholdout = 0.2\ndepth = 1\n\
+             max_plies = 160\n[track]\nshare = 0.4\npairs = 20\n[verify]\npairs = 40\n",
+            sparring()
+        ),
+    )
+    .unwrap();
+    let out = ok(&in_dir(d, &["run", "t.toml"]));
+    let text = std::fs::read_to_string(d.join("logs/t.track.csv")).unwrap();
+    let points: Vec<Vec<String>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let field = |r: &Vec<String>, i: usize| r[i].parse::<f64>().unwrap();
+    assert!(points.len() >= 3, "{points:?}");
+    // The curve starts at 0 (θ is the start at iteration 0) and rises: every point, the last
+    // included, is above 0 by its whole interval.
+    let last = points.last().unwrap();
+    assert_eq!(last[1], "90", "the last point measures θ at the end");
+    for p in &points {
+        assert!(field(p, 10) > 0.0, "a point not above the start: {p:?}");
+    }
+    // verdict: tuned is better than start: Elo +X [95%: +L, +H] …
+    let verdict = out
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict in {out}"));
+    let numbers: Vec<f64> = verdict
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .filter_map(|w| w.trim_start_matches('+').parse().ok())
+        .collect();
+    let (low, high) = (numbers[2], numbers[3]);
+    assert!(
+        low <= field(last, 11) && field(last, 10) <= high,
+        "the last point {last:?} and the verification ({verdict}) disagree"
+    );
+}

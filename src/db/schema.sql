@@ -410,6 +410,12 @@ DECLARE
   n bigint;
   prior bigint;
 BEGIN
+  -- A measurement of the curve moves no θ (its step is empty): a worker from before the curve
+  -- that leased one cannot apply it here.
+  IF p_iteration < 0 THEN
+    RAISE EXCEPTION 'work % of run % is a measurement of the curve: spsa.report_track records it',
+      p_iteration, p_run USING ERRCODE = 'SP001';
+  END IF;
   SELECT * INTO wk FROM spsa.work WHERE run_id = p_run AND iteration = p_iteration FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'run % has no iteration %', p_run, p_iteration USING ERRCODE = 'SP001';
