@@ -1,11 +1,24 @@
 #!/usr/bin/env python3
 """A shared run under faults: real games, several workers, faults on a seeded schedule, checks.
 
-Starts a throwaway PostgreSQL cluster (.ci/pg), an owner (`spsa run --db --no-play`) for two runs
-(the sparring engine behind a wrapper that crashes in some games, and Glaurung at a fixed depth),
-and WORKERS workers that know only the database's URL (engines travel with the runs) and reach
-it through a loopback TCP proxy this script controls. For MINUTES it injects, in a seeded order,
-one fault every INTERVAL seconds:
+Starts a throwaway PostgreSQL cluster (.ci/pg), an owner (`spsa run --db --no-play`) for each of
+two runs at different throughput shares, and WORKERS workers that know only the database's URL
+(engines travel with the runs) and reach it through a loopback TCP proxy this script controls:
+
+  sparring  Engine1 built from source (`[engine1.source]`: a git repository the script makes,
+            whose C program runs the sparring engine behind a wrapper that kills it 15-120 s
+            after a third of its starts, a crashing build), depth 4, share 75 (--shares)
+  glaurung  Glaurung behind a wrapper with an `EvalFile` option whose weights file travels
+            with the run (`files = { EvalFile = ... }`; other weights search otherwise),
+            depth 5, share 25
+
+By default (--tls) the cluster has a certificate for `localhost` signed by a CA the script
+makes, refuses every connection without TLS, and owners and workers connect with
+`sslmode=verify-full`; the proxy passes the TLS bytes through unchanged. One more worker
+(`nocc`, --build-fail) runs with a PATH that has git and sh but no C compiler: its build of
+the sparring engine fails, it must be refused that run (shown in `spsa status`) and play the
+other. Halfway (--change-at) one run's share is changed with `spsa modify` (--change). For
+MINUTES it injects, in a seeded order, one fault every INTERVAL seconds:
 
   kill9      a worker killed with SIGKILL, restarted 5 s later
   stop       a worker stopped (SIGSTOP) past its lease, then continued (SIGCONT)
@@ -19,15 +32,21 @@ one fault every INTERVAL seconds:
 Ctrl-C, lets the owner mirror every result, and checks, per run: every iteration applied exactly
 once (results numbered 1..applied without a gap, each work row done once), θ equal to its replay
 from the stored steps and signals (bit for bit), no game twice in the owner's PGN and every
-applied iteration's games in it, the θ log's rows 1..applied once each; and it prints the faults
-injected per kind, the engine faults the results recorded, and the throughput (iterations per
-minute) in the minute before, during and the minute after each fault.
+applied iteration's games in it, the θ log's rows 1..applied once each; the TLS setup (verify-full
+through the proxy connects, verify-full to a name not on the certificate and a connection
+without TLS are refused, no worker connection without TLS seen); the build-failing worker
+refused the source run in `spsa status` and its log, with no result of that run, while it and
+the others play the other run; each run's share of the games (results reported) before and
+after the change against its throughput share, within --share-tolerance; the changed share
+kept through the owners' resumes. It prints the faults injected per kind, the engine faults
+the results recorded, and the throughput (iterations per minute) in the minute before, during
+and the minute after each fault, and logs `uptime` every 5 minutes.
 
     python3 scripts/soak.py --minutes 60 --workers 4 --seed 1 --out /tmp/soak
 
 Not part of CI (it is long); its figures are in docs/shared-runs.md. Exit 0 when every check
-holds, 1 otherwise. Needs the release build (`cargo build --release`), PostgreSQL 15 and
-/usr/games/glaurung.
+holds, 1 otherwise. Needs the release build (`cargo build --release`), PostgreSQL 15, openssl,
+git, a C compiler (`cc`) and /usr/games/glaurung.
 """
 
 import argparse
@@ -36,6 +55,7 @@ import os
 import pathlib
 import random
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -124,6 +144,39 @@ def psql(url, sql):
     return out.stdout.strip()
 
 
+def openssl(cwd, args):
+    subprocess.run(["openssl", *args.split(" ")], cwd=cwd, check=True, capture_output=True)
+
+
+NEW_KEY = "-new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1"
+
+
+def make_pki(pki):
+    """A throwaway CA and a server certificate for `localhost` only, signed by it (as
+    tests/db_tls.rs makes them). Returns the CA's, the server's certificate and its key."""
+    pki.mkdir()
+    openssl(pki, f"req -x509 {NEW_KEY} -days 2 -subj /CN=soak-ca "
+                 "-addext basicConstraints=critical,CA:TRUE "
+                 "-addext keyUsage=critical,keyCertSign,cRLSign -keyout ca.key -out ca.crt")
+    (pki / "server.ext").write_text(
+        "subjectAltName = DNS:localhost\nbasicConstraints = CA:FALSE\n"
+        "keyUsage = digitalSignature, keyEncipherment\nextendedKeyUsage = serverAuth\n")
+    openssl(pki, f"req {NEW_KEY} -subj /CN=localhost -keyout server.key -out server.csr")
+    openssl(pki, "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
+                 "-extfile server.ext -out server.crt")
+    return pki / "ca.crt", pki / "server.crt", pki / "server.key"
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-c", "user.name=soak", "-c", "user.email=soak@example.org",
+                           *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def share_text(x):
+    return f"{x:g}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=60)
@@ -132,30 +185,99 @@ def main():
     ap.add_argument("--interval", type=float, default=100, help="seconds between faults")
     ap.add_argument("--out", type=pathlib.Path, required=True)
     ap.add_argument("--spsa", type=pathlib.Path, default=REPO / "target/release/spsa")
+    ap.add_argument("--tls", action=argparse.BooleanOptionalAction, default=True,
+                    help="owners and workers connect with sslmode=verify-full to a server that "
+                         "refuses connections without TLS (default: on)")
+    ap.add_argument("--build-fail", action=argparse.BooleanOptionalAction, default=True,
+                    help="one more worker, `nocc`, without a C compiler on its PATH (default: on)")
+    ap.add_argument("--shares", default="75,25",
+                    help="the throughput shares of the sparring and the glaurung run")
+    ap.add_argument("--change", default="glaurung=225",
+                    help="RUN=SHARE set with `spsa modify` at --change-at ('' for no change)")
+    ap.add_argument("--change-at", type=float, default=0.5,
+                    help="when to change the share, as a fraction of MINUTES")
+    ap.add_argument("--share-tolerance", type=float, default=0.05,
+                    help="largest difference allowed between a run's part of the games and its "
+                         "part of the shares")
+    ap.add_argument("--settle", type=float, default=30,
+                    help="seconds after the change not counted in the share after it")
     args = ap.parse_args()
     spsa = str(args.spsa)
     sparring = str(args.spsa.with_name("sparring"))
-    out = args.out
+    out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=False)
     rng = random.Random(args.seed)
+    runs = ["sparring", "glaurung"]
+    shares = dict(zip(runs, (float(x) for x in args.shares.split(","))))
+    change = None
+    if args.change:
+        cname, cval = args.change.split("=")
+        assert cname in runs, f"--change: no run {cname}"
+        change = (cname, float(cval))
 
-    # The database.
+    # The database; with --tls, a certificate for `localhost` signed by a CA of our own, and
+    # no connection without TLS.
     pgdir = out / "pg"
+    pg_env = dict(os.environ)
+    ca = None
+    if args.tls:
+        ca, cert, key = make_pki(out / "pki")
+        pg_env.update(PG_SSL_CERT=str(cert), PG_SSL_KEY=str(key))
     admin = subprocess.run([str(REPO / ".ci/pg"), "start", str(pgdir)], capture_output=True,
-                           text=True, check=True).stdout.strip()
+                           text=True, check=True, env=pg_env).stdout.strip()
+    if args.tls:
+        hba = pgdir / "data/pg_hba.conf"
+        hba.write_text("hostnossl all all all reject\n" + hba.read_text())
+        psql(admin, "select pg_reload_conf()")
     psql(admin, "create database spsa")
     owner_url = admin.rsplit("/", 1)[0] + "/spsa"
     pg_port = int((pgdir / "port").read_text())
+    host = "localhost" if args.tls else "127.0.0.1"
+    tls_query = f"?sslmode=verify-full&sslrootcert={ca}" if args.tls else ""
+    # The owners' URL: the certificate's name, verify-full, straight to the server.
+    owner_db = owner_url.replace("@127.0.0.1:", f"@{host}:") + tls_query
     proxy = Proxy(pg_port)
 
-    # The engines: a sparring that crashes in some games, and Glaurung.
+    # The sparring run's engine, built from source: a repository whose C program runs the
+    # sparring engine behind a wrapper that crashes in some games.
     crashy = out / "sparring_crashy"
     crashy.write_text(
         "#!/bin/bash\n"
         "# The sparring engine, killed 15-120 s after a third of its starts (a crashing build).\n"
+        "PATH=/usr/bin:/bin\n"
         'if [ $((RANDOM % 3)) -eq 0 ]; then (sleep $((RANDOM % 106 + 15)); kill -9 $$) & fi\n'
         f"exec {sparring}\n")
     crashy.chmod(0o755)
+    src = out / "engine-src"
+    src.mkdir()
+    git(src, "init", "--quiet", "--initial-branch=main")
+    (src / "eng.c").write_text(
+        "#include <unistd.h>\nint main(int argc, char **argv) {\n  (void)argc;\n"
+        f'  execv("{crashy}", argv);\n  return 127;\n}}\n')
+    git(src, "add", "eng.c")
+    git(src, "commit", "--quiet", "-m", "the sparring engine behind a crashing wrapper")
+    commit = git(src, "rev-parse", "HEAD")
+    # The glaurung run's engine: Glaurung with an `EvalFile` option. It searches as Glaurung
+    # when the file holds the run's weights, and with another Space weight when not, so the
+    # signature is that of the engine with these weights.
+    nnue = out / "glaurung_nnue"
+    nnue.write_text(
+        "#!/bin/sh\n"
+        "# Glaurung with a weights file: other weights search otherwise (Space 50).\n"
+        "PATH=/usr/bin:/bin\n"
+        "while IFS= read -r line; do\n"
+        '  case "$line" in\n'
+        '    "setoption name EvalFile value "*)\n'
+        '      if [ "$(cat "${line#setoption name EvalFile value }" 2>/dev/null)" != weights-v1 ]; then\n'
+        "        echo 'setoption name Space value 50'\n"
+        "      fi ;;\n"
+        "    *) printf '%s\\n' \"$line\" ;;\n"
+        "  esac\n"
+        '  [ "$line" = quit ] && exit 0\n'
+        "done | /usr/games/glaurung | sed -u 's/^uciok$/option name EvalFile type string default none\\nuciok/'\n")
+    nnue.chmod(0o755)
+    (out / "nets").mkdir()
+    (out / "nets/glaurung.weights").write_text("weights-v1\n")
     (out / "sparring.var").write_text((REPO / "vars/aggr.var").read_text())
     (out / "glaurung.var").write_text((REPO / "vars/glaurung_bad.var").read_text())
     book = REPO / "openings/balanced_6ply.epd"
@@ -163,51 +285,108 @@ def main():
               "iterations = 100000\n")
     (out / "sparring.toml").write_text(
         f'variables = "sparring.var"\nlog = "logs/sparring.log"\n{common}'
-        f'[engine1]\ncommand = "{crashy}"\n'
+        '[engine1.source]\ngit = "engine-src"\ncommit = "main"\n'
+        'build = "cc -O2 -o eng eng.c"\nbinary = "eng"\n'
         f'[games]\nbook = "{book}"\ndepth = 4\nmax_plies = 300\nstall_timeout_ms = 10000\n'
         f'pgn = "logs/sparring.pgn"\n')
     (out / "glaurung.toml").write_text(
         f'variables = "glaurung.var"\nlog = "logs/glaurung.log"\n{common}'
-        '[engine1]\ncommand = "/usr/games/glaurung"\n'
+        f'[engine1]\ncommand = "{nnue}"\n'
+        'files = { EvalFile = "nets/glaurung.weights" }\n'
         '[engine1.options]\nThreads = 1\nHash = 16\nPonder = false\nOwnBook = false\n'
         f'[games]\nbook = "{book}"\ndepth = 5\nmax_plies = 300\nstall_timeout_ms = 10000\n'
         f'pgn = "logs/glaurung.pgn"\n')
     (out / "logs").mkdir()
-    runs = ["sparring", "glaurung"]
 
     procs = {}
-    db = owner_url  # the admin role, on the runs' database
+    db = owner_url  # the admin role, on the runs' database (psql: TLS when the server asks)
+    owner_env = dict(os.environ, XDG_CACHE_HOME=str(out / "owner-cache"))
 
     def start_owner(name, resume):
-        cmd = [spsa, "run", f"{name}.toml", "--db", owner_url, "--no-play"]
+        cmd = [spsa, "run", f"{name}.toml", "--db", owner_db, "--no-play"]
         if resume:
-            cmd.append("--resume")
+            cmd.append("--resume")  # no --throughput: it would replace a changed share
+        else:
+            cmd += ["--throughput", share_text(shares[name])]
         f = open(out / f"owner_{name}.log", "a")
-        procs[f"owner_{name}"] = subprocess.Popen(cmd, cwd=out, stdout=f, stderr=f)
+        procs[f"owner_{name}"] = subprocess.Popen(cmd, cwd=out, stdout=f, stderr=f,
+                                                  env=owner_env)
 
     for name in runs:
         start_owner(name, resume=False)
-    deadline = time.time() + 120
-    while psql(admin, "select count(*) from pg_roles where rolname = 'spsa_worker'") != "1":
+    deadline = time.time() + 180
+    while True:
+        try:
+            if (psql(admin, "select count(*) from pg_roles where rolname = 'spsa_worker'") == "1"
+                    and psql(db, "select count(*) from spsa.runs") == str(len(runs))):
+                break
+        except RuntimeError:
+            pass
         if time.time() > deadline:
-            sys.exit("the owner made no spsa_worker role")
+            sys.exit("the owners made no spsa_worker role or no runs")
         time.sleep(1)
-    worker_urls = []
-    for i in range(1, args.workers + 1):
-        pw = f"soak{i}{rng.randrange(10**6)}"
-        psql(admin, f"create role w{i} login password '{pw}' in role spsa_worker")
-        worker_urls.append(f"postgres://w{i}:{pw}@127.0.0.1:{proxy.port}/spsa")
+    run_ids = {}
+    for line in psql(db, "select id, name from spsa.runs").splitlines():
+        rid, rname = line.split("|")
+        run_ids[pathlib.Path(rname).stem] = rid
+    n_all = args.workers + (1 if args.build_fail else 0)
+    nocc = args.workers + 1 if args.build_fail else None
+    passwords = {}
+    for i in range(1, n_all + 1):
+        passwords[i] = f"soak{i}{rng.randrange(10**6)}"
+        psql(admin, f"create role w{i} login password '{passwords[i]}' in role spsa_worker")
+
+    def worker_url(i, at=host, query=tls_query):
+        return f"postgres://w{i}:{passwords[i]}@{at}:{proxy.port}/spsa{query}"
+
+    def status(url):
+        try:
+            return subprocess.run([spsa, "status", "--db", url], capture_output=True, text=True,
+                                  timeout=120)
+        except subprocess.TimeoutExpired as e:
+            return subprocess.CompletedProcess(e.cmd, -1, "", "timed out")
+
+    # The TLS setup, before any worker: verify-full through the proxy connects; verify-full to
+    # a name the certificate does not have, and a connection without TLS, are refused.
+    tls_checks = {}
+    if args.tls:
+        said = []
+        r = status(worker_url(1))
+        said.append(f"$ spsa status --db (verify-full, localhost via the proxy): exit {r.returncode}\n{r.stderr}")
+        tls_checks["verify-full to localhost through the proxy connects"] = r.returncode == 0
+        r = status(worker_url(1, at="127.0.0.1"))
+        said.append(f"$ spsa status --db (verify-full, 127.0.0.1): exit {r.returncode}\n{r.stderr}")
+        tls_checks["verify-full to 127.0.0.1 (not on the certificate) refused"] = (
+            r.returncode == 2 and "certificate verify failed" in r.stderr)
+        r = status(worker_url(1, query="?sslmode=disable"))
+        said.append(f"$ spsa status --db (sslmode=disable): exit {r.returncode}\n{r.stderr}")
+        tls_checks["a connection without TLS refused by the server"] = (
+            r.returncode != 0 and "no encryption" in r.stderr)
+        (out / "tls_checks.txt").write_text("\n".join(said).replace(passwords[1], "***"))
+        log("TLS: " + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in tls_checks.items()))
+
+    nocc_bin = out / "nocc-bin"  # git and sh, no C compiler
+    nocc_bin.mkdir()
+    for tool in ("git", "sh"):
+        (nocc_bin / tool).symlink_to(shutil.which(tool))
+
+    def worker_name(i):
+        return "nocc" if i == nocc else f"w{i}"
 
     def start_worker(i):
         home = out / f"w{i}"
         home.mkdir(exist_ok=True)
         env = dict(os.environ, XDG_CACHE_HOME=str(home / "cache"))
+        env.pop("CC", None)
+        if i == nocc:
+            env["PATH"] = str(nocc_bin)
         f = open(home / "worker.log", "a")
         procs[f"w{i}"] = subprocess.Popen(
-            [spsa, "worker", "--db", worker_urls[i - 1], "--name", f"w{i}", "--concurrency", "1"],
+            [spsa, "worker", "--db", worker_url(i), "--name", worker_name(i),
+             "--concurrency", "1"],
             cwd=home, stdout=f, stderr=f, env=env)
 
-    for i in range(1, args.workers + 1):
+    for i in range(1, n_all + 1):
         start_worker(i)
 
     def applied():
@@ -215,30 +394,72 @@ def main():
             rows = psql(db, "select name, applied from spsa.runs")
         except RuntimeError:
             return None
-        return sum(int(line.split("|")[1]) for line in rows.splitlines() if line)
+        return {pathlib.Path(line.split("|")[0]).stem: int(line.split("|")[1])
+                for line in rows.splitlines() if line}
 
-    timeline = []  # (t, applied), every 10 s by a thread of its own
+    timeline = []  # (t, applied in all, {run: applied}), every 10 s by a thread of its own
+    loads = []  # the 1-minute load average, every 10 s
+    ssl_seen = {"tls": 0, "plain": 0}  # the most worker connections with and without TLS seen
     sampling = [True]
     faults = []  # (t_start, t_end, kind, detail)
     kinds = ["kill9", "stop", "restart", "crash", "owner", "drop", "blackhole"]
-    schedule = kinds * (1 + int(args.minutes * 60 / args.interval / len(kinds)))
-    rng.shuffle(schedule)
+    schedule = []  # rounds of every kind once, each round in a seeded order
+    for _ in range(1 + int(args.minutes * 60 / args.interval / len(kinds))):
+        round_ = list(kinds)
+        rng.shuffle(round_)
+        schedule += round_
     t0 = time.time()
+    db_time = lambda: float(psql(db, "select extract(epoch from now())"))
+    t0_db = db_time()
     end = t0 + args.minutes * 60
     next_fault = t0 + args.interval
+    change_time = t0 + args.change_at * args.minutes * 60 if change else None
+    change_db = None
     lease = 60
+    uptime_log = out / "uptime.log"
 
     def sample():
+        next_uptime = 0.0
         while sampling[0]:
             a = applied()
             if a is not None:
-                timeline.append((time.time() - t0, a))
+                timeline.append((time.time() - t0, sum(a.values()), a))
+            loads.append(os.getloadavg()[0])
+            try:
+                tls, plain = psql(
+                    db, "select count(*) filter (where s.ssl), count(*) filter (where not s.ssl) "
+                        "from pg_stat_activity a join pg_stat_ssl s using (pid) "
+                        "where a.usename ~ '^w[0-9]+$'").split("|")
+                ssl_seen["tls"] = max(ssl_seen["tls"], int(tls))
+                ssl_seen["plain"] = max(ssl_seen["plain"], int(plain))
+            except (RuntimeError, ValueError):
+                pass
+            if time.time() >= next_uptime:
+                up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+                with open(uptime_log, "a") as f:
+                    f.write(f"{time.strftime('%H:%M:%S')} {up}\n")
+                log(f"uptime: {up}")
+                next_uptime = time.time() + 300
             time.sleep(10)
     threading.Thread(target=sample, daemon=True).start()
     while time.time() < end:
         now = time.time()
+        if change_time is not None and change_db is None and now >= change_time:
+            cname, cval = change
+            (out / "status_before_change.txt").write_text(status(worker_url(1)).stdout)
+            for attempt in range(10):
+                r = subprocess.run([spsa, "modify", "--db", owner_db, "--run", run_ids[cname],
+                                    "--throughput", share_text(cval)],
+                                   capture_output=True, text=True, timeout=120)
+                if r.returncode == 0:
+                    break
+                log(f"spsa modify failed (exit {r.returncode}): {r.stderr.strip()}")
+                time.sleep(3)
+            change_db = db_time()
+            log(f"share changed at {(now - t0) / 60:.1f} min: {cname} {share_text(shares[cname])}"
+                f" -> {share_text(cval)}: {r.stdout.strip()}")
         if now >= next_fault and schedule:
-            kind = schedule.pop()
+            kind = schedule.pop(0)
             start = now - t0
             detail = ""
             if kind == "kill9":
@@ -276,17 +497,21 @@ def main():
         time.sleep(1)
 
     sampling[0] = False
+    end_db = db_time()
+    status_end = status(worker_url(1))
+    (out / "status_end.txt").write_text(status_end.stdout + status_end.stderr)
     # Stop: workers first (Ctrl-C gives their leases back), then let the owners mirror.
     log("stopping the workers")
-    for i in range(1, args.workers + 1):
+    for i in range(1, n_all + 1):
         procs[f"w{i}"].send_signal(signal.SIGINT)
-    for i in range(1, args.workers + 1):
+    for i in range(1, n_all + 1):
         try:
             procs[f"w{i}"].wait(timeout=30)
         except subprocess.TimeoutExpired:
             log(f"w{i} did not stop within 30 s of Ctrl-C")
             procs[f"w{i}"].kill()
     report = {"minutes": args.minutes, "workers": args.workers, "seed": args.seed,
+              "tls": "verify-full" if args.tls else "prefer", "commit": commit,
               "faults": faults, "timeline": timeline, "runs": {}}
     ok = True
     for name in runs:
@@ -350,18 +575,107 @@ def main():
             set(rounds) == set(iterations) and all(v == 2 for v in rounds.values()))
         rows = [int(l.split(",")[0]) for l in log_path.read_text().splitlines()[1:] if l.strip()]
         checks["theta log rows 1..applied once"] = rows == list(range(1, n_applied + 1))
+        if name == "sparring":
+            # Every game's PGN names the commit the engine was built from.
+            tags = pgn.count(f'[Engine1Source "{src}@{commit}"]')
+            checks["every game names the source commit"] = tags == len(games) and tags > 0
         engine_faults = int(psql(db,
                                  f"select coalesce(sum(cardinality(faults)), 0) from spsa.results "
                                  f"where run_id = {run_id}"))
-        report["runs"][name] = {"applied": n_applied, "games": 2 * n_applied,
+        share_now = float(psql(db, f"select throughput from spsa.runs where id = {run_id}"))
+        want_share = change[1] if change and change[0] == name and change_db else shares[name]
+        checks["its share after the owners' resumes is the last one set"] = share_now == want_share
+        report["runs"][name] = {"id": int(run_id), "applied": n_applied, "games": 2 * n_applied,
                                 "engine_faults": engine_faults, "checks": checks}
         ok = ok and all(checks.values())
         log(f"{name}: {n_applied} iterations, {engine_faults} engine faults; "
             + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in checks.items()))
 
+    # The shares: each run's part of the results reported (two games each) before the change
+    # and after it (from --settle seconds after), against its part of the shares.
+    def games_between(a, b):
+        rows = psql(db, "select run_id, count(*) from spsa.results "
+                        f"where reported >= to_timestamp({a}) and reported < to_timestamp({b}) "
+                        "group by run_id")
+        got = {r: 0 for r in runs}
+        by_id = {v: k for k, v in run_ids.items()}
+        for line in rows.splitlines():
+            rid, n = line.split("|")
+            got[by_id[rid]] = 2 * int(n)
+        return got
+    after_shares = dict(shares)
+    if change and change_db:
+        after_shares[change[0]] = change[1]
+    windows = [("before the change" if change_db else "whole run", t0_db, change_db or end_db,
+                shares)]
+    if change_db:
+        windows.append(("after the change", change_db + args.settle, end_db, after_shares))
+    share_checks = {}
+    report["shares"] = []
+    for label, a, b, s in windows:
+        got = games_between(a, b)
+        total = sum(got.values())
+        row = {"window": label, "minutes": (b - a) / 60, "games": got, "runs": {}}
+        for name in runs:
+            want = s[name] / sum(s.values())
+            part = got[name] / total if total else 0.0
+            row["runs"][name] = {"throughput": s[name], "expected": want, "got": part}
+            share_checks[f"{name} {label}: {part:.3f} of the games for {want:.3f} of the shares"] = (
+                total > 0 and abs(part - want) <= args.share_tolerance)
+        report["shares"].append(row)
+        log(f"shares {label} ({(b - a) / 60:.1f} min): " + ", ".join(
+            f"{n} {got[n]} games = {row['runs'][n]['got']:.3f} (throughput "
+            f"{share_text(s[n])}: {row['runs'][n]['expected']:.3f})" for n in runs))
+    per_worker = psql(db, "select worker, run_id, count(*) from spsa.results group by 1, 2 "
+                          "order by 1, 2")
+    report["results_per_worker_and_run"] = per_worker.splitlines()
+    log("results per worker and run id: " + "; ".join(per_worker.splitlines()))
+
+    # The worker without a compiler: refused the source run, shown in `spsa status` and its
+    # log, nothing of that run played; it and the others play the other run.
+    build_checks = {}
+    shown = status_end.stdout
+    if nocc:
+        who = f"w{nocc}/nocc"
+        refusal = (f"{who} Engine1: no engine, REFUSED: Engine1: cannot build it from source: "
+                   f"`cc -O2 -o eng eng.c` at commit {commit} failed")
+        lines = [l for l in shown.splitlines() if refusal in l]
+        build_checks["the failed build refused in `spsa status`"] = bool(lines) and "cc: not found" in shown
+        said = (out / f"w{nocc}/worker.log").read_text()
+        build_checks["the failed build refused in the worker's log"] = (
+            f"cannot play run {run_ids['sparring']}: Engine1: cannot build it from source" in said)
+        count = lambda sql: int(psql(db, sql))
+        build_checks["no result of the source run from it"] = count(
+            f"select count(*) from spsa.results where worker = '{who}' "
+            f"and run_id = {run_ids['sparring']}") == 0
+        build_checks["it plays the other run"] = count(
+            f"select count(*) from spsa.results where worker = '{who}' "
+            f"and run_id = {run_ids['glaurung']}") > 0
+        report["build_refusal"] = lines[0].strip() if lines else None
+        start_i = shown.find(lines[0]) if lines else -1
+        report["build_refusal_shown"] = shown[start_i:start_i + 600] if lines else None
+    build_checks["the other workers built it and play it"] = all(
+        f"w{i}/w{i} Engine1: own build " in shown for i in range(1, args.workers + 1))
+    build_checks["every worker fetched the weights file"] = all(
+        list((out / f"w{i}/cache/spsa/engines").glob("*/glaurung.weights"))
+        for i in range(1, n_all + 1))
+    logs_all = "".join((out / f"w{i}/worker.log").read_text() for i in range(1, args.workers + 1))
+    report["builds"] = {"built": logs_all.count(" built in "),
+                        "reused": logs_all.count("build reused")}
+    tls_checks["no worker connection without TLS seen"] = ssl_seen["plain"] == 0
+    report["ssl_connections_seen"] = ssl_seen
+    for label, group in (("TLS", tls_checks), ("build", build_checks), ("shares", share_checks)):
+        log(f"{label}: " + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in group.items()))
+        ok = ok and all(group.values())
+    report["checks"] = {"tls": tls_checks, "build": build_checks, "shares": share_checks}
+    report["load"] = {"min": min(loads, default=None), "max": max(loads, default=None),
+                      "mean": sum(loads) / len(loads) if loads else None}
+    log(f"load average (1 min, every 10 s): {report['load']}; builds in the workers' logs: "
+        f"{report['builds']}")
+
     # Throughput around each fault: iterations per minute in the minute before, during, after.
     def rate(a, b):
-        pts = [(t, n) for t, n in timeline if a <= t <= b]
+        pts = [(t, n) for t, n, _ in timeline if a <= t <= b]
         if len(pts) < 2 or pts[-1][0] == pts[0][0]:
             return None
         return 60 * (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
