@@ -176,6 +176,14 @@ impl RunState {
         }
     }
 
+    /// The last iteration handed out: a variable that joins now joins after it.
+    pub fn last_handed_out(&self) -> u64 {
+        match self.next_fresh {
+            0 => self.applied,
+            n => n - 1,
+        }
+    }
+
     /// The N the gains follow (see `curve_iterations`).
     pub fn curve(&self) -> u64 {
         if self.curve_iterations == 0 {

@@ -51,7 +51,7 @@ impl Reshape {
         let state = &ck.state;
         let in_ck = |name: &str| ck.vars.iter().position(|v| v.name == name);
         let in_file = |name: &str| file.iter().any(|v| v.name == name);
-        let after = state.driver_state().next_fresh - 1;
+        let after = state.last_handed_out();
         let no_room = |row: usize, name: &str, what: &str| {
             refuse(
                 row,
@@ -142,7 +142,7 @@ impl Reshape {
     /// as it was drawn), on a curve of the run's iterations.
     pub fn apply(&self, ck: &mut Checkpoint) {
         let state = &mut ck.state;
-        let after = state.driver_state().next_fresh - 1;
+        let after = state.last_handed_out();
         for v in &self.vars[ck.vars.len()..] {
             state.theta.push(v.start);
             state.start.push(v.start);
