@@ -22,7 +22,6 @@ use crate::db::records::Destinations;
 use crate::db::run::{self as shared_run, SharedRun};
 use crate::report::progress;
 use crate::runtime::shutdown::Shutdown;
-use crate::spsa::driver::Rounding;
 use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::curve::Curve;
 use crate::tuner::session::SessionStart;
@@ -138,17 +137,13 @@ impl Method for SharedTune {
             }
             let curve = match &self.config.track {
                 Some(plan) => {
-                    let rounding = match self.config.games.as_ref() {
-                        Some(g) if !self.config.simulate => Rounding::Integer(g.rounding),
-                        _ => Rounding::Continuous,
-                    };
                     let file = self.config.track_file();
                     let curve = Curve::open(
                         &mut session,
                         plan.clone(),
                         def.pairs,
                         def.seed,
-                        rounding,
+                        self.plan.rounding,
                         file,
                     )?;
                     curve.keep(&mut session)?;
