@@ -55,9 +55,7 @@ fn assert_exactly_once(db: &TestDb, run: &str, n: u64, log: &Path) {
 }
 
 fn run_id(db: &TestDb) -> String {
-    wait_for(db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
-        !s.is_empty() && s != "0"
-    })
+    pg_common::wait_for_run(db)
 }
 
 #[test]

@@ -12,7 +12,7 @@ mod pg_common;
 mod run_common;
 mod web_common;
 use match_common::{small_book, sparring};
-use pg_common::{Cluster, TestDb, engine_config, sim_config, wait_for};
+use pg_common::{Cluster, TestDb, engine_config, sim_config};
 use run_common::{log_iterations, spsa_in, text};
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
@@ -73,9 +73,7 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
     let n = 3000;
     config(d, n, "share = 0.2\npairs = 16\n");
     let owner = spawn(d, &["run", "t.toml", "--db", &db.url, "--no-play"]);
-    let run = wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
-        !s.is_empty() && s != "0"
-    });
+    let run = pg_common::wait_for_run(&db);
     let url = db.worker_role("track_w", "pwt");
     let workers = workers(&url);
     // The owner is killed once it has recorded a few points, while the workers play on.
@@ -231,9 +229,7 @@ fn a_stop_rule_ends_a_shared_run_in_the_database() {
         "share = 0.2\npairs = 16\nstop_when_lower_above = -1000\n",
     );
     let owner = spawn(d, &["run", "t.toml", "--db", &db.url, "--no-play"]);
-    wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
-        !s.is_empty() && s != "0"
-    });
+    pg_common::wait_for_run(&db);
     let url = db.worker_role("track_s", "pws");
     let workers = workers(&url);
     let out = finish(owner);
@@ -314,9 +310,7 @@ fn a_shared_runs_curve_plays_held_out_openings_on_a_worker_with_only_the_url() {
     .unwrap();
     // Only a worker in an empty folder plays: the owner creates and follows.
     let owner = spawn(d, &["run", "g.toml", "--db", &db.url, "--no-play"]);
-    wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
-        !s.is_empty() && s != "0"
-    });
+    pg_common::wait_for_run(&db);
     let url = db.worker_role("track_e", "pwe");
     let empty = tempfile::tempdir().unwrap();
     let worker = spawn(

@@ -69,6 +69,13 @@ pub fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
     }
 }
 
+/// The id of the newest run, once an owner started in the background has created one.
+pub fn wait_for_run(db: &TestDb) -> String {
+    wait_for(db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
+        !s.is_empty() && s != "0"
+    })
+}
+
 /// An engine run's config (`g.toml`) and variables (`g.var`) in `dir`: sparring's knight and
 /// bishop values tuned, `engine` as engine 1, `limits` in `[games]`.
 pub fn engine_config(dir: &Path, engine: &str, iterations: u64, pairs: u64, limits: &str) {
