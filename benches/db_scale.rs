@@ -78,6 +78,8 @@ fn definition(iterations: u64) -> RunDefinition {
         holdout: None,
         holdout_openings: None,
         files: Vec::new(),
+        parts: Default::default(),
+        earlier: Vec::new(),
         lease_seconds: 60.0,
     }
 }
@@ -222,6 +224,7 @@ fn main() {
                 &mut handle,
                 &name,
                 &definition(50_000),
+                std::path::Path::new("bench.var"),
                 StartMode::New,
                 owner::Serving {
                     lease_seconds: 60.0,

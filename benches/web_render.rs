@@ -223,6 +223,8 @@ fn definition() -> serde_json::Value {
         holdout: None,
         holdout_openings: None,
         files: Vec::new(),
+        parts: Default::default(),
+        earlier: Vec::new(),
         lease_seconds: 60.0,
     })
     .unwrap()

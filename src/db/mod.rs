@@ -54,6 +54,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tuner::checkpoint::Join;
 pub use conn::{Db, DbError, redact};
 
 /// The schema and functions, installed idempotently by the owner.
@@ -115,6 +116,34 @@ pub struct RunDefinition {
     /// Files the engines read through an option (a network, a book), stored with the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<RunFile>,
+    /// The variables resumes held and added (`vars` keeps them all, the added at the end).
+    #[serde(flatten)]
+    pub parts: Parts,
+    /// The run's shapes before the resumes that changed its variables, oldest first: the
+    /// owner's mirror replays each result in the shape the database applied it in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<Shape>,
+}
+
+/// Which variables of a shared run resumes dropped and added, as a local checkpoint records them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Parts {
+    /// Dropped: held at their θ, played as fixed values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
+    /// Added, each with the iteration it joined after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joined: Vec<Join>,
+}
+
+/// The variables of a shared run before a resume changed them, and the results applied so.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Results applied in this shape (in all, counted from the run's first).
+    pub until: u64,
+    pub vars: Vec<VarDef>,
+    #[serde(flatten)]
+    pub parts: Parts,
 }
 
 /// A file an engine option names, stored with the run by its SHA-256: each worker fetches it
@@ -156,19 +185,9 @@ pub struct VarDef {
 }
 
 impl RunDefinition {
+    /// The run's variables as it now stands (a dropped one included: it is held).
     pub fn variables(&self) -> Vec<crate::vars::Variable> {
-        self.vars
-            .iter()
-            .map(|v| crate::vars::Variable {
-                name: v.name.clone(),
-                start: v.start,
-                min: v.min,
-                max: v.max,
-                c_end: v.c_end,
-                r_end: v.r_end,
-                simul_elo: v.simul_elo,
-            })
-            .collect()
+        variables(&self.vars)
     }
 
     pub fn schedule(&self) -> crate::spsa::Schedule {
@@ -180,6 +199,34 @@ impl RunDefinition {
         }
     }
 
+    /// The optimizer of the run as it now stands: each variable's part (held, joined later)
+    /// as a local checkpoint gives it.
+    pub fn spsa(&self) -> crate::spsa::Spsa {
+        self.spsa_of(&self.vars, &self.parts)
+    }
+
+    /// The optimizer over `vars` with those held and joined.
+    pub fn spsa_of(&self, vars: &[VarDef], parts: &Parts) -> crate::spsa::Spsa {
+        let vars = variables(vars);
+        let parts = crate::tuner::checkpoint::parts_of(&vars, &parts.held, &parts.joined);
+        crate::spsa::Spsa::with_parts(&vars, self.schedule(), self.iterations, &parts)
+    }
+
+    /// Every shape the run had, oldest first, each with the results applied before it took
+    /// effect: what the owner's mirror replays the results through.
+    pub fn shapes(&self) -> Vec<(u64, crate::spsa::Spsa, Vec<f64>)> {
+        let mut from = 0;
+        let mut out = Vec::with_capacity(self.earlier.len() + 1);
+        for s in &self.earlier {
+            let start = s.vars.iter().map(|v| v.start).collect();
+            out.push((from, self.spsa_of(&s.vars, &s.parts), start));
+            from = s.until;
+        }
+        let start = self.vars.iter().map(|v| v.start).collect();
+        out.push((from, self.spsa(), start));
+        out
+    }
+
     /// The run's driver at θ (every iteration not yet handed out): used by the owner to derive
     /// the steps and by workers to derive the trial of a leased iteration.
     pub fn driver_at(
@@ -187,7 +234,7 @@ impl RunDefinition {
         theta: Vec<f64>,
         rounding: crate::spsa::driver::Rounding,
     ) -> crate::spsa::driver::Driver {
-        let spsa = crate::spsa::Spsa::new(&self.variables(), self.schedule());
+        let spsa = self.spsa();
         crate::spsa::driver::Driver::new(
             spsa,
             rounding,
@@ -196,6 +243,20 @@ impl RunDefinition {
             crate::spsa::driver::DriverState::start(theta),
         )
     }
+}
+
+fn variables(vars: &[VarDef]) -> Vec<crate::vars::Variable> {
+    vars.iter()
+        .map(|v| crate::vars::Variable {
+            name: v.name.clone(),
+            start: v.start,
+            min: v.min,
+            max: v.max,
+            c_end: v.c_end,
+            r_end: v.r_end,
+            simul_elo: v.simul_elo,
+        })
+        .collect()
 }
 
 impl VarDef {

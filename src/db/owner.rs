@@ -3,6 +3,8 @@
 //! checking that the database's θ is the driver's, bit for bit. The run envelope writes them
 //! to the local files.
 
+use std::path::Path;
+
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
@@ -10,6 +12,7 @@ use super::records::{self, Destinations};
 use super::{Db, DbError, RunDefinition};
 use crate::source::{Fault, GameScore, Measurement, Record};
 use crate::spsa::driver::{Driver, Rounding};
+use crate::tuner::reshape::{Reshape, Standing};
 use crate::tuner::{StartMode, UserError};
 
 /// Install (or upgrade) the schema; safe to run from several owners at once.
@@ -73,10 +76,12 @@ impl CurveShape {
 }
 
 /// Find or create the run named `name` as `mode` says; returns its id.
+/// A resume whose variables file (`vars_path`) changed reshapes the run (see [`reshape`]).
 pub async fn attach(
     db: &mut Db,
     name: &str,
     def: &RunDefinition,
+    vars_path: &Path,
     mode: StartMode,
     serving: Serving,
 ) -> Result<i64> {
@@ -106,11 +111,14 @@ pub async fn attach(
                 .await?;
             let stored: RunDefinition =
                 serde_json::from_value(stored).context("the stored run definition")?;
-            if stored.vars != def.vars || stored.schedule() != def.schedule() {
+            if stored.schedule() != def.schedule() {
                 return Err(UserError(format!(
-                    "run {id} in the database was created with other variables or another schedule; use --fresh to start a new run"
+                    "run {id} in the database was created with another schedule; use --fresh to start a new run"
                 ))
                 .into());
+            }
+            if stored.vars != def.vars {
+                reshape(db, id, &def.variables(), vars_path).await?;
             }
             let (interval, units, pairs, against) = CurveShape::columns(serving.track.as_ref());
             let same_curve: bool = db
@@ -180,7 +188,7 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
     let mut steps = Vec::with_capacity(def.iterations as usize * vars.len());
     while let Some(trial) = driver.next_trial() {
         iterations.push(trial.iteration as i64);
-        steps.extend(step_vector(&driver, trial.iteration, &trial.delta));
+        steps.extend(step_vector(driver.spsa(), trial.iteration, &trial.delta));
     }
     let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
     let lo: Vec<f64> = vars.iter().map(|v| v.min).collect();
@@ -280,12 +288,186 @@ async fn insert_run(
     }
 }
 
-/// a_k/c_k·δ_i per variable: what `Spsa::apply` multiplies by the signal.
-fn step_vector(driver: &Driver, k: u64, delta: &[f64]) -> Vec<f64> {
-    let spsa = driver.spsa();
+/// Go on with the variables `file` (read from `vars_path`) in run `id`: rows added join, rows
+/// dropped are held at their θ, a bound moved that still holds θ is taken, and what cannot be
+/// honoured is refused with the row that asks for it (the rules of a local resume, in
+/// [`Reshape`]), with nothing changed.
+///
+/// One transaction holds every work row not yet done, then the run's row (the order a report
+/// takes them in, so no report or lease interleaves). A variable joins after the last
+/// iteration any worker leased, so every iteration after it is still open and is played in
+/// the new shape; one leased before plays on as it was drawn, without the added variables
+/// (its step gives them none, and none to a dropped one). The definition gains the new shape
+/// and keeps the old one with the results applied in it, for the owner's mirror; θ, its
+/// bounds and the start values gain the added columns; every iteration not done gets its step
+/// in the new shape, and every measurement of the curve not made gets the added variables at
+/// their start values. Workers see the changed definition at their next listing of the runs.
+async fn reshape(
+    db: &mut Db,
+    id: i64,
+    file: &[crate::vars::Variable],
+    vars_path: &Path,
+) -> Result<()> {
+    let outcome = db
+        .run("change the run's variables", async |c: &Client| {
+            c.batch_execute("BEGIN").await?;
+            let done = reshape_within(c, id, file, vars_path).await;
+            match &done {
+                Ok(Ok(Some(_))) => c.batch_execute("COMMIT").await?,
+                _ => {
+                    let _ = c.batch_execute("ROLLBACK").await;
+                }
+            }
+            done
+        })
+        .await??;
+    if let Some(r) = outcome {
+        let list = |names: &[String]| {
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !r.joining.is_empty() {
+            eprintln!("run {id}: {} joined the run", list(&r.joining));
+        }
+        if !r.dropping.is_empty() {
+            eprintln!(
+                "run {id}: {} held at their θ from now on",
+                list(&r.dropping)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// [`reshape`]'s transaction, begun by the caller: the change made, `None` when the file
+/// changes nothing, or the refusal (the caller rolls back).
+async fn reshape_within(
+    c: &Client,
+    id: i64,
+    file: &[crate::vars::Variable],
+    vars_path: &Path,
+) -> Result<Result<Option<Reshape>>, tokio_postgres::Error> {
+    c.query(
+        "SELECT iteration FROM spsa.work WHERE run_id = $1 AND state <> 'done' ORDER BY iteration FOR UPDATE",
+        &[&id],
+    )
+    .await?;
+    let row = c
+        .query_one(
+            "SELECT definition, theta, applied,
+                    coalesce((SELECT max(iteration) FROM spsa.work
+                               WHERE run_id = $1 AND iteration > 0 AND attempts > 0), 0)
+               FROM spsa.runs WHERE id = $1 FOR UPDATE",
+            &[&id],
+        )
+        .await?;
+    let stored: RunDefinition = match serde_json::from_value(row.get(0)) {
+        Ok(d) => d,
+        Err(e) => {
+            return Ok(Err(
+                anyhow::Error::from(e).context("the stored run definition")
+            ));
+        }
+    };
+    let theta: Vec<f64> = row.get(1);
+    let applied: i64 = row.get(2);
+    let after: i64 = row.get(3);
+    let vars = stored.variables();
+    let standing = Standing {
+        run: format!("run {id} in the database"),
+        vars: &vars,
+        theta: &theta,
+        held: &stored.parts.held,
+        joined: &stored.parts.joined,
+        after: after.max(0) as u64,
+        extends: false,
+    };
+    let reshape = match Reshape::from(&standing, file, vars_path, stored.iterations) {
+        Ok(Some(r)) => r,
+        other => return Ok(other),
+    };
+    let mut def = stored.clone();
+    def.earlier.push(super::Shape {
+        until: applied.max(0) as u64,
+        vars: stored.vars.clone(),
+        parts: stored.parts.clone(),
+    });
+    def.vars = reshape
+        .vars
+        .iter()
+        .map(super::VarDef::from_variable)
+        .collect();
+    def.parts = super::Parts {
+        held: reshape.held.clone(),
+        joined: reshape.joined.clone(),
+    };
+    let spsa = def.spsa();
+    let n = spsa.len();
+    let todo: Vec<i64> = c
+        .query(
+            "SELECT iteration FROM spsa.work WHERE run_id = $1 AND iteration > 0 AND state <> 'done' ORDER BY iteration",
+            &[&id],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for ks in todo.chunks(2000) {
+        let mut steps = Vec::with_capacity(ks.len() * n);
+        for &k in ks {
+            let k = k as u64;
+            let mut rng = crate::spsa::driver::IterationRng::new(def.seed, k);
+            let delta: Vec<f64> = crate::spsa::signs(&mut rng, n).collect();
+            steps.extend(step_vector(&spsa, k, &delta));
+        }
+        c.execute(
+            "UPDATE spsa.work w SET step = ($3::float8[])[(t.i - 1) * $4::int + 1 : t.i * $4::int]
+               FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)
+              WHERE w.run_id = $1 AND w.iteration = t.k",
+            &[&id, &ks, &steps, &(n as i32)],
+        )
+        .await?;
+    }
+    let names: Vec<String> = def.vars.iter().map(|v| v.name.clone()).collect();
+    let lo: Vec<f64> = def.vars.iter().map(|v| v.min).collect();
+    let hi: Vec<f64> = def.vars.iter().map(|v| v.max).collect();
+    let start: Vec<f64> = def.vars.iter().map(|v| v.start).collect();
+    // A point of the curve not yet measured plays the added variables at their start values.
+    c.execute(
+        "UPDATE spsa.work SET leased_theta = leased_theta || ($2::float8[])[coalesce(array_length(leased_theta, 1), 0) + 1 : $3::int]
+          WHERE run_id = $1 AND iteration < 0 AND state <> 'done'",
+        &[&id, &start, &(n as i32)],
+    )
+    .await?;
+    let definition = match serde_json::to_value(&def) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    c.execute(
+        "UPDATE spsa.runs
+            SET definition = $2, var_names = $3, lo = $4, hi = $5, start_theta = $6,
+                theta = theta || ($6::float8[])[coalesce(array_length(theta, 1), 0) + 1 : $7::int],
+                updated = now()
+          WHERE id = $1",
+        &[&id, &definition, &names, &lo, &hi, &start, &(n as i32)],
+    )
+    .await?;
+    Ok(Ok(Some(reshape)))
+}
+
+/// a_k/c_k·δ_i per variable: what `Spsa::apply` multiplies by the signal (0 for a variable
+/// held at iteration k, which `Spsa::apply` leaves as it is).
+fn step_vector(spsa: &crate::spsa::Spsa, k: u64, delta: &[f64]) -> Vec<f64> {
+    let f = spsa.factors(k);
     (0..spsa.len())
         .map(|i| {
-            let g = spsa.gains(i, k);
+            if !spsa.moves_at(i, f) {
+                return 0.0;
+            }
+            let g = spsa.gains_at(i, f);
             g.a_k / g.c_k * delta[i]
         })
         .collect()
@@ -338,6 +520,9 @@ pub struct Applied {
 pub struct Mirror {
     pub run_id: i64,
     driver: Driver,
+    /// The shapes still to come (a resume changed the variables), each with the results
+    /// applied before it took effect, and every variable's start value.
+    reshapes: std::collections::VecDeque<(u64, crate::spsa::Spsa, Vec<f64>)>,
     applied: u64,
     /// Results up to this seq already have their records in the files (a resume's checkpoint):
     /// their records are not fetched again.
@@ -350,13 +535,21 @@ impl Mirror {
     /// Follow run `run_id` from its first result; the records of results up to
     /// `written_through` are in the local files already.
     pub fn new(run_id: i64, def: RunDefinition, written_through: u64) -> Mirror {
-        let start: Vec<f64> = def.variables().iter().map(|v| v.start).collect();
-        let mut driver = def.driver_at(start, Rounding::Continuous);
+        let mut reshapes: std::collections::VecDeque<_> = def.shapes().into();
+        let (_, spsa, start) = reshapes.pop_front().expect("a run has a shape");
+        let mut driver = Driver::new(
+            spsa,
+            Rounding::Continuous,
+            def.pairs,
+            def.seed,
+            crate::spsa::driver::DriverState::start(start),
+        );
         // Every iteration was handed out to the database when the run was created.
         while driver.next_trial().is_some() {}
         Mirror {
             run_id,
             driver,
+            reshapes,
             applied: 0,
             written_through,
             durable: Durable::default(),
@@ -465,6 +658,15 @@ impl Mirror {
                 a.seq,
                 self.applied
             );
+        }
+        // A resume changed the variables after the results applied so far.
+        while self
+            .reshapes
+            .front()
+            .is_some_and(|(from, ..)| *from <= self.applied)
+        {
+            let (_, spsa, start) = self.reshapes.pop_front().expect("checked");
+            self.driver.reshape(spsa, &start);
         }
         self.driver
             .apply(a.iteration, a.signal)

@@ -68,6 +68,8 @@ pub fn definition(
         lease_seconds,
         engines: Vec::new(),
         files: Vec::new(),
+        parts: Default::default(),
+        earlier: Vec::new(),
     })
 }
 
@@ -187,7 +189,7 @@ pub async fn attach(
             .as_ref()
             .map(|t| owner::CurveShape::of(t, config.pairs_per_iteration.max(1))),
     };
-    let id = owner::attach(&mut db, &name, &def, mode, serving).await?;
+    let id = owner::attach(&mut db, &name, &def, &config.variables, mode, serving).await?;
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
             Ok(

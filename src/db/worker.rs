@@ -49,6 +49,9 @@ type Token = String;
 /// A run this worker plays.
 struct Served {
     def: RunDefinition,
+    /// How many times a resume changed the run's variables when this was prepared: a listing
+    /// that says more has this worker prepare the run again.
+    shape: usize,
     rounding: Rounding,
     source: Box<dyn Source>,
     /// The live Elo curve's plan (`[track]`), when the run measures one.
@@ -98,6 +101,9 @@ struct State {
     failed: Vec<(i64, String, Option<Arc<Served>>)>,
     /// Nothing more will be leased: the pool ends once its games are done.
     done: bool,
+    /// Runs prepared again after a resume changed their variables: the old sources, closed
+    /// once no trial of theirs plays.
+    retired: Vec<Arc<Served>>,
 }
 
 impl State {
@@ -332,7 +338,11 @@ pub async fn serve(url: &str, opts: WorkerOptions, shutdown: &Shutdown) -> Resul
             back.await
         };
     }
-    let served: Vec<Arc<Served>> = hub.lock().served.drain().map(|(_, s)| s).collect();
+    let served: Vec<Arc<Served>> = {
+        let mut st = hub.lock();
+        let retired = std::mem::take(&mut st.retired);
+        st.served.drain().map(|(_, s)| s).chain(retired).collect()
+    };
     for s in served {
         s.source.close().await;
     }
@@ -496,7 +506,23 @@ async fn lessor(
                 if failed {
                     continue;
                 }
-                if !known {
+                let shape = shape_of(&row.get::<_, serde_json::Value>(1));
+                let reshaped =
+                    known && hub.lock().served.get(&id).is_some_and(|s| s.shape != shape);
+                if reshaped {
+                    // A resume changed the run's variables: what waits goes back (it was drawn
+                    // in the old shape), what plays finishes with the old source.
+                    let mut st = hub.lock();
+                    let (back, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.waiting)
+                        .into_iter()
+                        .partition(|(l, _)| l.run == id);
+                    st.waiting = keep.into();
+                    st.give_back.extend(back.into_iter().map(|(l, _)| l.token));
+                    let old = st.served.remove(&id);
+                    st.retired.extend(old);
+                    eprintln!("spsa worker: run {id} changed its variables; preparing it again");
+                }
+                if !known || reshaped {
                     match prepare(db, row.get(1), opts, id).await {
                         Ok(s) => {
                             hub.lock().served.insert(id, Arc::new(s));
@@ -525,6 +551,11 @@ async fn lessor(
             };
             for s in ended {
                 tracing::info!("a run is no longer active");
+                s.source.close().await;
+            }
+            // Sources of a run's earlier shape close once nothing of theirs plays.
+            let unheld = take_unheld(&mut hub.lock().retired);
+            for s in unheld {
                 s.source.close().await;
             }
             // What `spsa status` shows for this worker: the runs it serves, and why not others.
@@ -599,7 +630,10 @@ async fn lessor(
                     .get(&run)
                     .and_then(|s| Some((s.clone(), s.trial(iteration, theta)?)))
                 else {
+                    // Not served here, or its θ is of another shape than the one prepared
+                    // (the run changed its variables since it was listed): back, and list again.
                     st.give_back.push(row.get(2));
+                    listed_at = None;
                     continue;
                 };
                 let lease = Lease {
@@ -780,6 +814,23 @@ async fn note(db: &mut Db, name: &str, text: &str) {
     }
 }
 
+/// How many times a resume changed the variables of the run whose definition is `def` (see
+/// `RunDefinition::earlier`), read without parsing the rest.
+fn shape_of(def: &serde_json::Value) -> usize {
+    def.get("earlier")
+        .and_then(|e| e.as_array())
+        .map_or(0, Vec::len)
+}
+
+/// The sources in `retired` that no trial holds any more, taken out.
+fn take_unheld(retired: &mut Vec<Arc<Served>>) -> Vec<Arc<Served>> {
+    let (free, held): (Vec<_>, Vec<_>) = std::mem::take(retired)
+        .into_iter()
+        .partition(|s| Arc::strong_count(s) == 1);
+    *retired = held;
+    free
+}
+
 /// Open a run's source on this machine: the simulator, or this machine's engines (started and
 /// checked against the variables' ranges by `source::open`).
 async fn prepare(
@@ -838,6 +889,7 @@ async fn prepare(
     })
     .await?;
     Ok(Served {
+        shape: def.earlier.len(),
         def,
         rounding,
         source,
@@ -851,6 +903,9 @@ impl Served {
     /// negative iteration) the curve's unit −(k + 1) at its point's θ. None for a measurement
     /// of a run that measures no curve here.
     fn trial(&self, iteration: i64, theta: Vec<f64>) -> Option<Trial> {
+        if theta.len() != self.def.vars.len() {
+            return None;
+        }
         let Ok(index) = u64::try_from(-iteration - 1) else {
             return Some(
                 self.def

@@ -24,9 +24,10 @@ use crate::report::progress;
 use crate::runtime::shutdown::Shutdown;
 use crate::tuner::checkpoint::{Checkpoint, RunState};
 use crate::tuner::curve::Curve;
+use crate::tuner::reshape::Reshape;
 use crate::tuner::session::SessionStart;
 use crate::tuner::{
-    Ending, Observer, RunPlan, Session, StartMode, Update, UserError, check_same_run,
+    Ending, Observer, RunPlan, Session, StartMode, Update, UserError, check_same_schedule,
 };
 use crate::vars::Variable;
 
@@ -70,9 +71,43 @@ impl SharedTune {
     }
 }
 
+impl SharedTune {
+    /// A resume whose variables file has rows the local checkpoint lacks (or a resume without
+    /// one) may add variables to the run: the engines are started here and every option the
+    /// file names is checked, as a local run checks them, before the database takes the change.
+    /// A row the engines lack would otherwise have every worker refuse the run, and a variable
+    /// once added stays in the run (held when dropped). Engines built from source are each
+    /// worker's to build, and are not checked here.
+    async fn check_new_rows(&self, start: &SessionStart) -> Result<()> {
+        let Some(games) = self.config.games.as_ref() else {
+            return Ok(());
+        };
+        let built = games.engine1.source.is_some() || games.engine2.source.is_some();
+        let new_rows = start.checkpoint().is_none_or(|ck| {
+            self.vars
+                .iter()
+                .any(|v| !ck.vars.iter().any(|w| w.name == v.name))
+        });
+        if self.mode != StartMode::Resume || self.config.simulate || built || !new_rows {
+            return Ok(());
+        }
+        let source = crate::source::open(&crate::source::OpenRequest {
+            config: &self.config,
+            vars: &self.vars,
+            seed: self.plan.seed,
+            slots: 1,
+        })
+        .await?;
+        source.close().await;
+        Ok(())
+    }
+}
+
 impl Method for SharedTune {
+    /// The variables may change on a resume: the database takes the change (see
+    /// `db::owner::attach`) and the local files follow it; the schedule may not.
     fn check_resume(&self, ck: &Checkpoint) -> Result<()> {
-        check_same_run(ck, &self.vars, &self.plan)
+        check_same_schedule(ck, &self.plan)
     }
 
     fn resumes_without_checkpoint(&self) -> bool {
@@ -101,6 +136,7 @@ impl Method for SharedTune {
         shutdown: &'a Shutdown,
     ) -> LocalBoxFuture<'a, Result<(Session, Ending)>> {
         Box::pin(async move {
+            self.check_new_rows(&start).await?;
             let attached = shared_run::attach(
                 &self.config,
                 &self.vars,
@@ -123,6 +159,15 @@ impl Method for SharedTune {
                 ))
                 .into());
             }
+            // The run's variables are the database's (a resume may have changed them there).
+            start.take_shape(&Reshape {
+                vars: def.variables(),
+                joining: Vec::new(),
+                dropping: Vec::new(),
+                iterations: def.iterations,
+                held: def.parts.held.clone(),
+                joined: def.parts.joined.clone(),
+            });
             start.add_outputs(self.destinations.paths());
             if self.config.track.is_some() {
                 start.add_outputs([self.config.track_file()]);
@@ -263,12 +308,14 @@ impl Follow<'_> {
         if a.seq < self.caught_up {
             return Ok(());
         }
+        // θ before a resume added variables lacks them: they stood at their start values.
+        let theta = padded(&a.theta, &state.start);
         if a.seq == self.caught_up {
-            let same = state.theta.len() == a.theta.len()
+            let same = state.theta.len() == theta.len()
                 && state
                     .theta
                     .iter()
-                    .zip(&a.theta)
+                    .zip(&theta)
                     .all(|(x, y)| x.to_bits() == y.to_bits());
             if !same {
                 bail!(
@@ -280,7 +327,7 @@ impl Follow<'_> {
         }
         let pairs = state.pairs_per_iteration.max(1);
         state.applied = a.seq;
-        state.theta.clone_from(&a.theta);
+        state.theta.clone_from(&theta);
         let c = &mut state.counts;
         c.pairs += u64::from(pairs);
         c.wins += u64::from(a.wins);
@@ -296,12 +343,12 @@ impl Follow<'_> {
         for record in placed_records(run_id, a, self.destinations) {
             self.session.record(&record)?;
         }
-        self.session.log_theta(a.seq, &a.theta)?;
+        self.session.log_theta(a.seq, &theta)?;
         self.session.flush_log_if_due(Instant::now())?;
         if let Some(curve) = &mut self.curve {
             curve
                 .track
-                .hand_out(a.seq, self.session.state.iterations, &a.theta);
+                .hand_out(a.seq, self.session.state.iterations, &theta);
         }
         let state = &self.session.state;
         observer.on_update(&Update {
@@ -375,4 +422,11 @@ impl Follow<'_> {
             .save()
             .with_context(|| format!("run {}: the local checkpoint", self.mirror.run_id))
     }
+}
+
+/// `theta` with the values of `start` for the variables it lacks (added after it was left).
+fn padded(theta: &[f64], start: &[f64]) -> Vec<f64> {
+    let mut out = theta.to_vec();
+    out.extend_from_slice(start.get(theta.len()..).unwrap_or_default());
+    out
 }

@@ -148,6 +148,16 @@ impl Driver {
         &self.spsa
     }
 
+    /// Go on over changed variables (a resume that added or dropped some): `spsa` is the
+    /// run's optimizer from now on, and θ gains the start values (`start`, of every variable)
+    /// of those it adds at the end. What is in flight stays in flight, and its update follows
+    /// the new parts: no step for a variable held, or not yet joined at its iteration.
+    pub fn reshape(&mut self, spsa: Spsa, start: &[f64]) {
+        let n = self.theta.len().min(start.len());
+        self.theta.extend_from_slice(&start[n..]);
+        self.spsa = spsa;
+    }
+
     pub fn theta(&self) -> &[f64] {
         &self.theta
     }

@@ -103,6 +103,24 @@ pub struct RunState {
     pub sources: Vec<String>,
 }
 
+/// How each of `vars` takes part in a run whose resumes held `held` and added `joined`.
+pub fn parts_of(vars: &[Variable], held: &[String], joined: &[Join]) -> Vec<Part> {
+    vars.iter()
+        .map(|v| {
+            if held.contains(&v.name) {
+                return Part::Held;
+            }
+            joined
+                .iter()
+                .find(|j| j.name == v.name)
+                .map_or(Part::Always, |j| Part::After {
+                    after: j.after,
+                    curve: j.curve,
+                })
+        })
+        .collect()
+}
+
 /// A variable a resume added: it moves from iteration `after + 1` on, on a curve of
 /// `curve − after` iterations (`curve`: the run's N when it joined).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -208,20 +226,7 @@ impl RunState {
 
     /// How each of `vars` takes part in the run.
     pub fn parts(&self, vars: &[Variable]) -> Vec<Part> {
-        vars.iter()
-            .map(|v| {
-                if self.held.contains(&v.name) {
-                    return Part::Held;
-                }
-                self.joined
-                    .iter()
-                    .find(|j| j.name == v.name)
-                    .map_or(Part::Always, |j| Part::After {
-                        after: j.after,
-                        curve: j.curve,
-                    })
-            })
-            .collect()
+        parts_of(vars, &self.held, &self.joined)
     }
 
     pub fn schedule(&self) -> Schedule {

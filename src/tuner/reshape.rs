@@ -17,8 +17,8 @@ use crate::vars::Variable;
 /// The run's variables after a resume that changed them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reshape {
-    /// The checkpoint's variables in its order (as the file now defines them, or as they were
-    /// for a dropped one), then the added ones in the file's order.
+    /// The run's variables in their order (as the file now defines them, or as they were for
+    /// a dropped one), then the added ones in the file's order.
     pub vars: Vec<Variable>,
     /// Names that join now (new rows, or dropped ones come back).
     pub joining: Vec<String>,
@@ -26,6 +26,39 @@ pub struct Reshape {
     pub dropping: Vec<String>,
     /// The run's iterations in all, as it goes on (the curve a joining variable follows).
     pub iterations: u64,
+    /// Every variable held once the change is made.
+    pub held: Vec<String>,
+    /// Every variable that joined after the first iteration, once the change is made.
+    pub joined: Vec<Join>,
+}
+
+/// Where a run stands, as far as a change of its variables goes: a local checkpoint's, or a
+/// shared run's in the database (where the join follows the last iteration any worker leased).
+pub struct Standing<'a> {
+    /// What the messages call the run: the checkpoint's path, `run 3 in the database`.
+    pub run: String,
+    pub vars: &'a [Variable],
+    pub theta: &'a [f64],
+    pub held: &'a [String],
+    pub joined: &'a [Join],
+    /// The last iteration handed out: a variable that joins now moves from the next one on.
+    pub after: u64,
+    /// `--iterations` may give the run more (a local run; a shared one keeps its schedule).
+    pub extends: bool,
+}
+
+impl<'a> Standing<'a> {
+    pub fn of_checkpoint(ck: &'a Checkpoint) -> Standing<'a> {
+        Standing {
+            run: ck.path.display().to_string(),
+            vars: &ck.vars,
+            theta: &ck.state.theta,
+            held: &ck.state.held,
+            joined: &ck.state.joined,
+            after: ck.state.last_handed_out(),
+            extends: true,
+        }
+    }
 }
 
 impl Reshape {
@@ -37,42 +70,58 @@ impl Reshape {
         path: &Path,
         iterations: u64,
     ) -> Result<Option<Reshape>> {
+        Reshape::from(&Standing::of_checkpoint(ck), file, path, iterations)
+    }
+
+    /// The change from the run `at` to the variables `file` (read from `path`), for a run of
+    /// `iterations` iterations in all; `None` when nothing changed.
+    pub fn from(
+        at: &Standing,
+        file: &[Variable],
+        path: &Path,
+        iterations: u64,
+    ) -> Result<Option<Reshape>> {
         let refuse = |row: usize, name: &str, what: String| -> anyhow::Error {
-            let at = match crate::vars::line_of(path, name) {
+            let line = match crate::vars::line_of(path, name) {
                 Some(line) => format!("{}:{line}", path.display()),
                 None => format!("{}: row {}", path.display(), row + 1),
             };
             UserError(format!(
-                "{at}: `{name}`: cannot resume {}: {what}; nothing was written (use --fresh to start a new run)",
-                ck.path.display()
+                "{line}: `{name}`: cannot resume {}: {what}; nothing was written (use --fresh to start a new run)",
+                at.run
             ))
             .into()
         };
-        let state = &ck.state;
-        let in_ck = |name: &str| ck.vars.iter().position(|v| v.name == name);
+        let held = |name: &str| at.held.iter().any(|h| h == name);
+        let in_run = |name: &str| at.vars.iter().position(|v| v.name == name);
         let in_file = |name: &str| file.iter().any(|v| v.name == name);
-        let after = state.last_handed_out();
+        let after = at.after;
+        let more = if at.extends {
+            "; give more with --iterations"
+        } else {
+            ""
+        };
         let no_room = |row: usize, name: &str, what: &str| {
             refuse(
                 row,
                 name,
                 format!(
-                    "the run has no iterations left for it to {what} (iteration {after} of {iterations} was handed out); give more with --iterations"
+                    "the run has no iterations left for it to {what} (iteration {after} of {iterations} was handed out){more}"
                 ),
             )
         };
-        let mut vars = ck.vars.clone();
+        let mut vars = at.vars.to_vec();
         let mut joining = Vec::new();
         for (row, v) in file.iter().enumerate() {
-            let Some(i) = in_ck(&v.name) else {
+            let Some(i) = in_run(&v.name) else {
                 // A new name where a dropped variable of the same definition stood is a rename.
                 let same = |w: &&Variable| {
                     (w.min, w.max, w.c_end, w.r_end) == (v.min, v.max, v.c_end, v.r_end)
                 };
-                if let Some(was) = ck
+                if let Some(was) = at
                     .vars
                     .get(row)
-                    .filter(|w| !in_file(&w.name) && !state.held.contains(&w.name))
+                    .filter(|w| !in_file(&w.name) && !held(&w.name))
                     .filter(same)
                 {
                     return Err(refuse(
@@ -91,7 +140,7 @@ impl Reshape {
                 vars.push(v.clone());
                 continue;
             };
-            let was = &ck.vars[i];
+            let was = &at.vars[i];
             for (field, a, b) in [("c_end", was.c_end, v.c_end), ("R_end", was.r_end, v.r_end)] {
                 if a != b {
                     return Err(refuse(
@@ -103,7 +152,7 @@ impl Reshape {
                     ));
                 }
             }
-            let theta = state.theta[i];
+            let theta = at.theta[i];
             if theta < v.min || theta > v.max {
                 return Err(refuse(
                     row,
@@ -111,7 +160,7 @@ impl Reshape {
                     format!("its bounds [{}, {}] shut out its θ {theta}", v.min, v.max),
                 ));
             }
-            if state.held.contains(&v.name) {
+            if held(&v.name) {
                 if after >= iterations {
                     return Err(no_room(row, &v.name, "come back"));
                 }
@@ -122,18 +171,41 @@ impl Reshape {
                 ..v.clone()
             };
         }
-        let dropping: Vec<String> = ck
+        let dropping: Vec<String> = at
             .vars
             .iter()
-            .filter(|v| !in_file(&v.name) && !state.held.contains(&v.name))
+            .filter(|v| !in_file(&v.name) && !held(&v.name))
             .map(|v| v.name.clone())
             .collect();
-        let changed = !joining.is_empty() || !dropping.is_empty() || vars != ck.vars;
-        Ok(changed.then_some(Reshape {
+        let changed = !joining.is_empty() || !dropping.is_empty() || vars != at.vars;
+        if !changed {
+            return Ok(None);
+        }
+        let mut now_held: Vec<String> = at
+            .held
+            .iter()
+            .filter(|n| !joining.contains(n))
+            .cloned()
+            .collect();
+        now_held.extend(dropping.iter().cloned());
+        let mut joined: Vec<Join> = at
+            .joined
+            .iter()
+            .filter(|j| !joining.contains(&j.name))
+            .cloned()
+            .collect();
+        joined.extend(joining.iter().map(|name| Join {
+            name: name.clone(),
+            after,
+            curve: iterations,
+        }));
+        Ok(Some(Reshape {
             vars,
             joining,
             dropping,
             iterations,
+            held: now_held,
+            joined,
         }))
     }
 
@@ -142,19 +214,12 @@ impl Reshape {
     /// as it was drawn), on a curve of the run's iterations.
     pub fn apply(&self, ck: &mut Checkpoint) {
         let state = &mut ck.state;
-        let after = state.last_handed_out();
         for v in &self.vars[ck.vars.len()..] {
             state.theta.push(v.start);
             state.start.push(v.start);
         }
-        state.held.retain(|n| !self.joining.contains(n));
-        state.held.extend(self.dropping.iter().cloned());
-        state.joined.retain(|j| !self.joining.contains(&j.name));
-        state.joined.extend(self.joining.iter().map(|name| Join {
-            name: name.clone(),
-            after,
-            curve: self.iterations.max(state.iterations),
-        }));
+        state.held.clone_from(&self.held);
+        state.joined.clone_from(&self.joined);
         ck.vars = self.vars.clone();
     }
 }

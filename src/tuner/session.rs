@@ -59,6 +59,24 @@ impl SessionStart {
         }
     }
 
+    /// Take the run's variables as the store that decides says they are now (a shared run's
+    /// database, `shape.vars` with its held and joined ones): a checkpoint with other variables
+    /// is reshaped to them as [`SessionStart::reshape`] does, and a new run starts with them.
+    pub fn take_shape(&mut self, shape: &Reshape) {
+        match &self.checkpoint {
+            Some(ck) if ck.vars != shape.vars => self.reshape(shape),
+            Some(ck) => self.vars = ck.vars.clone(),
+            None => {
+                let start: Vec<f64> = shape.vars.iter().map(|v| v.start).collect();
+                self.fresh.theta.clone_from(&start);
+                self.fresh.start = start;
+                self.fresh.held.clone_from(&shape.held);
+                self.fresh.joined.clone_from(&shape.joined);
+                self.vars = shape.vars.clone();
+            }
+        }
+    }
+
     /// The run's variables, in the order θ holds them.
     pub fn vars(&self) -> &[Variable] {
         &self.vars

@@ -137,7 +137,7 @@ impl SharedRuns {
         // Every iteration of a run plays the same pairs: 2B games per result.
         let games_per_result = 2.0 * f64::from(def.pairs.max(1));
         let vars = def.variables();
-        let spsa = crate::spsa::Spsa::new(&vars, def.schedule());
+        let spsa = def.spsa();
         let applied = summary.applied;
         // The results kept for the chart: every one up to MAX_POINTS, else evenly spread.
         let keep: Vec<i64> = model::downsample(applied as usize, model::MAX_POINTS)
@@ -180,8 +180,9 @@ impl SharedRuns {
         for p in &points {
             let (seq, th): (i64, Vec<f64>) = (p.get(0), p.get(1));
             series.iterations.push(seq as u64);
-            for (col, v) in series.values.iter_mut().zip(th) {
-                col.push(v);
+            // A result from before a resume added variables lacks them: at their start.
+            for (i, col) in series.values.iter_mut().enumerate() {
+                col.push(th.get(i).or(start.get(i)).copied().unwrap_or(f64::NAN));
             }
         }
         (series.band_points, series.band) = model::band(&spsa, vars.len(), &series.iterations);
