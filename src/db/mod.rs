@@ -234,7 +234,16 @@ impl RunDefinition {
         theta: Vec<f64>,
         rounding: crate::spsa::driver::Rounding,
     ) -> crate::spsa::driver::Driver {
-        let spsa = self.spsa();
+        self.driver_of(self.spsa(), theta, rounding)
+    }
+
+    /// The run's driver over `spsa` (the run in one of its shapes) at θ.
+    pub fn driver_of(
+        &self,
+        spsa: crate::spsa::Spsa,
+        theta: Vec<f64>,
+        rounding: crate::spsa::driver::Rounding,
+    ) -> crate::spsa::driver::Driver {
         crate::spsa::driver::Driver::new(
             spsa,
             rounding,

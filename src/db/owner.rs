@@ -350,11 +350,17 @@ async fn reshape_within(
     file: &[crate::vars::Variable],
     vars_path: &Path,
 ) -> Result<Result<Option<Reshape>>, tokio_postgres::Error> {
-    c.query(
-        "SELECT iteration FROM spsa.work WHERE run_id = $1 AND state <> 'done' ORDER BY iteration FOR UPDATE",
-        &[&id],
-    )
-    .await?;
+    // Iterations first, then the curve's points (negative): only the iterations get steps.
+    let todo: Vec<i64> = c
+        .query(
+            "SELECT iteration FROM spsa.work WHERE run_id = $1 AND state <> 'done' ORDER BY iteration FOR UPDATE",
+            &[&id],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get::<_, i64>(0))
+        .filter(|&k| k > 0)
+        .collect();
     let row = c
         .query_one(
             "SELECT definition, theta, applied,
@@ -406,21 +412,12 @@ async fn reshape_within(
     };
     let spsa = def.spsa();
     let n = spsa.len();
-    let todo: Vec<i64> = c
-        .query(
-            "SELECT iteration FROM spsa.work WHERE run_id = $1 AND iteration > 0 AND state <> 'done' ORDER BY iteration",
-            &[&id],
-        )
-        .await?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
     for ks in todo.chunks(2000) {
         let mut steps = Vec::with_capacity(ks.len() * n);
         for &k in ks {
             let k = k as u64;
-            let mut rng = crate::spsa::driver::IterationRng::new(def.seed, k);
-            let delta: Vec<f64> = crate::spsa::signs(&mut rng, n).collect();
+            // δ first from the iteration's stream, as the driver draws it.
+            let delta = spsa.draw_delta(&mut crate::spsa::driver::IterationRng::new(def.seed, k));
             steps.extend(step_vector(&spsa, k, &delta));
         }
         c.execute(
@@ -537,13 +534,7 @@ impl Mirror {
     pub fn new(run_id: i64, def: RunDefinition, written_through: u64) -> Mirror {
         let mut reshapes: std::collections::VecDeque<_> = def.shapes().into();
         let (_, spsa, start) = reshapes.pop_front().expect("a run has a shape");
-        let mut driver = Driver::new(
-            spsa,
-            Rounding::Continuous,
-            def.pairs,
-            def.seed,
-            crate::spsa::driver::DriverState::start(start),
-        );
+        let mut driver = def.driver_of(spsa, start, Rounding::Continuous);
         // Every iteration was handed out to the database when the run was created.
         while driver.next_trial().is_some() {}
         Mirror {

@@ -49,9 +49,6 @@ type Token = String;
 /// A run this worker plays.
 struct Served {
     def: RunDefinition,
-    /// How many times a resume changed the run's variables when this was prepared: a listing
-    /// that says more has this worker prepare the run again.
-    shape: usize,
     rounding: Rounding,
     source: Box<dyn Source>,
     /// The live Elo curve's plan (`[track]`), when the run measures one.
@@ -507,8 +504,12 @@ async fn lessor(
                     continue;
                 }
                 let shape = shape_of(&row.get::<_, serde_json::Value>(1));
-                let reshaped =
-                    known && hub.lock().served.get(&id).is_some_and(|s| s.shape != shape);
+                let reshaped = known
+                    && hub
+                        .lock()
+                        .served
+                        .get(&id)
+                        .is_some_and(|s| s.def.earlier.len() != shape);
                 if reshaped {
                     // A resume changed the run's variables: what waits goes back (it was drawn
                     // in the old shape), what plays finishes with the old source.
@@ -889,7 +890,6 @@ async fn prepare(
     })
     .await?;
     Ok(Served {
-        shape: def.earlier.len(),
         def,
         rounding,
         source,

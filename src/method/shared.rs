@@ -309,7 +309,7 @@ impl Follow<'_> {
             return Ok(());
         }
         // θ before a resume added variables lacks them: they stood at their start values.
-        let theta = padded(&a.theta, &state.start);
+        let theta = crate::spsa::padded(&a.theta, &state.start);
         if a.seq == self.caught_up {
             let same = state.theta.len() == theta.len()
                 && state
@@ -422,11 +422,4 @@ impl Follow<'_> {
             .save()
             .with_context(|| format!("run {}: the local checkpoint", self.mirror.run_id))
     }
-}
-
-/// `theta` with the values of `start` for the variables it lacks (added after it was left).
-fn padded(theta: &[f64], start: &[f64]) -> Vec<f64> {
-    let mut out = theta.to_vec();
-    out.extend_from_slice(start.get(theta.len()..).unwrap_or_default());
-    out
 }

@@ -153,8 +153,7 @@ impl Driver {
     /// of those it adds at the end. What is in flight stays in flight, and its update follows
     /// the new parts: no step for a variable held, or not yet joined at its iteration.
     pub fn reshape(&mut self, spsa: Spsa, start: &[f64]) {
-        let n = self.theta.len().min(start.len());
-        self.theta.extend_from_slice(&start[n..]);
+        self.theta = super::padded(&self.theta, start);
         self.spsa = spsa;
     }
 

@@ -315,6 +315,14 @@ fn within(x: f64, min: f64, max: f64) -> f64 {
     if x > max { max } else { x }
 }
 
+/// θ of a run as it was before a resume added variables, with the start values (`start`, of
+/// every variable) of those it lacks: where they stood until they joined.
+pub fn padded(theta: &[f64], start: &[f64]) -> Vec<f64> {
+    let mut out = theta.to_vec();
+    out.extend_from_slice(start.get(theta.len()..).unwrap_or_default());
+    out
+}
+
 /// The per-iteration factors of the schedule: c_k = c_i·`c`, a_k = a_i·`a`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Factors {

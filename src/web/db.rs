@@ -181,8 +181,12 @@ impl SharedRuns {
             let (seq, th): (i64, Vec<f64>) = (p.get(0), p.get(1));
             series.iterations.push(seq as u64);
             // A result from before a resume added variables lacks them: at their start.
-            for (i, col) in series.values.iter_mut().enumerate() {
-                col.push(th.get(i).or(start.get(i)).copied().unwrap_or(f64::NAN));
+            for (col, v) in series
+                .values
+                .iter_mut()
+                .zip(crate::spsa::padded(&th, &start))
+            {
+                col.push(v);
             }
         }
         (series.band_points, series.band) = model::band(&spsa, vars.len(), &series.iterations);
