@@ -3,7 +3,7 @@
 //! referee) replays every move of the PGN from its FEN with Chess960 rules; an engine without
 //! `UCI_Chess960` is refused before any game.
 
-mod match_common;
+use crate::match_common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -342,6 +342,8 @@ fn make_book() -> PathBuf {
     let o = Command::new(env!("CARGO"))
         .args(["build", "--quiet", "--example", "make_book"])
         .current_dir(root)
+        // As in tests/standin: not the RUSTC_BOOTSTRAP=1 .ci/run gives the test binaries.
+        .env_remove("RUSTC_BOOTSTRAP")
         .output()
         .expect("cargo runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -2,7 +2,7 @@
 //! (`spsa run t.toml` from inside its folder, as classic users type it) still finds an engine
 //! given as `./eng` beside it, and never some `eng` on PATH (issue 12, defect 5).
 
-mod run_common;
+use crate::run_common;
 use run_common::{log_iterations, spsa_in as spsa, text};
 
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");

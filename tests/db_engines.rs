@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-mod child_common;
-mod pg_common;
-mod web_common;
+use crate::child_common;
+use crate::pg_common;
+use crate::web_common;
 use child_common::stderr_until;
 use pg_common::{
     Cluster, TestDb, assert_finished, create_run, engine_config, sim_config, wait_for,
@@ -492,21 +492,25 @@ fn the_owner_and_a_worker_stop_at_once_when_their_database_is_gone() {
     let caches = tempfile::tempdir().unwrap();
     let engine = sparring_copy(dir.path(), "sparring", b"");
     engine_run(dir.path(), &engine, 1000);
-    let (owner, _run) = create_run(&db, dir.path(), caches.path(), &[]);
-    let worker = spawn(
+    let (mut owner, _run) = create_run(&db, dir.path(), caches.path(), &[]);
+    let mut worker = spawn(
         dir.path(),
         caches.path(),
         &["worker", "--db", &db.url, "--name", "gone"],
     );
     wait_for(&db, "SELECT count(*) > 0 FROM spsa.results", |s| s == "t");
     cluster.stop();
-    std::thread::sleep(Duration::from_secs(2));
-    for (child, signal, said) in [
-        (owner, "INT", "stopped following run"),
-        (worker, "TERM", "stopped"),
+    // Each is signalled once it says it lost the database and waits to retry (not after a
+    // fixed time, which a loaded machine can make too short).
+    let owner_err = stderr_until(&mut owner, "; retrying in");
+    let worker_err = stderr_until(&mut worker, "; retrying in");
+    for (child, err, signal, said) in [
+        (owner, owner_err, "INT", "stopped following run"),
+        (worker, worker_err, "TERM", "stopped"),
     ] {
         let (took, out) = stop(child, signal);
-        let err = text(&out.stderr);
+        assert!(out.stderr.is_empty());
+        let err = text(&err.join().unwrap());
         eprintln!("SIG{signal} stopped it in {took:?}");
         assert!(took < Duration::from_secs(1), "{took:?}: {err}");
         assert!(out.status.success(), "{err}");

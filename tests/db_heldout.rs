@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-mod pg_common;
-mod run_common;
+use crate::pg_common;
+use crate::run_common;
 use pg_common::{Cluster, wait_for};
 use run_common::{log_iterations, spsa_in, text};
 

@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::process::{Child, Command};
 
-mod pg_common;
-mod run_common;
+use crate::pg_common;
+use crate::run_common;
 use pg_common::{Cluster, TestDb, sim_config, wait_for};
 use run_common::{log_iterations, spawn_in as spawn, spsa_in, text};
 

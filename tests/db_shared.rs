@@ -7,9 +7,10 @@ use std::path::Path;
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-mod pg_common;
-mod run_common;
-mod web_common;
+use crate::child_common;
+use crate::pg_common;
+use crate::run_common;
+use crate::web_common;
 use pg_common::{Cluster, TestDb, engine_config, psql_as, sim_config, wait_for};
 use run_common::{log_iterations, spsa_in, text};
 
@@ -252,12 +253,25 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
             &format!("sparring={SPARRING}"),
         ],
     );
-    wait_for(
-        &db,
-        "SELECT count(*) > 0 FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'
-           AND EXISTS (SELECT FROM spsa.results WHERE worker = 'killed_w/victim')",
-        |s| s == "t",
-    );
+    // Killed in a state seen while it is stopped and its sessions idle (no report of it can
+    // commit after the look): it holds a lease and has reported a result. A fixed moment after
+    // a look at a running worker could be after it reported its last lease.
+    let holds = "SELECT count(*) > 0 FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'
+           AND EXISTS (SELECT FROM spsa.results WHERE worker = 'killed_w/victim')";
+    wait_for(&db, holds, |s| s == "t");
+    let t = Instant::now();
+    loop {
+        child_common::stop(&victim);
+        let idle = db.psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'killed_w' AND state <> 'idle'",
+        ) == "0";
+        if idle && db.psql(holds) == "t" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(90), "never caught holding a lease");
+        child_common::go_on(&victim);
+        std::thread::sleep(Duration::from_millis(20));
+    }
     victim.kill().unwrap();
     victim.wait().unwrap();
     // A report the victim sent just before it died still commits on the server: read what it
@@ -613,7 +627,11 @@ fn forged_results_are_refused() {
     assert_eq!(moved, "t");
     // A lease taken back (timed out and leased again) cannot be reported by its first holder.
     let (k2, old) = lease("a");
-    std::thread::sleep(Duration::from_millis(1100));
+    wait_for(
+        &db,
+        &format!("SELECT lease_expires < now() FROM spsa.work WHERE run_id = {run} AND iteration = {k2}"),
+        |s| s == "t",
+    );
     let (k3, _new) = lease("b");
     assert_eq!(k2, k3, "the expired lease went to b");
     let err = report("a", &k2, &old, 0, 1, 0, 1, "{0,0,1,0,0}").unwrap_err();

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Instant;
 
-mod pg_common;
-mod web_common;
+use crate::pg_common;
+use crate::web_common;
 use pg_common::{Cluster, assert_finished, create_run};
 
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");

@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-mod pg_common;
-#[allow(dead_code)]
-mod run_common;
+use crate::pg_common;
+use crate::run_common;
 use pg_common::{Cluster, sim_config};
 use run_common::{spsa_in, text};
 

@@ -7,10 +7,10 @@
 use std::path::Path;
 use std::process::{Child, Output};
 
-mod match_common;
-mod pg_common;
-mod run_common;
-mod web_common;
+use crate::match_common;
+use crate::pg_common;
+use crate::run_common;
+use crate::web_common;
 use match_common::{small_book, sparring};
 use pg_common::{Cluster, TestDb, engine_config, sim_config};
 use run_common::{log_iterations, spsa_in, text};

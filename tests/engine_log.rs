@@ -3,7 +3,7 @@
 //! with two slots, `spsa run` (config key and flag) and `spsa verify`; an unwritable path is
 //! refused before any game.
 
-mod match_common;
+use crate::match_common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

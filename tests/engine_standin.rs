@@ -1,6 +1,6 @@
 //! `UciEngine` against the misbehaving stand-in engine: every fault, end to end.
 
-mod standin;
+use crate::standin;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! An engine's own words reach the user: what it wrote on stderr is shown when it fails to start
 //! or crashes, and a chatty stderr never blocks it (the pipe is drained as it writes).
 
-mod match_common;
+use crate::match_common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -16,7 +16,7 @@ use spsa::positions::loss::sigmoid;
 use spsa::positions::{LossKind, Outcome};
 use spsa::vars;
 
-mod coefficients_common;
+use crate::coefficients_common;
 use coefficients_common::{export, write_positions};
 
 const DEFAULTS: [f64; 14] = [
@@ -192,7 +192,7 @@ fn adam_run_resumes_from_its_checkpoint() {
     );
 }
 
-mod run_common;
+use crate::run_common;
 use run_common::{log_iterations, spsa_in, text};
 
 /// A gradient run through `spsa run` keeps the promises of every run: a resume with no

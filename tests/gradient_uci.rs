@@ -22,7 +22,7 @@ use spsa::positions::loss::sigmoid;
 use spsa::positions::{LabelledPositions, LossKind, Outcome};
 use spsa::vars::Variable;
 
-mod coefficients_common;
+use crate::coefficients_common;
 use coefficients_common::{export, write_positions};
 
 const DEFAULTS: [f64; 14] = [

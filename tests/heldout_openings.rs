@@ -2,7 +2,7 @@
 //! book, its verification only the other part (by seed, across a resume that changed the
 //! config, with `--iteration K`), checked on the openings the PGN files show were played.
 
-mod match_common;
+use crate::match_common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

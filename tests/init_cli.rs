@@ -2,7 +2,7 @@
 //! Toga II), loaded back by the variables reader; bad option names are user errors that write
 //! nothing.
 
-mod match_common;
+use crate::match_common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! reason and result, the engine is restarted, and the match plays all its pairs; an engine
 //! that fails every game stops the match; one that cannot start is a clean exit 2.
 
-mod match_common;
+use crate::match_common;
 
 use std::process::Output;
 

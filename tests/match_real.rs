@@ -1,7 +1,7 @@
 //! `spsa match` with the Debian engines (skipped when not installed): short matches complete
 //! with sane counts and no faults.
 
-mod match_common;
+use crate::match_common;
 
 use std::path::Path;
 

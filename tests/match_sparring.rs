@@ -1,8 +1,8 @@
 //! `spsa match` and `spsa verify` end to end with the bundled sparring engine: counts add up,
 //! the stronger settings win, PGN, config files, bad input, Ctrl-C, and verifying a tiny run.
 
-mod child_common;
-mod match_common;
+use crate::child_common;
+use crate::match_common;
 
 use child_common::stderr_until;
 use std::process::Stdio;
@@ -259,20 +259,57 @@ fn ctrl_c(child: &std::process::Child) {
     assert!(status.success());
 }
 
-/// `spsa` with `args`, sent SIGINT (Ctrl-C) after `after`: its output, and how long it took to
-/// end from the signal.
-fn interrupted(args: &[&str], after: Duration) -> (std::process::Output, Duration) {
+/// `spsa` with `args`, sent SIGINT (Ctrl-C) once its `engines` engines are running and have
+/// spent `searched` of CPU between them (seen in /proc: the games are under way, however long a
+/// loaded machine took to start them): its output, and how long it took to end from the signal.
+fn interrupted(
+    args: &[&str],
+    engines: usize,
+    searched: Duration,
+) -> (std::process::Output, Duration) {
     let child = spsa()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(after);
+    let t = Instant::now();
+    loop {
+        let (running, cpu) = engines_of(child.id());
+        if running >= engines && cpu >= searched {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{running} engines, {cpu:?} of CPU"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let sent = Instant::now();
     ctrl_c(&child);
     let o = child.wait_with_output().unwrap();
     (o, sent.elapsed())
+}
+
+/// The child processes of `pid` (its engines) and the CPU time they have used between them.
+fn engines_of(pid: u32) -> (usize, Duration) {
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let (mut n, mut cpu) = (0, 0.0);
+    for task in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ... utime stime`: fields after the comm, 0-based from state.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 12 && f[1] == pid.to_string() {
+            n += 1;
+            cpu += (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0)) / ticks;
+        }
+    }
+    (n, Duration::from_secs_f64(cpu))
 }
 
 /// `spsa` with `args`, sent SIGINT (Ctrl-C) once a line of its stderr contains `printed` (60 s
@@ -352,7 +389,9 @@ fn ctrl_c_stops_a_match_within_one_move() {
             "--progress",
             "0",
         ],
-        Duration::from_millis(2800),
+        // Both slots' engines started and some way into their first moves.
+        4,
+        Duration::from_millis(500),
     );
     let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}{err}");

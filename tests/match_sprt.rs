@@ -1,7 +1,7 @@
 //! `spsa match --sprt`: the test stops a real sparring match as soon as it decides, says which
 //! hypothesis it accepted with the LLR and its bounds, and rejects malformed bounds (exit 2).
 
-mod match_common;
+use crate::match_common;
 
 use match_common::*;
 

@@ -1,8 +1,8 @@
 //! `spsa match` with Syzygy tablebase adjudication, on the real 3-4-piece tables (fetched once by
 //! tests/fetch_syzygy.sh) and the bundled sparring engine.
 
-mod match_common;
-mod syzygy_tables;
+use crate::match_common;
+use crate::syzygy_tables;
 
 use std::path::Path;
 

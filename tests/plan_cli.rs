@@ -3,8 +3,7 @@
 //! more than 1.5x the best setting an exhaustive sweep of shared (c_end, R_end) finds; the same
 //! seed writes the same file; simul_elo 0 is named; bad input writes nothing.
 
-#[allow(dead_code)]
-mod run_common;
+use crate::run_common;
 
 use std::path::{Path, PathBuf};
 

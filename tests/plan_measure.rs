@@ -2,7 +2,7 @@
 //! and plans from it; a variable the engine ignores is named and keeps the file's value; an
 //! engine that crashes during the pilot stops it with the variable named and nothing written.
 
-mod match_common;
+use crate::match_common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Scoring labelled positions through real UCI processes: the scripted stand-in (exact scores,
 //! crashes, hangs, missing scores), the sparring engine, and Toga II's ignored node limit.
 
-mod standin;
+use crate::standin;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! the tuner (θ log, loss log, checkpoint, resume, report and its learning curve) and the local
 //! search with the same files; bad data is a clear error with exit status 2.
 
-mod run_common;
+use crate::run_common;
 
 use std::path::Path;
 

@@ -7,8 +7,7 @@
 //! |2σ − 1| (the winner being the side σ favours), else a draw. The mean result is σ(q_truth) either way, and
 //! the draws make each label less noisy than a coin flip, so a few hundred positions suffice.
 
-#[allow(dead_code)]
-mod run_common;
+use crate::run_common;
 
 use std::time::Duration;
 

@@ -5,9 +5,8 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-mod run_common;
+use crate::run_common;
 use run_common::{log_iterations, spsa_in as run, text};
 
 const TWO: &str = "x,100,-1000,1000,100,0.002,1\ny,-50,-200,200,20,0.002,10\n";
@@ -96,21 +95,10 @@ fn an_added_variable_joins_on_its_own_curve_and_the_resume_is_exact_across_kill_
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Killed once the reshape is checkpointed and before the end, as seen while the run is
+    // stopped: no fixed delay for a fast run to finish in.
     let ck_path = cut.path().join("logs/t.checkpoint.var");
-    let t = Instant::now();
-    while !std::fs::read_to_string(&ck_path)
-        .unwrap()
-        .contains("name = \"z\"")
-    {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "the reshape was never checkpointed"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(150));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    run_common::kill_9_when(&mut child, &ck_path, |ck| ck.contains("name = \"z\""));
     assert!(
         std::fs::read_to_string(&ck_path)
             .unwrap()

@@ -1,7 +1,7 @@
 //! Bad input a new user tries (issue 18's rough edges): each must end the command before any
 //! game with exit status 2 and one clear first line that says where the problem is.
 
-mod match_common;
+use crate::match_common;
 
 use std::path::Path;
 use std::process::Output;

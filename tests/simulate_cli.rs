@@ -3,10 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
-mod run_common;
-use run_common::{kill_9_midway, log_iterations, spsa_in as run, text, wait_for};
+use crate::run_common;
+use run_common::{kill_9_midway, log_iterations, spsa_in as run, text};
 
 fn spsa() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spsa"))
@@ -238,20 +237,18 @@ fn sigint_stops_cleanly_with_a_checkpoint_and_resume_completes() {
     let n = 1_000_000;
     let dir = setup("", VARS);
     std::fs::write(dir.path().join("t.toml"), long_toml(n)).unwrap();
-    let child = spsa()
+    let mut child = spsa()
         .args(["run", "t.toml"])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&dir.path().join("logs/t.checkpoint.var"));
-    std::thread::sleep(Duration::from_millis(300));
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    // Ctrl-C once the run is checkpointed and some way in, as seen while it is stopped.
+    let log = dir.path().join("logs/t.log");
+    run_common::ctrl_c_when(&mut child, &dir.path().join("logs/t.checkpoint.var"), |_| {
+        std::fs::metadata(&log).is_ok_and(|m| m.len() > 64 * 1024)
+    });
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "clean stop: {}", stderr(&out));
     let err = stderr(&out);

@@ -355,7 +355,9 @@ fn stop_ends_an_infinite_search_promptly() {
     e.handshake();
     e.send(&format!("position fen {MIDDLEGAME}"));
     e.send("go infinite");
-    thread::sleep(Duration::from_millis(300));
+    // Searching: its first iteration is out (not a fixed time, which a loaded machine may need
+    // just to start the search).
+    e.until("info depth 1 ", TIMEOUT);
     // isready is answered while searching, and no bestmove came yet.
     e.send("isready");
     let before = e.until("readyok", Duration::from_secs(2));
@@ -381,7 +383,7 @@ fn infinite_search_waits_for_stop_even_after_a_forced_mate() {
     e.handshake();
     e.send("position fen 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
     e.send("go infinite");
-    thread::sleep(Duration::from_millis(200));
+    e.until("info depth 1 ", TIMEOUT);
     e.send("isready");
     let before = e.until("readyok", Duration::from_secs(2));
     assert!(
@@ -487,7 +489,7 @@ fn quit_ends_the_process_even_while_searching() {
     let mut e = Engine::start();
     e.handshake();
     e.send("go infinite");
-    thread::sleep(Duration::from_millis(100));
+    e.until("info depth 1 ", TIMEOUT);
     e.send("quit");
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(2) {

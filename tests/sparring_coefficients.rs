@@ -15,7 +15,7 @@ use shakmaty::{Chess, EnPassantMode, Position};
 
 use spsa::coefficients;
 
-mod coefficients_common;
+use crate::coefficients_common;
 use coefficients_common::{export, write_positions};
 
 /// (name, default, min, max) of each spin option but Hash, from the engine's `uci` answer.

@@ -1,7 +1,7 @@
 //! `spsa run` on real engine processes: the sparring engine, the misbehaving stand-in, and
 //! Debian's Toga II and Glaurung.
 
-mod standin;
+use crate::standin;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
 const BOOK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openings/balanced_6ply.epd");
 
-mod run_common;
+use crate::run_common;
 use run_common::{log_iterations, spsa_in as spsa, text};
 
 /// A TOML config in a fresh folder, with `engine2` and `games` tables given by the caller.

@@ -125,8 +125,9 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// When [`run_then_kill`] drops a run.
 enum KillAt {
-    /// After this much wall time.
-    After(Duration),
+    /// Once the source was asked for this many iterations and a checkpoint is on disk (however
+    /// long a loaded machine takes to get there; a fixed time could see fewer).
+    Asked(usize),
     /// At the first look after a game record is in the source's PGN (however long a loaded
     /// machine takes to get there).
     FirstRecord,
@@ -142,7 +143,11 @@ fn run_then_kill(dir: &Path, source: &Scripted, every: Duration, at: KillAt) {
         let run = tuner.run(source, &shutdown, &mut quiet);
         let kill = async {
             match at {
-                KillAt::After(wait) => tokio::time::sleep(wait).await,
+                KillAt::Asked(n) => {
+                    while source.asked.lock().unwrap().len() < n || !dir.join("t.ck").exists() {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                }
                 KillAt::FirstRecord => {
                     while !std::fs::read_to_string(&source.pgn).is_ok_and(|t| !t.is_empty()) {
                         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -192,7 +197,7 @@ fn resume_after_a_kill_plays_exactly_the_missing_iterations() {
         dir.path(),
         &first,
         Duration::ZERO,
-        KillAt::After(Duration::from_millis(300)),
+        KillAt::Asked(4),
     );
     let ck = spsa::tuner::checkpoint::read(&dir.path().join("t.ck")).unwrap();
     let saved = ck.state.driver_state();

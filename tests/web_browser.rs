@@ -19,8 +19,8 @@ use spsa::report::status::significant;
 use spsa::tuner::checkpoint::{self, Counts, RunState, VERSION};
 use spsa::vars;
 
-mod pg_common;
-mod web_common;
+use crate::pg_common;
+use crate::web_common;
 use pg_common::Cluster;
 use web_common::{Serve, http};
 

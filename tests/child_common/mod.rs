@@ -32,3 +32,31 @@ pub fn stderr_until(child: &mut Child, want: &str) -> JoinHandle<Vec<u8>> {
         }
     }
 }
+
+/// Stop `child` (SIGSTOP) and return once every thread of it is stopped (or it has ended): what
+/// is read of its state afterwards stays true until [`go_on`] or a kill.
+pub fn stop(child: &Child) {
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let stopped = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return true; // gone
+        };
+        tasks.flatten().all(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // `pid (comm) S ...`: the state follows the last ')'; a thread gone has none.
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            matches!(state, Some('T' | 't' | 'Z' | 'X') | None)
+        })
+    };
+    let t = Instant::now();
+    while !stopped() {
+        assert!(t.elapsed() < Duration::from_secs(20), "{pid} never stopped");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Let a child stopped by [`stop`] go on (SIGCONT).
+pub fn go_on(child: &Child) {
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGCONT) }, 0);
+}

@@ -2,8 +2,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../standin/mod.rs"]
-mod standin;
+use crate::standin;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -4,6 +4,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::child_common;
+
 /// Run the `spsa` binary in `dir` and collect its output.
 pub fn spsa_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spsa"))
@@ -42,8 +44,9 @@ pub fn wait_for(path: &Path) {
     }
 }
 
-/// `spsa run t.toml` in `dir`, killed with SIGKILL 400 ms after its first checkpoint
-/// (`logs/t.checkpoint.var`) appeared.
+/// `spsa run t.toml` in `dir`, killed with SIGKILL part way: once its checkpoint
+/// (`logs/t.checkpoint.var`) says `finished = false` and its θ log has grown past 64 KiB (some
+/// thousands of rows), as seen while the run is stopped (see [`kill_9_when`]).
 #[allow(dead_code)] // not every test crate that includes this module kills a run
 pub fn kill_9_midway(dir: &Path) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_spsa"))
@@ -53,10 +56,67 @@ pub fn kill_9_midway(dir: &Path) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for(&dir.join("logs/t.checkpoint.var"));
-    std::thread::sleep(Duration::from_millis(400));
-    child.kill().unwrap(); // SIGKILL
+    let log = dir.join("logs/t.log");
+    kill_9_when(&mut child, &dir.join("logs/t.checkpoint.var"), |_| {
+        std::fs::metadata(&log).is_ok_and(|m| m.len() > 64 * 1024)
+    });
+}
+
+/// Stop `child` (a run) in a state it can be seen in, and leave it stopped: its checkpoint at
+/// `checkpoint` says `finished = false` and `ready(checkpoint text)` holds. The run is looked at
+/// only while it is stopped (SIGSTOP, every thread seen stopped in /proc), so what was seen is
+/// what the caller's signal finds, however loaded the machine: no fixed delay can let it finish
+/// first. Between looks it runs for a few milliseconds. Panics if it ends before it was seen in
+/// that state (a run too short for its test), or after 60 s. Returns the checkpoint's text.
+#[allow(dead_code)] // not every test crate that includes this module stops a run
+pub fn stop_at(
+    child: &mut std::process::Child,
+    checkpoint: &Path,
+    ready: impl Fn(&str) -> bool,
+) -> String {
+    let t = Instant::now();
+    loop {
+        child_common::stop(child);
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before it was seen mid-way: make it longer");
+        }
+        let ck = std::fs::read_to_string(checkpoint).unwrap_or_default();
+        if ck.contains("finished = false") && ready(&ck) {
+            return ck;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never reached the state looked for; checkpoint:\n{ck}"
+        );
+        child_common::go_on(child);
+        std::thread::sleep(Duration::from_millis(3));
+    }
+}
+
+/// Kill `child` with SIGKILL in the state [`stop_at`] waits for (killed while stopped: it never
+/// goes on past what was seen).
+#[allow(dead_code)] // not every test crate that includes this module kills a run
+pub fn kill_9_when(
+    child: &mut std::process::Child,
+    checkpoint: &Path,
+    ready: impl Fn(&str) -> bool,
+) {
+    stop_at(child, checkpoint, ready);
+    child.kill().unwrap(); // SIGKILL ends a stopped process too
     child.wait().unwrap();
+}
+
+/// Send `child` SIGINT (Ctrl-C) in the state [`stop_at`] waits for: sent while it is stopped,
+/// taken as it goes on.
+#[allow(dead_code)] // not every test crate that includes this module stops a run
+pub fn ctrl_c_when(
+    child: &mut std::process::Child,
+    checkpoint: &Path,
+    ready: impl Fn(&str) -> bool,
+) {
+    stop_at(child, checkpoint, ready);
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    child_common::go_on(child);
 }
 
 /// Start `spsa args` in `dir` in the background, its stdout and stderr piped.

@@ -1,0 +1,64 @@
+//! Every end-to-end test in one test binary (`tests/layers.rs` is the other): one link of the
+//! large crate instead of one per file, and the harness's threads keep both cores busy across
+//! what used to be separate binaries run one after another. Each former `tests/NAME.rs` is the
+//! module `NAME` (`cargo test --test suite NAME::`); the helpers they share are modules here,
+//! compiled once. Tests of one binary run concurrently, so none may change the process's
+//! environment, working directory or signal handling, and each uses its own database, role
+//! and temporary folder.
+
+mod child_common;
+mod coefficients_common;
+mod match_common;
+mod pg_common;
+mod run_common;
+mod standin;
+mod syzygy_tables;
+mod web_common;
+
+mod chess960;
+mod cli_conventions;
+mod coefficients_cli;
+mod config_paths;
+mod db_engines;
+mod db_heldout;
+mod db_reshape;
+mod db_shared;
+mod db_shares;
+mod db_source;
+mod db_tls;
+mod db_track;
+mod docs_commands;
+mod engine_log;
+mod engine_real;
+mod engine_standin;
+mod engine_stderr;
+mod engine_vampirc;
+mod exit_codes;
+mod game_books;
+mod game_pgn_extract;
+mod gradient_run;
+mod gradient_uci;
+mod heldout_openings;
+mod init_cli;
+mod match_faults;
+mod match_real;
+mod match_sparring;
+mod match_sprt;
+mod match_tablebase;
+mod plan_cli;
+mod plan_measure;
+mod positions_eval;
+mod positions_run;
+mod positions_truth;
+mod report_cli;
+mod reshape_cli;
+mod rough_edges;
+mod simulate_cli;
+mod simulate_statistics;
+mod sparring;
+mod sparring_coefficients;
+mod track;
+mod tune_experiment;
+mod tune_real;
+mod tuner_seams;
+mod web_browser;
