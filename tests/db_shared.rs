@@ -256,7 +256,8 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
     // Killed in a state seen while it is stopped and its sessions idle (no report of it can
     // commit after the look): it holds a lease and has reported a result. A fixed moment after
     // a look at a running worker could be after it reported its last lease.
-    let holds = "SELECT count(*) > 0 FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'
+    let holds =
+        "SELECT count(*) > 0 FROM spsa.work WHERE worker = 'killed_w/victim' AND state = 'leased'
            AND EXISTS (SELECT FROM spsa.results WHERE worker = 'killed_w/victim')";
     wait_for(&db, holds, |s| s == "t");
     let t = Instant::now();
@@ -268,7 +269,10 @@ fn killed_worker_and_owner_lose_no_game_and_a_wrong_engine_takes_nothing() {
         if idle && db.psql(holds) == "t" {
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(90), "never caught holding a lease");
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "never caught holding a lease"
+        );
         child_common::go_on(&victim);
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -629,7 +633,9 @@ fn forged_results_are_refused() {
     let (k2, old) = lease("a");
     wait_for(
         &db,
-        &format!("SELECT lease_expires < now() FROM spsa.work WHERE run_id = {run} AND iteration = {k2}"),
+        &format!(
+            "SELECT lease_expires < now() FROM spsa.work WHERE run_id = {run} AND iteration = {k2}"
+        ),
         |s| s == "t",
     );
     let (k3, _new) = lease("b");

@@ -306,7 +306,8 @@ fn engines_of(pid: u32) -> (usize, Duration) {
         let f: Vec<&str> = rest.split_whitespace().collect();
         if f.len() > 12 && f[1] == pid.to_string() {
             n += 1;
-            cpu += (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0)) / ticks;
+            cpu +=
+                (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0)) / ticks;
         }
     }
     (n, Duration::from_secs_f64(cpu))

@@ -246,9 +246,11 @@ fn sigint_stops_cleanly_with_a_checkpoint_and_resume_completes() {
         .unwrap();
     // Ctrl-C once the run is checkpointed and some way in, as seen while it is stopped.
     let log = dir.path().join("logs/t.log");
-    run_common::ctrl_c_when(&mut child, &dir.path().join("logs/t.checkpoint.var"), |_| {
-        std::fs::metadata(&log).is_ok_and(|m| m.len() > 64 * 1024)
-    });
+    run_common::ctrl_c_when(
+        &mut child,
+        &dir.path().join("logs/t.checkpoint.var"),
+        |_| std::fs::metadata(&log).is_ok_and(|m| m.len() > 64 * 1024),
+    );
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "clean stop: {}", stderr(&out));
     let err = stderr(&out);

@@ -193,12 +193,7 @@ fn resume_after_a_kill_plays_exactly_the_missing_iterations() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("g.pgn");
     let first = Scripted::new(&pgn, &[1]);
-    run_then_kill(
-        dir.path(),
-        &first,
-        Duration::ZERO,
-        KillAt::Asked(4),
-    );
+    run_then_kill(dir.path(), &first, Duration::ZERO, KillAt::Asked(4));
     let ck = spsa::tuner::checkpoint::read(&dir.path().join("t.ck")).unwrap();
     let saved = ck.state.driver_state();
     assert_eq!(saved.missing.first(), Some(&1), "{:?}", saved.missing);

@@ -45,7 +45,9 @@ pub fn stop(child: &Child) {
         tasks.flatten().all(|task| {
             let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
             // `pid (comm) S ...`: the state follows the last ')'; a thread gone has none.
-            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
             matches!(state, Some('T' | 't' | 'Z' | 'X') | None)
         })
     };
@@ -58,5 +60,8 @@ pub fn stop(child: &Child) {
 
 /// Let a child stopped by [`stop`] go on (SIGCONT).
 pub fn go_on(child: &Child) {
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGCONT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGCONT) },
+        0
+    );
 }

@@ -115,7 +115,10 @@ pub fn ctrl_c_when(
     ready: impl Fn(&str) -> bool,
 ) {
     stop_at(child, checkpoint, ready);
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
     child_common::go_on(child);
 }
 
