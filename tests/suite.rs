@@ -62,3 +62,23 @@ mod tune_experiment;
 mod tune_real;
 mod tuner_seams;
 mod web_browser;
+
+/// With `autotests = false`, a new `tests/NAME.rs` that is not a module here would never run:
+/// every file of tests/ is one (or one of the two binaries' roots).
+#[test]
+fn every_test_file_is_a_module_of_the_suite() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = std::fs::read_to_string(dir.join("suite.rs")).unwrap();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let module = match name.strip_suffix(".rs") {
+            Some("suite" | "layers") | None => continue,
+            Some(module) => module.to_string(),
+        };
+        if !root.lines().any(|l| l == format!("mod {module};")) {
+            missing.push(name);
+        }
+    }
+    assert!(missing.is_empty(), "add `mod NAME;` to tests/suite.rs for {missing:?}");
+}
