@@ -26,6 +26,8 @@
 //! where a pilot's matches put it (`--measure`). Every setting meets the same draws.
 
 pub mod curvature;
+#[cfg(test)]
+pub mod gain_coverage;
 pub mod pilot;
 pub mod study;
 

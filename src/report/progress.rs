@@ -7,17 +7,26 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
 use crate::spsa::track::Point;
+use crate::stats::gain::Gain;
 use crate::tuner::{Counts, Observer, Update};
 
 /// A point of the live Elo curve as a line of its own, at most one per `every` (a simulated
 /// run records hundreds a second); `last` is when the previous one was printed.
-fn track_line(last: &mut Option<Instant>, every: Duration, p: &Point) -> Option<String> {
+fn track_line(
+    last: &mut Option<Instant>,
+    every: Duration,
+    p: &Point,
+    gained: Option<&Gain>,
+) -> Option<String> {
     let now = Instant::now();
     if last.is_some_and(|t| now.duration_since(t) < every) {
         return None;
     }
     *last = Some(now);
-    Some(point_text(p))
+    Some(match gained {
+        Some(g) => format!("{}; {}", point_text(p), g.text()),
+        None => point_text(p),
+    })
 }
 
 /// One point of the live Elo curve, as the progress output and the summary say it.
@@ -115,8 +124,8 @@ impl BarProgress {
 }
 
 impl Observer for BarProgress {
-    fn on_track(&mut self, p: &Point) {
-        if let Some(text) = track_line(&mut self.last_track, Duration::from_secs(1), p) {
+    fn on_track(&mut self, p: &Point, gained: Option<&Gain>) {
+        if let Some(text) = track_line(&mut self.last_track, Duration::from_secs(1), p, gained) {
             match &self.bar {
                 Some(bar) => bar.println(text),
                 None => eprintln!("{text}"),
@@ -182,8 +191,8 @@ impl PlainProgress {
 }
 
 impl Observer for PlainProgress {
-    fn on_track(&mut self, p: &Point) {
-        if let Some(text) = track_line(&mut self.last_track, self.every, p) {
+    fn on_track(&mut self, p: &Point, gained: Option<&Gain>) {
+        if let Some(text) = track_line(&mut self.last_track, self.every, p, gained) {
             eprintln!("{text}");
         }
     }

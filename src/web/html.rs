@@ -35,6 +35,8 @@ polyline{fill:none;vector-effect:non-scaling-stroke}\
 .theta{stroke:#1f5fbf;stroke-width:1.5}.move{stroke:currentColor;stroke-width:1.5}.key span{margin-right:12px;white-space:nowrap}.start{stroke:#999;stroke-dasharray:4 3}\
 .bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
 .train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}.band-defaults{fill:#dd660022;stroke:none}\
+.gain{stroke:#0b3d91;stroke-width:3}.gain-band{fill:#1f5fbf33;stroke:none}\
+.gain-defaults{stroke:#a34700;stroke-width:3}.gain-band-defaults{fill:#dd660033;stroke:none}\
 .rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
 
 /// The script that keeps a page live: every 2 s it asks for the page's part again, sending the
@@ -422,8 +424,9 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
 }
 
 /// The live Elo curve: Elo of θ against the start (blue) and the engine's defaults (orange)
-/// with each one's 95% band, and the zero line.
-fn elo_chart(out: &mut String, track: &[TrackPoint]) {
+/// with each point's 95% band, the pooled "gained so far" as it stood at each point with its
+/// band, and the zero line.
+fn elo_chart(out: &mut String, track: &[TrackPoint], gained: &[model::GainView]) {
     const CLIP: f64 = 800.0;
     let clip = |v: f64| v.clamp(-CLIP, CLIP);
     let f = Frame::new(
@@ -467,7 +470,38 @@ fn elo_chart(out: &mut String, track: &[TrackPoint]) {
                 .map(|p| (f.x(p.iteration as f64), f.y(clip(p.elo)))),
         );
     }
+    for g in gained {
+        let (line, band) = if g.against == "start" {
+            ("gain", "gain-band")
+        } else {
+            ("gain-defaults", "gain-band-defaults")
+        };
+        let _ = write!(out, "<polygon class=\"{band}\" points=\"");
+        for &(i, _, _, h) in &g.trend {
+            let _ = write!(out, "{},{} ", f.x(i as f64), f.y(clip(h)));
+        }
+        for &(i, _, l, _) in g.trend.iter().rev() {
+            let _ = write!(out, "{},{} ", f.x(i as f64), f.y(clip(l)));
+        }
+        out.push_str("\"/>");
+        polyline(
+            out,
+            line,
+            g.trend
+                .iter()
+                .map(|&(i, e, _, _)| (f.x(i as f64), f.y(clip(e)))),
+        );
+    }
     out.push_str("</svg>");
+    for g in gained {
+        let _ = write!(
+            out,
+            "<p class=\"gained\" id=\"gained-{}\">against {}: {}</p>",
+            esc(&g.against),
+            esc(&g.against),
+            esc(&g.text)
+        );
+    }
     let last = |against: &str| {
         track.iter().rev().find(|p| p.against == against).map(|p| {
             let band = match (p.low, p.high) {
@@ -489,7 +523,7 @@ fn elo_chart(out: &mut String, track: &[TrackPoint]) {
     let lines: Vec<String> = ["start", "defaults"].into_iter().filter_map(last).collect();
     let _ = write!(
         out,
-        "<p>blue: against the start values, orange: against the engine's defaults, shaded: 95%; latest {}</p></div>",
+        "<p>blue: against the start values, orange: against the engine's defaults, thin: each point with its 95% band, thick: gained so far (pooled) with its 95% band; latest {}</p></div>",
         esc(&lines.join("; "))
     );
 }
@@ -607,7 +641,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     }
     if !d.track.is_empty() {
         out.push_str("<h2>Elo on held-out openings</h2>");
-        elo_chart(&mut out, &d.track);
+        elo_chart(&mut out, &d.track, &d.gained);
     }
     // Objective.
     if !d.loss.is_empty() {
@@ -757,6 +791,7 @@ mod tests {
             },
             loss: Vec::new(),
             track: Vec::new(),
+            gained: Vec::new(),
             pentanomial: [1, 2, 3, 2, 1],
             wdl: [4, 10, 4],
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
