@@ -518,7 +518,7 @@ pub fn stop_reason(plan: &TrackPlan, points: &[Point]) -> Option<String> {
     }
     let trend = g.trend?;
     Some(format!(
-        "stop_after_flat: the {} measurements against {} from iteration {} to {} gain {} Elo per 10 measurements, below {} with {:.0}% confidence (upper bound {}); {}",
+        "stop_after_flat: the {} measurements against {} from iteration {} to {} gain {} Elo per 10 measurements, below {} with {:.1}% confidence (upper bound {}); {}",
         g.points,
         first.name(),
         g.from,
@@ -738,7 +738,7 @@ mod tests {
         });
         let why = stop_reason(&p, &flat).unwrap();
         assert!(
-            why.starts_with("stop_after_flat: the 101 measurements against start from iteration 10000 to 20000 gain +0.0 Elo per 10 measurements, below +2.5 with 99% confidence"),
+            why.starts_with("stop_after_flat: the 101 measurements against start from iteration 10000 to 20000 gain +0.0 Elo per 10 measurements, below +2.5 with 99.9% confidence"),
             "{why}"
         );
         assert!(why.contains("gained +0.0 [95%: -"), "{why}");

@@ -273,6 +273,14 @@ pub(crate) mod coverage {
         ln.exp()
     }
 
+    /// SplitMix64's finalizer: seeds that differ by one give unrelated streams.
+    pub fn mix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
     /// Draw `n` samples' bucket counts from `q` with a SplitMix64 stream.
     pub fn draw(n: u64, q: &[f64], state: &mut u64) -> Vec<u64> {
         let mut c = vec![0u64; q.len()];
@@ -335,7 +343,7 @@ pub(crate) mod coverage {
                         .map(|c| probability(c, &q))
                         .sum()
                 } else {
-                    let mut state = seed ^ (j as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+                    let mut state = mix(seed ^ mix(j as u64));
                     let hits = (0..sims)
                         .filter(|_| method(&draw_counts(n, &q, &mut state), values, truth))
                         .count();
