@@ -87,6 +87,19 @@ pub fn draw(file: &Path, points: &[Point], title: &str) -> Result<()> {
         .with_context(|| format!("{}: cannot draw the Elo curve", file.display()))
 }
 
+/// The chart as an SVG document of `size` pixels, for the page of `spsa serve`: the same chart
+/// as the plot's (axes with ticks and units, each point's bar, the gain so far and its band, a
+/// legend), so the page and `--plot` draw one chart.
+pub fn svg(points: &[Point], size: (u32, u32)) -> Result<String> {
+    register_font()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw_on(root, points, "")?;
+    }
+    Ok(out)
+}
+
 /// Elo shown on the plot: an infinite end (every pair won or lost) is drawn at the frame.
 const CLIP: f64 = 800.0;
 

@@ -35,8 +35,6 @@ polyline{fill:none;vector-effect:non-scaling-stroke}\
 .theta{stroke:#1f5fbf;stroke-width:1.5}.move{stroke:currentColor;stroke-width:1.5}.key span{margin-right:12px;white-space:nowrap}.start{stroke:#999;stroke-dasharray:4 3}\
 .bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
 .train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}.band-defaults{fill:#dd660022;stroke:none}\
-.gain{stroke:#0b3d91;stroke-width:3}.gain-band{fill:#1f5fbf33;stroke:none}\
-.gain-defaults{stroke:#a34700;stroke-width:3}.gain-band-defaults{fill:#dd660033;stroke:none}\
 .rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
 
 /// The script that keeps a page live: every 2 s it asks for the page's part again, sending the
@@ -423,76 +421,24 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
     out.push_str("<p>blue: training loss, orange: validation loss</p></div>");
 }
 
-/// The live Elo curve: Elo of θ against the start (blue) and the engine's defaults (orange)
-/// with each point's 95% band, the pooled "gained so far" as it stood at each point with its
-/// band, and the zero line.
+/// The live Elo curve, drawn by the same chart code as `spsa report --plot`
+/// ([`crate::report::elo_curve::svg`]): axes with ticks and units, each point with its 95% bar,
+/// the gain so far as it stood at each point with its 95% band, and a legend; then the gain so
+/// far and the latest point per opponent in words.
 fn elo_chart(out: &mut String, track: &[TrackPoint], gained: &[model::GainView]) {
-    const CLIP: f64 = 800.0;
-    let clip = |v: f64| v.clamp(-CLIP, CLIP);
-    let f = Frame::new(
-        track.iter().map(|p| p.iteration as f64).chain([0.0]),
-        track
-            .iter()
-            .flat_map(|p| [Some(p.elo), p.low, p.high])
-            .flatten()
-            .map(clip)
-            .chain([0.0]),
-    );
-    let _ = write!(
-        out,
-        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"elo-chart\">"
-    );
-    hline(out, "start", f.y(0.0));
-    for (against, line, band) in [
-        ("start", "theta", "band"),
-        ("defaults", "validation", "band-defaults"),
-    ] {
-        let mine: Vec<&TrackPoint> = track.iter().filter(|p| p.against == against).collect();
-        if mine.is_empty() {
-            continue;
+    let points: Vec<crate::spsa::track::Point> = track.iter().map(TrackPoint::point).collect();
+    out.push_str("<div class=\"chart\" id=\"elo-chart\">");
+    match crate::report::elo_curve::svg(&points, (760, 400)) {
+        Ok(svg) => out.push_str(&svg),
+        Err(e) => {
+            let _ = write!(
+                out,
+                "<p>the chart could not be drawn: {}</p>",
+                esc(&e.to_string())
+            );
         }
-        let _ = write!(out, "<polygon class=\"{band}\" points=\"");
-        for p in &mine {
-            if let Some(h) = p.high {
-                let _ = write!(out, "{},{} ", f.x(p.iteration as f64), f.y(clip(h)));
-            }
-        }
-        for p in mine.iter().rev() {
-            if let Some(l) = p.low {
-                let _ = write!(out, "{},{} ", f.x(p.iteration as f64), f.y(clip(l)));
-            }
-        }
-        out.push_str("\"/>");
-        polyline(
-            out,
-            line,
-            mine.iter()
-                .map(|p| (f.x(p.iteration as f64), f.y(clip(p.elo)))),
-        );
     }
-    for g in gained {
-        let (line, band) = if g.against == "start" {
-            ("gain", "gain-band")
-        } else {
-            ("gain-defaults", "gain-band-defaults")
-        };
-        let _ = write!(out, "<polygon class=\"{band}\" points=\"");
-        for &(i, _, _, h) in &g.trend {
-            let _ = write!(out, "{},{} ", f.x(i as f64), f.y(clip(h)));
-        }
-        for &(i, _, l, _) in g.trend.iter().rev() {
-            let _ = write!(out, "{},{} ", f.x(i as f64), f.y(clip(l)));
-        }
-        out.push_str("\"/>");
-        polyline(
-            out,
-            line,
-            g.trend
-                .iter()
-                .map(|&(i, e, _, _)| (f.x(i as f64), f.y(clip(e)))),
-        );
-    }
-    out.push_str("</svg>");
+    out.push_str("</div>");
     for g in gained {
         let _ = write!(
             out,
@@ -521,11 +467,7 @@ fn elo_chart(out: &mut String, track: &[TrackPoint], gained: &[model::GainView])
         })
     };
     let lines: Vec<String> = ["start", "defaults"].into_iter().filter_map(last).collect();
-    let _ = write!(
-        out,
-        "<p>blue: against the start values, orange: against the engine's defaults, thin: each point with its 95% band, thick: gained so far (pooled) with its 95% band; latest {}</p></div>",
-        esc(&lines.join("; "))
-    );
+    let _ = write!(out, "<p>latest {}</p>", esc(&lines.join("; ")));
 }
 
 /// Games (or evaluations) per second over time.
@@ -664,6 +606,13 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     out.push_str("<h2>Rate</h2>");
     if d.rate_history.len() >= 2 {
         rate_chart(&mut out, &d.rate_history, &s.rate_unit);
+    } else if matches!(s.state.as_str(), "finished" | "stopped" | "paused") {
+        // Nothing plays, so nothing is sampled: say so rather than promise samples to come.
+        let _ = write!(
+            out,
+            "<p id=\"rate-none\">the run is {}: no games are being played, so there is no rate to sample</p>",
+            esc(&s.state)
+        );
     } else {
         out.push_str("<p>not enough samples yet</p>");
     }
@@ -846,26 +795,31 @@ mod tests {
     }
 
     #[test]
-    fn the_elo_chart_draws_each_opponents_curve_with_its_band() {
+    fn the_elo_chart_has_axes_the_points_and_the_gain_so_far() {
         let mut d = detail(25);
         let no_curve = run_page(&d, &d.version());
         assert!(!no_curve.contains("elo-chart"));
-        let point = |k: u64, against: &str, elo: f64| TrackPoint {
-            iteration: 10 * k,
-            against: against.into(),
-            pairs: 32,
-            elo,
-            low: Some(elo - 20.0),
-            high: (k != 2).then_some(elo + 20.0),
+        // Points every 10 iterations, 32 pairs each, θ scoring a little better each time.
+        let point = |k: u64, against: &str, pentanomial: [u64; 5]| {
+            model::TrackPoint::of(&crate::spsa::track::Point::measured(
+                k,
+                10 * k,
+                crate::spsa::track::Against::parse(against).unwrap(),
+                Vec::new(),
+                pentanomial,
+            ))
         };
-        d.track = (1..=3)
+        let points: Vec<crate::spsa::track::Point> = (1..=12u64)
             .flat_map(|k| {
+                let up = k.min(8);
                 [
-                    point(k, "start", 10.0 * k as f64),
-                    point(k, "defaults", -5.0),
+                    point(k, "start", [4, 6, 12 - up, 6, 4 + up]).point(),
+                    point(k, "defaults", [4, 8, 8, 8, 4]).point(),
                 ]
             })
             .collect();
+        d.track = points.iter().map(TrackPoint::of).collect();
+        d.gained = model::GainView::of(&points);
         let version = d.version();
         let live = run_page(&d, &version);
         let chart = live
@@ -873,26 +827,29 @@ mod tests {
             .nth(1)
             .and_then(|rest| rest.split("</svg>").next())
             .unwrap();
-        let line = |class: &str| polyline_points(chart, class);
-        let start = line("theta");
-        assert_eq!(start.len(), 3);
-        // Elo rises: SVG's y grows downwards.
-        assert!(start.windows(2).all(|w| w[1].1 < w[0].1), "{start:?}");
-        let defaults = line("validation");
+        // Axes with their units and tick labels, and a legend that names the gain.
         assert!(
-            defaults.iter().all(|p| p.1 == defaults[0].1),
-            "{defaults:?}"
+            chart.contains("iteration") && chart.contains("Elo against the opponent"),
+            "{chart}"
         );
-        // A band per opponent: 2 upper ends (one point has none) and 3 lower ones.
-        let band = chart
-            .split("<polygon class=\"band\" points=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap();
-        assert_eq!(band.split_whitespace().count(), 5, "{band}");
-        assert!(chart.contains("class=\"band-defaults\""));
         assert!(
-            live.contains("latest against start at iteration 30: +30.0 [+10.0, +50.0] (32 pairs)"),
+            chart.contains("\n120\n") && chart.contains("\n+100\n"),
+            "tick labels: {chart}"
+        );
+        assert!(chart.contains("against start: gained so far"), "{chart}");
+        assert!(chart.contains("<polygon"), "the gain's band");
+        // The gain so far in words, per opponent.
+        assert_eq!(d.gained.len(), 2);
+        assert!(
+            live.contains("<p class=\"gained\" id=\"gained-start\">against start: gained +"),
+            "{live}"
+        );
+        assert!(
+            live.contains("(pooled 7 points, iterations 60-120)"),
+            "{live}"
+        );
+        assert!(
+            live.contains("latest against start at iteration 120: +"),
             "{live}"
         );
         assert_ne!(
@@ -903,10 +860,27 @@ mod tests {
         let json = serde_json::to_string(&d).unwrap();
         assert!(
             json.contains(
-                "\"track\":[{\"iteration\":10,\"against\":\"start\",\"pairs\":32,\"elo\":10.0"
+                "\"track\":[{\"iteration\":10,\"against\":\"start\",\"pairs\":32,\"elo\":"
             ),
             "{json}"
         );
+        assert!(
+            json.contains("\"gained\":[{\"against\":\"start\",\"elo\":"),
+            "{json}"
+        );
+    }
+
+    /// Issue 46: a finished run's Rate panel said "not enough samples yet".
+    #[test]
+    fn a_finished_run_says_why_it_has_no_rate() {
+        let mut d = detail(25);
+        d.rate_history.clear();
+        let running = run_page(&d, &d.version());
+        assert!(running.contains("not enough samples yet"));
+        d.summary.state = "finished".into();
+        let done = run_page(&d, &d.version());
+        assert!(!done.contains("not enough samples yet"), "{done}");
+        assert!(done.contains("the run is finished: no games are being played"));
     }
 
     #[test]

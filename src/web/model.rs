@@ -134,6 +134,8 @@ pub struct TrackPoint {
     pub elo: f64,
     pub low: Option<f64>,
     pub high: Option<f64>,
+    /// Pairs by θ's points in half-points: [0, 0.5, 1, 1.5, 2].
+    pub pentanomial: [u64; 5],
 }
 
 impl TrackPoint {
@@ -145,6 +147,22 @@ impl TrackPoint {
             elo: p.elo,
             low: p.low,
             high: p.high,
+            pentanomial: p.pentanomial,
+        }
+    }
+
+    /// The curve's point again (without θ), for the chart.
+    pub fn point(&self) -> crate::spsa::track::Point {
+        use crate::spsa::track::{Against, Point};
+        Point {
+            point: 0,
+            iteration: self.iteration,
+            against: Against::parse(&self.against).unwrap_or_default(),
+            theta: Vec::new(),
+            pentanomial: self.pentanomial,
+            elo: self.elo,
+            low: self.low,
+            high: self.high,
         }
     }
 }
