@@ -238,6 +238,76 @@ mod tests {
         check(&settled(), "settled");
     }
 
+    /// main's rule until issue 46: the last `k` points no higher than the best before them.
+    fn old_flat(curve: &[Measured], k: usize) -> bool {
+        let elo = |m: &Measured| crate::stats::pentanomial(&m.pentanomial).map_or(0.0, |e| e.elo);
+        if curve.len() <= k {
+            return false;
+        }
+        let (before, recent) = curve.split_at(curve.len() - k);
+        let best = before.iter().map(elo).fold(f64::NEG_INFINITY, f64::max);
+        recent.iter().all(|m| elo(m) <= best)
+    }
+
+    /// Issue 46's slow tune: θ still climbing, 32 pairs a point at draw rate 0.4, a point every
+    /// 32 iterations, 6000 iterations. The old rule (`stop_after_flat = 5`) stopped every run
+    /// early, with much of its gain still to come; the new one stops later, if at all, when the
+    /// truth has nearly stopped rising (its true gain over the 10 points before the stop is
+    /// below 5 Elo, the rate it must not cut short).
+    #[test]
+    fn the_stop_rule_lets_a_slowly_climbing_tune_run() {
+        let runs = 40;
+        // Per rule: runs stopped, iterations at the stops, true Elo still to come after them,
+        // and the largest true gain over the 10 points before a stop.
+        let mut stats = [(0usize, 0u64, 0.0f64, f64::NEG_INFINITY); 2];
+        let mut rise = 0.0;
+        for seed in 1..=runs {
+            let curve = run_with_curve(&slow(), 6000, 0.4, 32, 0.5, seed);
+            let end = curve.last().unwrap().truth;
+            rise += end - curve[0].truth;
+            let pts: Vec<(u64, [u64; 5])> =
+                curve.iter().map(|m| (m.iteration, m.pentanomial)).collect();
+            let new = (1..=pts.len())
+                .find(|&j| gained(&pts[..j]).is_some_and(|g| crate::stats::gain::settled(&g, 5)));
+            let old = (1..=curve.len()).find(|&j| old_flat(&curve[..j], 5));
+            for (i, stop) in [old, new].into_iter().enumerate() {
+                if let Some(j) = stop {
+                    let s = &mut stats[i];
+                    s.0 += 1;
+                    s.1 += curve[j - 1].iteration;
+                    s.2 += end - curve[j - 1].truth;
+                    let before = curve[j.saturating_sub(11)].truth;
+                    s.3 = s.3.max(curve[j - 1].truth - before);
+                }
+            }
+        }
+        let say = |(n, its, left, recent): (usize, u64, f64, f64)| {
+            let k = n.max(1) as f64;
+            format!(
+                "{n} of {runs} stopped, at iteration {:.0} on average, {:+.1} Elo still to come; largest true gain over the 10 points before a stop {recent:+.1}",
+                its as f64 / k,
+                left / k
+            )
+        };
+        println!(
+            "true gain over the run {:+.1} Elo\nold rule: {}\nnew rule: {}",
+            rise / runs as f64,
+            say(stats[0]),
+            say(stats[1])
+        );
+        let (old, new) = (stats[0], stats[1]);
+        assert!(old.0 >= 30, "the old rule stopped {} runs", old.0);
+        assert!(
+            new.3 < 5.0,
+            "the new rule stopped a run gaining {} per 10 points",
+            new.3
+        );
+        assert!(
+            new.2 / (new.0.max(1) as f64) < old.2 / old.0 as f64 / 2.0,
+            "the new rule leaves less than half the old one's gain to come"
+        );
+    }
+
     #[test]
     #[ignore = "prints the table of docs/tuning.md"]
     fn gain_coverage_table() {
