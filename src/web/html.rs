@@ -35,7 +35,11 @@ polyline{fill:none;vector-effect:non-scaling-stroke}\
 .theta{stroke:#1f5fbf;stroke-width:1.5}.move{stroke:currentColor;stroke-width:1.5}.key span{margin-right:12px;white-space:nowrap}.start{stroke:#999;stroke-dasharray:4 3}\
 .bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
 .train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}.band-defaults{fill:#dd660022;stroke:none}\
-.rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
+.rate{stroke:#383;stroke-width:1.5}.grid{stroke:#000;stroke-opacity:.08}\
+.box{position:relative;margin:0 0 34px 58px}.tick{position:absolute;font-size:11px;color:#555;white-space:nowrap}\
+.ty{right:100%;padding-right:4px;transform:translateY(-50%)}.tx{top:100%;padding-top:2px;transform:translateX(-50%)}\
+.axis{position:absolute;font-size:11px;color:#333}.ay{left:-58px;top:-16px}.ax{right:0;top:100%;padding-top:16px}\
+.cell .box{margin:0 0 28px 44px}.cell .ay{display:none}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
 
 /// The script that keeps a page live: every 2 s it asks for the page's part again, sending the
 /// version it shows; the server answers 204 when nothing changed. It holds one timer and the
@@ -257,6 +261,87 @@ fn polyline(out: &mut String, class: &str, points: impl Iterator<Item = (i64, i6
     out.push_str("\"/>");
 }
 
+/// Round tick values within [lo, hi]: multiples of 1, 2 or 5 × 10^k, about `n` of them.
+fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return Vec::new();
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// A tick's label: as many decimals as its step needs.
+fn tick_text(v: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    };
+    let v = if v.abs() < step * 1e-6 { 0.0 } else { v };
+    format!("{v:.decimals$}")
+}
+
+/// Open a chart's box: its SVG and its tick labels go inside, [`close_box`] closes it.
+fn open_box(out: &mut String) {
+    out.push_str("<div class=\"box\">");
+}
+
+/// Close a chart's box with its axes: tick labels along y (left) and x (below) at round values,
+/// a faint grid line at each y tick already drawn by [`grid`], and each axis's name and unit.
+fn close_box(
+    out: &mut String,
+    f: &Frame,
+    n: usize,
+    x: &dyn Fn(f64) -> String,
+    x_axis: &str,
+    y_axis: &str,
+) {
+    let ys = ticks(f.y0, f.y1, n);
+    let ystep = if ys.len() >= 2 { ys[1] - ys[0] } else { 1.0 };
+    for &v in &ys {
+        let top = (f.y1 - v) / (f.y1 - f.y0) * 100.0;
+        let _ = write!(
+            out,
+            "<span class=\"tick ty\" style=\"top:{top:.2}%\">{}</span>",
+            tick_text(v, ystep)
+        );
+    }
+    for v in ticks(f.x0, f.x1, n) {
+        let left = (v - f.x0) / (f.x1 - f.x0) * 100.0;
+        let _ = write!(
+            out,
+            "<span class=\"tick tx\" style=\"left:{left:.2}%\">{}</span>",
+            esc(&x(v))
+        );
+    }
+    let _ = write!(
+        out,
+        "<span class=\"axis ay\">{}</span><span class=\"axis ax\">{}</span></div>",
+        esc(y_axis),
+        esc(x_axis)
+    );
+}
+
+/// Faint horizontal lines at the y ticks of [`close_box`].
+fn grid(out: &mut String, f: &Frame, n: usize) {
+    for v in ticks(f.y0, f.y1, n) {
+        hline(out, "grid", f.y(v));
+    }
+}
+
+/// An iteration as a tick label.
+fn iteration_tick(v: f64) -> String {
+    format!("{v:.0}")
+}
+
 fn hline(out: &mut String, class: &str, y: i64) {
     let _ = write!(
         out,
@@ -276,11 +361,13 @@ fn var_chart(out: &mut String, series: &Series, i: usize, v: &VarView) {
         .zip(band)
         .flat_map(|(&p, &c)| [values[p] - c, values[p] + c]);
     let f = Frame::new(xs(), values.iter().copied().chain(band_y).chain([v.start]));
+    open_box(out);
     let _ = write!(
         out,
         "<svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" class=\"var-chart\" data-var=\"{}\">",
         i
     );
+    grid(out, &f, 3);
     if !series.band_points.is_empty() {
         out.push_str("<polygon class=\"band\" points=\"");
         let upper = series.band_points.iter().zip(band);
@@ -318,6 +405,7 @@ fn var_chart(out: &mut String, series: &Series, i: usize, v: &VarView) {
             .map(|(&k, &y)| (f.x(k as f64), f.y(y))),
     );
     out.push_str("</svg>");
+    close_box(out, &f, 3, &iteration_tick, "iteration", "value");
 }
 
 /// Every variable's move from its start in units of its c_end, on one chart: variables of
@@ -337,8 +425,9 @@ fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
     let _ = write!(
         out,
         "<h2>Moves in units of c_end</h2><p>(θ − start)/c_end of every variable, one colour each (hover a line for its name); dashed grey 0</p>\
-         <div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"moves-chart\">"
+         <div class=\"chart\"><div class=\"box\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"moves-chart\">"
     );
+    grid(out, &f, 5);
     hline(out, "start", f.y(0.0));
     for (i, v) in vars.iter().enumerate() {
         let points: Vec<(i64, i64)> = series
@@ -356,7 +445,16 @@ fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
         polyline(out, "move", points.into_iter());
         out.push_str("</g>");
     }
-    out.push_str("</svg><p class=\"key\">");
+    out.push_str("</svg>");
+    close_box(
+        out,
+        &f,
+        5,
+        &iteration_tick,
+        "iteration",
+        "(θ − start)/c_end",
+    );
+    out.push_str("<p class=\"key\">");
     for (i, v) in vars.iter().enumerate() {
         let _ = write!(
             out,
@@ -394,8 +492,9 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
     );
     let _ = write!(
         out,
-        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"loss-chart\">"
+        "<div class=\"chart\"><div class=\"box\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"loss-chart\">"
     );
+    grid(out, &f, 5);
     for (class, pick) in [
         (
             "train",
@@ -411,6 +510,7 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
         );
     }
     out.push_str("</svg>");
+    close_box(out, &f, 5, &iteration_tick, "iteration", "loss");
     axis_note(
         out,
         f.y0,
@@ -478,10 +578,22 @@ fn rate_chart(out: &mut String, history: &[(f64, f64)], unit: &str) {
     );
     let _ = write!(
         out,
-        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"rate-chart\">"
+        "<div class=\"chart\"><div class=\"box\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"rate-chart\">"
     );
+    grid(out, &f, 4);
     polyline(out, "rate", history.iter().map(|p| (f.x(p.0), f.y(p.1))));
     out.push_str("</svg>");
+    // Time runs to the right: each tick says how long before the last sample it was.
+    let end = f.x1;
+    let ago = move |t: f64| {
+        let s = end - t;
+        if s < 0.5 {
+            "now".to_string()
+        } else {
+            format!("−{}", format_duration(s))
+        }
+    };
+    close_box(out, &f, 4, &ago, "time", unit);
     let span = history.last().map_or(0.0, |l| l.0) - history.first().map_or(0.0, |p| p.0);
     let _ = write!(
         out,
