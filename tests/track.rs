@@ -63,7 +63,13 @@ fn the_95_percent_interval_covers_the_models_elo_about_95_percent_of_the_time() 
     let (mut covered, mut total, mut error) = (0u32, 0u32, 0.0f64);
     for seed in 1..=12u64 {
         let dir = setup(&sim_toml(3000, seed, "share = 0.5\npairs = 32\n"));
-        ok(&in_dir(dir.path(), &["run", "t.toml"]));
+        let out = ok(&in_dir(dir.path(), &["run", "t.toml"]));
+        // The summary says what the run gained so far, pooled over the second half's points.
+        assert!(
+            out.contains("track: vs start: gained +")
+                && out.contains("(pooled 48 points, iterations 1504-3000)"),
+            "{out}"
+        );
         let rows = rows(&dir.path().join("logs/t.track.csv"));
         // One point every 32 iterations, and one at the end.
         assert_eq!(rows.len(), 94, "seed {seed}");
