@@ -171,6 +171,17 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
     let page: serde_json::Value = serde_json::from_str(&page).unwrap();
     let curve = page["track"].as_array().unwrap();
     assert_eq!(curve.len(), 47);
+    // What the shared run gained so far, from the database's points (issue 46): in the
+    // status and on the page, pooled over the second half's points.
+    assert!(shown.contains("    track: vs start: gained "), "{shown}");
+    let gained = &page["gained"][0];
+    assert_eq!(gained["against"], "start", "{page}");
+    assert!(gained["points"].as_u64().unwrap() >= 20, "{gained}");
+    assert!(
+        gained["low"].as_f64().unwrap() <= gained["elo"].as_f64().unwrap()
+            && gained["elo"].as_f64().unwrap() <= gained["high"].as_f64().unwrap(),
+        "{gained}"
+    );
     let shown_last = curve.iter().find(|p| p["iteration"] == n).unwrap();
     assert_eq!(shown_last["against"], "start");
     assert_eq!(shown_last["pairs"], 16);

@@ -272,6 +272,26 @@ pub fn format_duration(secs: f64) -> String {
 mod tests {
     use super::*;
 
+    /// The progress line of a curve's point carries the gain so far (issue 46).
+    #[test]
+    fn a_track_line_says_the_gain_so_far() {
+        use crate::spsa::track::{self, Against};
+        let points: Vec<Point> = (1..=8u64)
+            .map(|k| Point::measured(k, 100 * k, Against::Start, vec![], [2, 6, 8, 10, 6]))
+            .collect();
+        let gained = track::gained(&points, Against::Start);
+        let mut last = None;
+        let text = track_line(&mut last, Duration::ZERO, &points[7], gained.as_ref()).unwrap();
+        assert!(
+            text.starts_with("track: iteration 800 vs start: Elo +")
+                && text.contains("(32 pairs); gained +")
+                && text.ends_with("(pooled 5 points, iterations 400-800)"),
+            "{text}"
+        );
+        // Printed at most once per `every`.
+        assert!(track_line(&mut last, Duration::from_secs(60), &points[7], None).is_none());
+    }
+
     #[test]
     fn bar_follows_updates_without_drawing() {
         let mut bar = BarProgress::new(ProgressDrawTarget::hidden());
