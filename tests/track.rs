@@ -181,12 +181,21 @@ fn a_stop_rule_ends_the_run_and_records_why() {
     assert!(ck.contains("finished = true"), "{ck}");
     assert!(ck.contains("stopped = \"stop_when_lower_above"), "{ck}");
     let rows = rows(&dir.path().join("logs/t.track.csv"));
-    let last_low: f64 = rows.last().unwrap()[10].parse().unwrap();
-    assert!(last_low > 20.0);
-    let earlier = rows[..rows.len() - 1]
+    // It reads the gain so far (pooled), and stopped at the first point where its lower bound
+    // passed the target.
+    let series: Vec<(u64, [u64; 5])> = rows
         .iter()
-        .all(|r| r[10].parse::<f64>().is_ok_and(|l| l <= 20.0));
-    assert!(earlier, "it stopped at the first point past the target");
+        .map(|r| {
+            let n = |i: usize| r[i].parse::<u64>().unwrap();
+            (n(1), [n(4), n(5), n(6), n(7), n(8)])
+        })
+        .collect();
+    let passes = |k: usize| spsa::stats::gain::lower_above(&series[..k], 20.0);
+    assert!(passes(series.len()));
+    assert!(
+        (1..series.len()).all(|k| !passes(k)),
+        "it stopped at the first point past the target"
+    );
     let applied = log_iterations(&dir.path().join("logs/t.log")).len();
     assert!(applied < 200_000, "stopped early, at {applied}");
     assert!(ck.contains(&format!("#: applied = {applied}\n")), "{ck}");

@@ -26,7 +26,9 @@ pub struct StopRule {
     /// `stats::gain::FLAT_RATE` Elo per 10 points with `stats::gain::FLAT_CONFIDENCE`
     /// (see [`stats::gain::settled`]).
     pub after_flat: Option<u32>,
-    /// Stop when a point's 95% lower end is above this many Elo.
+    /// Stop when the gain so far is above this many Elo with
+    /// `stats::gain::LOWER_CONFIDENCE`, over at least `stats::gain::MIN_FLAT` points (see
+    /// [`stats::gain::lower_above`]).
     pub lower_above: Option<f64>,
 }
 
@@ -500,15 +502,19 @@ pub fn stop_reason(plan: &TrackPlan, points: &[Point]) -> Option<String> {
     let first = *plan.against.first()?;
     let mine: Vec<&Point> = points.iter().filter(|p| p.against == first).collect();
     let last = mine.last()?;
-    if let (Some(x), Some(low)) = (plan.stop.lower_above, last.low)
-        && low > x
+    if let Some(x) = plan.stop.lower_above
+        && stats::gain::lower_above(&series(points, first), x)
     {
+        let g = gained(points, first)?;
+        let confidence = stats::gain::LOWER_CONFIDENCE;
         return Some(format!(
-            "stop_when_lower_above: at iteration {} the 95% lower end against {} was {} Elo, above {}",
+            "stop_when_lower_above: at iteration {} the gain so far against {} is above {} Elo with {:.2}% confidence (lower bound {}); {}",
             last.iteration,
             first.name(),
-            stats::format_elo(low),
-            stats::format_elo(x)
+            stats::format_elo(x),
+            confidence * 100.0,
+            stats::format_elo(g.lower(confidence)),
+            g.text()
         ));
     }
     let k = plan.stop.after_flat? as usize;
@@ -761,16 +767,26 @@ mod tests {
     }
 
     #[test]
-    fn stop_when_lower_above_looks_at_the_last_lower_end() {
+    fn stop_when_lower_above_reads_the_gain_so_far_over_enough_points() {
         let mut p = plan(&[Against::Start], 0.1, 32);
         p.stop.lower_above = Some(5.0);
-        assert_eq!(stop_reason(&p, &[point(1, 20.0, Some(4.9))]), None);
-        assert_eq!(stop_reason(&p, &[point(1, 20.0, None)]), None);
-        let why = stop_reason(&p, &[point(1, 20.0, Some(5.1))]).unwrap();
+        // θ scores about 70% of the points every time (+150 Elo or so).
+        let strong = curve(40, |j| {
+            if j % 2 == 0 {
+                [0, 2, 6, 12, 12]
+            } else {
+                [0, 3, 6, 11, 12]
+            }
+        });
+        // Fewer than 20 pooled points (the second half of 37): never, however strong.
+        assert_eq!(stop_reason(&p, &strong[..37]), None);
+        let why = stop_reason(&p, &strong[..38]).unwrap();
         assert!(
-            why.contains("iteration 10") && why.contains("+5.1"),
+            why.starts_with("stop_when_lower_above: at iteration 3800 the gain so far against start is above +5.0 Elo with 99.99% confidence (lower bound +"),
             "{why}"
         );
+        p.stop.lower_above = Some(400.0);
+        assert_eq!(stop_reason(&p, &strong), None);
     }
 
     #[test]
@@ -779,10 +795,18 @@ mod tests {
         p.stop.lower_above = Some(0.0);
         let mut t = track(p, Rounding::Continuous);
         let mut trial = Trial::default();
-        t.next_trial_into(20, 100, &[0.0, 0.0], &mut trial);
-        t.finish(trial.track.unwrap(), [0, 0, 2, 4, 6]).unwrap();
+        for k in 1..=38 {
+            assert!(!t.stopped(), "not before 20 pooled points");
+            assert!(t.next_trial_into(10 * k, 1000, &[0.0, 0.0], &mut trial));
+            let counts = if k % 2 == 0 {
+                [0, 0, 2, 4, 6]
+            } else {
+                [0, 1, 2, 3, 6]
+            };
+            t.finish(trial.track.unwrap(), counts).unwrap();
+        }
         assert!(t.stopped());
-        assert!(!t.next_trial_into(60, 100, &[0.0, 0.0], &mut trial));
+        assert!(!t.next_trial_into(900, 1000, &[0.0, 0.0], &mut trial));
     }
 
     #[test]

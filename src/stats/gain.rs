@@ -38,6 +38,9 @@ pub struct Gain {
     pub to: u64,
     /// The pooled points' trend (`None` below [`MIN_FIT`] points).
     pub trend: Option<Trend>,
+    /// The estimate on the score scale with its standard error and degrees of freedom (`None`
+    /// when the interval is not a t interval: a single point, or pooled pairs without spread).
+    pub score: Option<(f64, f64, f64)>,
 }
 
 /// The fitted line's slope in Elo per 10 points (at the fitted level), with its standard error
@@ -57,6 +60,18 @@ impl Trend {
 }
 
 impl Gain {
+    /// The one-sided lower bound in Elo at `confidence`; the 95% interval's low end when the
+    /// estimate is not a t interval and `confidence` is at most 97.5%, else −∞.
+    pub fn lower(&self, confidence: f64) -> f64 {
+        match self.score {
+            Some((level, se, df)) => {
+                super::elo_from_score((level - t_quantile(confidence, df) * se).clamp(0.0, 1.0))
+            }
+            None if confidence <= 0.975 => self.low,
+            None => f64::NEG_INFINITY,
+        }
+    }
+
     /// `gained +12.3 [95%: +4.1, +20.0] (pooled 47 points, iterations 3000-6000)`.
     pub fn text(&self) -> String {
         let pooled = if self.points == 1 {
@@ -101,6 +116,19 @@ fn settled_with(g: &Gain, min_points: usize, rate: f64, confidence: f64) -> bool
     g.points >= min_points.max(MIN_FIT) && g.trend.is_some_and(|t| t.upper(confidence) < rate)
 }
 
+/// `stop_when_lower_above`'s confidence: the gain so far's one-sided lower bound at this level,
+/// over at least [`MIN_FLAT`] pooled points, must pass the target. Read after every point, a
+/// point's own 95% lower end passed a target equal to the truth in 100 of 100 simulated runs
+/// of 400 points, the gain's 95% one in 67–78, its 99.9% bound in 6–9; this level in at most
+/// 5 (`tests::lower_above_table`, docs/tuning.md).
+pub const LOWER_CONFIDENCE: f64 = 0.9999;
+
+/// Whether the gain so far is above `target` Elo with [`LOWER_CONFIDENCE`], over at least
+/// [`MIN_FLAT`] pooled points. `points` are (iteration, pentanomial) in order.
+pub fn lower_above(points: &[(u64, [u64; 5])], target: f64) -> bool {
+    gained(points).is_some_and(|g| g.points >= MIN_FLAT && g.lower(LOWER_CONFIDENCE) > target)
+}
+
 /// Elo per unit of score at score `s`: the derivative of `−400·log10(1/s − 1)`.
 fn elo_per_score(s: f64) -> f64 {
     let s = s.clamp(1e-6, 1.0 - 1e-6);
@@ -138,6 +166,7 @@ pub fn gained(points: &[(u64, [u64; 5])]) -> Option<Gain> {
             from: last,
             to: last,
             trend: None,
+            score: None,
         });
     }
     let pts = &points[points.len() - k..];
@@ -211,6 +240,7 @@ pub fn gained(points: &[(u64, [u64; 5])]) -> Option<Gain> {
         points: k,
         from: pts[0].0,
         to: last,
+        score: (var > 0.0).then(|| (level, var.sqrt(), df)),
         trend: Some({
             // Iterations per point (the last interval may be short), and Elo per unit of score.
             let spacing = (last - pts[0].0) as f64 / (k - 1) as f64;
@@ -304,6 +334,45 @@ mod tests {
         (stopped, at(0.5), at(0.95))
     }
 
+    /// `stop_when_lower_above = 0` on runs whose truth sits at 0 (never above it): how many of
+    /// `runs` curves of 400 points a rule stops (each a false stop).
+    fn lower_above_false_stops(
+        rule: &dyn Fn(&[(u64, [u64; 5])]) -> bool,
+        pairs: u64,
+        draw: f64,
+        runs: u64,
+    ) -> usize {
+        (0..runs)
+            .filter(|&s| {
+                let c = sim::curve(|_| 0.0, 400, pairs, draw, 5000 + s);
+                (1..=c.len()).any(|j| rule(&c[..j]))
+            })
+            .count()
+    }
+
+    #[test]
+    #[ignore = "prints the lower-end rule's table of docs/tuning.md"]
+    fn lower_above_table() {
+        for pairs in [10u64, 32, 100] {
+            for draw in [0.0, 0.4] {
+                let point = |c: &[(u64, [u64; 5])]| {
+                    crate::stats::pentanomial(&c[c.len() - 1].1)
+                        .and_then(|e| e.interval)
+                        .is_some_and(|(l, _)| l > 0.0)
+                };
+                let pooled95 = |c: &[(u64, [u64; 5])]| gained(c).is_some_and(|g| g.low > 0.0);
+                let pooled = |c: &[(u64, [u64; 5])]| lower_above(c, 0.0);
+                println!(
+                    "pairs {pairs} draw {draw}: false stops of 100: a point's 95% low end {}, the gain's 95% low end {}, the gain's {}% lower bound over {MIN_FLAT}+ points {}",
+                    lower_above_false_stops(&point, pairs, draw, 100),
+                    lower_above_false_stops(&pooled95, pairs, draw, 100),
+                    LOWER_CONFIDENCE * 100.0,
+                    lower_above_false_stops(&pooled, pairs, draw, 100)
+                );
+            }
+        }
+    }
+
     #[test]
     #[ignore = "prints the stop rule's table of docs/tuning.md"]
     fn stop_rule_table() {
@@ -340,6 +409,41 @@ mod tests {
                 "{pairs} pairs: 95th percentile {p95} > {bound}"
             );
             assert!(median >= MIN_FLAT, "never before {MIN_FLAT} points");
+        }
+    }
+
+    /// `stop_when_lower_above`: of 60 runs whose truth sits at the target, at most 3 (5%) are
+    /// stopped in 400 points; a run 30 Elo above it is stopped within the points docs/tuning.md
+    /// states (95% of runs).
+    #[test]
+    fn the_lower_end_rule_stops_few_runs_at_its_target_and_runs_above_it() {
+        for (pairs, draw) in [(10u64, 0.0), (32, 0.4)] {
+            let false_stops = lower_above_false_stops(&|c| lower_above(c, 0.0), pairs, draw, 60);
+            println!("{pairs} pairs, draw {draw}: {false_stops}/60 false stops");
+            assert!(
+                false_stops <= 3,
+                "{pairs} pairs: {false_stops} of 60 stopped at the target"
+            );
+        }
+        for (pairs, draw, bound) in [(32u64, 0.4, 270usize), (100, 0.0, 120)] {
+            let mut delays: Vec<usize> = (0..60)
+                .map(|s| {
+                    let c = sim::curve(|_| 30.0, 400, pairs, draw, 7000 + s);
+                    (1..=c.len())
+                        .find(|&j| lower_above(&c[..j], 0.0))
+                        .unwrap_or(usize::MAX)
+                })
+                .collect();
+            delays.sort();
+            let p95 = delays[56];
+            println!(
+                "{pairs} pairs, draw {draw}: +30 Elo stopped after median {}, 95th percentile {p95}",
+                delays[30]
+            );
+            assert!(
+                p95 <= bound,
+                "{pairs} pairs: 95th percentile {p95} > {bound}"
+            );
         }
     }
 }
