@@ -232,8 +232,9 @@ fn a_stop_rule_ends_a_shared_run_in_the_database() {
     let db = cluster.database("track_stop");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let n = 3000;
-    // Any point's lower end is above −1000 Elo: the first point stops the run.
+    let n = 6000;
+    // The gain so far is surely above −1000 Elo as soon as the rule reads it (20 pooled points,
+    // the second half of 38 points of 64 iterations): the run stops near iteration 2432.
     config(
         d,
         n,
