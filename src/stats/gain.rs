@@ -334,10 +334,13 @@ mod tests {
         (stopped, at(0.5), at(0.95))
     }
 
+    /// A curve's points as [`gained`] reads them.
+    type Series = (u64, [u64; 5]);
+
     /// `stop_when_lower_above = 0` on runs whose truth sits at 0 (never above it): how many of
     /// `runs` curves of 400 points a rule stops (each a false stop).
     fn lower_above_false_stops(
-        rule: &dyn Fn(&[(u64, [u64; 5])]) -> bool,
+        rule: &dyn Fn(&[Series]) -> bool,
         pairs: u64,
         draw: f64,
         runs: u64,
