@@ -27,6 +27,7 @@
 
 pub mod curvature;
 pub mod pilot;
+pub mod pilot_memo;
 pub mod study;
 
 use std::fmt::Write as _;
