@@ -29,6 +29,7 @@ pub mod curvature;
 #[cfg(test)]
 pub mod gain_coverage;
 pub mod pilot;
+pub mod pilot_memo;
 pub mod study;
 
 use std::fmt::Write as _;
