@@ -171,6 +171,17 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
     let page: serde_json::Value = serde_json::from_str(&page).unwrap();
     let curve = page["track"].as_array().unwrap();
     assert_eq!(curve.len(), 47);
+    // What the shared run gained so far, from the database's points (issue 46): in the
+    // status and on the page, pooled over the second half's points.
+    assert!(shown.contains("    track: vs start: gained "), "{shown}");
+    let gained = &page["gained"][0];
+    assert_eq!(gained["against"], "start", "{page}");
+    assert!(gained["points"].as_u64().unwrap() >= 20, "{gained}");
+    assert!(
+        gained["low"].as_f64().unwrap() <= gained["elo"].as_f64().unwrap()
+            && gained["elo"].as_f64().unwrap() <= gained["high"].as_f64().unwrap(),
+        "{gained}"
+    );
     let shown_last = curve.iter().find(|p| p["iteration"] == n).unwrap();
     assert_eq!(shown_last["against"], "start");
     assert_eq!(shown_last["pairs"], 16);
@@ -221,8 +232,9 @@ fn a_stop_rule_ends_a_shared_run_in_the_database() {
     let db = cluster.database("track_stop");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let n = 3000;
-    // Any point's lower end is above −1000 Elo: the first point stops the run.
+    let n = 6000;
+    // The gain so far is surely above −1000 Elo as soon as the rule reads it (20 pooled points,
+    // the second half of 38 points of 64 iterations): the run stops near iteration 2432.
     config(
         d,
         n,

@@ -720,3 +720,98 @@ fn each_slot_and_its_engines_get_cores_of_their_own_when_they_fill_the_machine()
     assert_eq!(crowded.len(), 2 * (cpus.len() + 1));
     assert!(crowded.iter().all(|l| *l == allowed), "{crowded:?}");
 }
+
+#[test]
+fn a_resumed_match_plays_the_pairs_its_record_lacks_and_counts_them_all() {
+    let book = book();
+    let dir = tempfile::tempdir().unwrap();
+    let args = |pgn: &std::path::Path, pairs: &str| -> Vec<String> {
+        [
+            "match",
+            "--engine1",
+            sparring(),
+            "--option2",
+            "KnightValue=200",
+            "--depth",
+            "1",
+            "--book",
+            book.to_str().unwrap(),
+            "--seed",
+            "9",
+            "--concurrency",
+            "1",
+            "--progress",
+            "0",
+            "--pgn",
+            pgn.to_str().unwrap(),
+            "--pairs",
+            pairs,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let straight = dir.path().join("straight.pgn");
+    let o = run(&args(&straight, "6")
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = counts(&stdout(&o));
+
+    // The same match stopped after 2 pairs, then resumed to 6.
+    let split = dir.path().join("split.pgn");
+    let o = run(&args(&split, "2")
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut resumed = args(&split, "6");
+    resumed.push("--resume".into());
+    let o = run(&resumed.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    let c = counts(&out);
+    assert_eq!(c.pairs, 6, "{out}");
+    assert_eq!(c, whole, "{out}");
+    // The same openings in the same order, each once: pairs 3-6 follow pairs 1-2.
+    assert_eq!(
+        pgn_words_without_times(&split),
+        pgn_words_without_times(&straight)
+    );
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("split.match.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["pairs_played"], 6);
+    assert_eq!(record["next_pair"], 6);
+    assert_eq!(record["state"], "finished");
+
+    // Resuming a finished match plays nothing more.
+    let o = run(&resumed.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(counts(&stdout(&o)), whole);
+
+    // Another match's record, or none, is refused before any game (exit 2), the record kept.
+    let before = std::fs::read(dir.path().join("split.match.json")).unwrap();
+    let mut other = resumed.clone();
+    let depth = other.iter().position(|a| a == "1").unwrap();
+    other[depth] = "2".into();
+    let o = run(&other.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it is another match: its setting was `depth=1"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("split.match.json")).unwrap(),
+        before
+    );
+    let mut none = args(&dir.path().join("never.pgn"), "6");
+    none.push("--resume".into());
+    let o = run(&none.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--resume: no match record at"), "{err}");
+}

@@ -122,6 +122,38 @@ fn the_pilot_measures_a_curvature_on_sparring_and_plans_from_it() {
         .parse()
         .unwrap_or_else(|_| panic!("{so}"));
     assert!((0.0..=1200.0).contains(&estimate), "{so}");
+
+    // Every match is kept beside the plan; the same command again plays none of them and
+    // plans the same.
+    let memo = std::fs::read_to_string(d.join("out.pilot.csv")).unwrap();
+    assert_eq!(memo.lines().count(), 2 + 4, "{memo}");
+    assert!(memo.contains("\nKnightValue,320,-210,"), "{memo}");
+    let again = d.join("again.var");
+    std::fs::copy(d.join("out.pilot.csv"), d.join("again.pilot.csv")).unwrap();
+    let o = measure(&conf, "30", &again);
+    let (so2, se2) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{so2}{se2}");
+    assert!(
+        se2.contains("pilot: 4 matches already played, taken from"),
+        "{se2}"
+    );
+    assert!(!se2.contains("pilot: KnightValue-210: Elo"), "{se2}");
+    assert_eq!(
+        column7(&std::fs::read_to_string(&again).unwrap(), "KnightValue"),
+        knight
+    );
+    // Other settings (more pairs) refuse the memo, exit 2, and leave it as it was.
+    let o = measure(&conf, "40", &again);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("holds pilot matches of other settings"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("again.pilot.csv")).unwrap(),
+        memo
+    );
 }
 
 #[test]

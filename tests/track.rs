@@ -63,7 +63,13 @@ fn the_95_percent_interval_covers_the_models_elo_about_95_percent_of_the_time() 
     let (mut covered, mut total, mut error) = (0u32, 0u32, 0.0f64);
     for seed in 1..=12u64 {
         let dir = setup(&sim_toml(3000, seed, "share = 0.5\npairs = 32\n"));
-        ok(&in_dir(dir.path(), &["run", "t.toml"]));
+        let out = ok(&in_dir(dir.path(), &["run", "t.toml"]));
+        // The summary says what the run gained so far, pooled over the second half's points.
+        assert!(
+            out.contains("track: vs start: gained +")
+                && out.contains("(pooled 48 points, iterations 1504-3000)"),
+            "{out}"
+        );
         let rows = rows(&dir.path().join("logs/t.track.csv"));
         // One point every 32 iterations, and one at the end.
         assert_eq!(rows.len(), 94, "seed {seed}");
@@ -175,12 +181,21 @@ fn a_stop_rule_ends_the_run_and_records_why() {
     assert!(ck.contains("finished = true"), "{ck}");
     assert!(ck.contains("stopped = \"stop_when_lower_above"), "{ck}");
     let rows = rows(&dir.path().join("logs/t.track.csv"));
-    let last_low: f64 = rows.last().unwrap()[10].parse().unwrap();
-    assert!(last_low > 20.0);
-    let earlier = rows[..rows.len() - 1]
+    // It reads the gain so far (pooled), and stopped at the first point where its lower bound
+    // passed the target.
+    let series: Vec<(u64, [u64; 5])> = rows
         .iter()
-        .all(|r| r[10].parse::<f64>().is_ok_and(|l| l <= 20.0));
-    assert!(earlier, "it stopped at the first point past the target");
+        .map(|r| {
+            let n = |i: usize| r[i].parse::<u64>().unwrap();
+            (n(1), [n(4), n(5), n(6), n(7), n(8)])
+        })
+        .collect();
+    let passes = |k: usize| spsa::stats::gain::lower_above(&series[..k], 20.0);
+    assert!(passes(series.len()));
+    assert!(
+        (1..series.len()).all(|k| !passes(k)),
+        "it stopped at the first point past the target"
+    );
     let applied = log_iterations(&dir.path().join("logs/t.log")).len();
     assert!(applied < 200_000, "stopped early, at {applied}");
     assert!(ck.contains(&format!("#: applied = {applied}\n")), "{ck}");

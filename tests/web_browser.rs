@@ -795,3 +795,79 @@ fn matches_keep_a_live_record_that_serve_lists_with_their_sprt_state() {
     let (_, page) = http(&serve.url, "GET", "/", &[], "");
     assert!(page.contains("<td class=\"state\">stopped</td>"), "{page}");
 }
+
+/// Issue 46: every chart of a run's page has axes a user can read a value off: the θ charts,
+/// the moves chart and the live Elo curve (drawn by the plot's own chart code) each show tick
+/// labels on both axes, and the Elo chart says what the run has gained so far.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_chart_of_a_run_page_has_tick_labels_to_read() {
+    if !tools_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_local_run(dir.path(), "run", 30);
+    // A curve of 8 points against the start, 32 pairs each, θ gaining a little each time.
+    let mut track = String::from(
+        "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,Knight Value,x,y\n",
+    );
+    for k in 1..=8u64 {
+        let up = k.min(6);
+        let p = [4, 6, 12 - up, 6, 4 + up];
+        track.push_str(&format!(
+            "{k},{},start,32,{},{},{},{},{},0,,,100,0,7\n",
+            3 * k,
+            p[0],
+            p[1],
+            p[2],
+            p[3],
+            p[4]
+        ));
+    }
+    std::fs::write(dir.path().join("run.track.csv"), track).unwrap();
+    let serve = Serve::start(&[log.to_str().unwrap()]);
+    let b = Browser::start().await;
+    b.c()
+        .goto(&format!("{}/runs/local-1", serve.url))
+        .await
+        .unwrap();
+    b.wait_text("#gained-start", |t| t.contains("gained")).await;
+    // Per hand-drawn chart (three θ charts, the moves chart): tick labels on y and on x.
+    let ticks = b
+        .js("return Array.from(document.querySelectorAll('div.box')).map(b => [b.querySelector('svg').id || b.querySelector('svg').getAttribute('class'), Array.from(b.querySelectorAll('.tick.ty')).map(t => t.textContent), Array.from(b.querySelectorAll('.tick.tx')).map(t => t.textContent)]);")
+        .await;
+    let ticks: Vec<(String, Vec<String>, Vec<String>)> = serde_json::from_value(ticks).unwrap();
+    assert_eq!(ticks.len(), 4, "{ticks:?}");
+    for (chart, y, x) in &ticks {
+        assert!(!y.is_empty() && !x.is_empty(), "{chart}: {y:?} {x:?}");
+        for t in y.iter().chain(x) {
+            assert!(
+                t.trim_start_matches(['−', '-']).parse::<f64>().is_ok(),
+                "{chart}: tick {t:?}"
+            );
+        }
+    }
+    // A θ chart's x ticks are iterations within the log's 30 rows.
+    let (_, _, x) = &ticks[0];
+    assert!(x.iter().all(|t| t.parse::<f64>().unwrap() <= 30.0), "{x:?}");
+    // The Elo chart (plotters' SVG): its axis names and an iteration tick.
+    let elo = b
+        .js("return Array.from(document.querySelectorAll('#elo-chart svg text')).map(t => t.textContent.trim());")
+        .await;
+    let elo: Vec<String> = serde_json::from_value(elo).unwrap();
+    assert!(elo.iter().any(|t| t == "iteration"), "{elo:?}");
+    assert!(
+        elo.iter().any(|t| t == "Elo against the opponent"),
+        "{elo:?}"
+    );
+    assert!(
+        elo.iter().filter(|t| t.parse::<f64>().is_ok()).count() >= 4,
+        "tick labels: {elo:?}"
+    );
+    assert!(
+        elo.iter().any(|t| t.contains("gained so far")),
+        "the legend: {elo:?}"
+    );
+    let shot = b.screenshot("run-page-axes.png").await;
+    eprintln!("screenshot {}", shot.display());
+    b.close().await;
+}

@@ -20,9 +20,10 @@ use shakmaty::Color;
 
 pub use crate::engine::setup::{EngineSetup, engine_setup, open_engine_log};
 use crate::engine::{
-    EngineError, EngineFault, EngineLog, OptionError, OptionValue, Player, UCI_CHESS960, UciEngine,
+    EngineError, EngineFault, EngineLog, NODESTIME, OptionError, OptionValue, Player, UCI_CHESS960,
+    UciEngine,
 };
-use crate::game::{Book, GameRecord, GameSettings, Opening, play_game};
+use crate::game::{Book, GameRecord, GameSettings, Opening, TimeControl, play_game};
 use crate::runtime::cores;
 use crate::runtime::thread_home::ThreadHome;
 pub use records::{describe_options, game_log_line, pgn_text};
@@ -132,6 +133,10 @@ impl Arena<UciEngine> {
     ) -> Result<Arena> {
         open_files_for(slots)?;
         let chess960 = book.chess960();
+        let nodestime = match game.time_control {
+            TimeControl::NodesClock { nodes_per_ms, .. } => Some(nodes_per_ms),
+            _ => None,
+        };
         let slots = slots.max(1);
         let cores = if bind {
             let per_slot = setups.iter().map(EngineSetup::threads).max().unwrap_or(1);
@@ -153,8 +158,8 @@ impl Arena<UciEngine> {
                     tracing::debug!(slot = index + 1, ?own, "not bound to its cores: {e}");
                 }
                 let (a, b) = tokio::join!(
-                    start_engine(&setups[0], chess960),
-                    start_engine(&setups[1], chess960)
+                    start_engine(&setups[0], chess960, nodestime),
+                    start_engine(&setups[1], chess960, nodestime)
                 );
                 anyhow::Ok((a?, b?))
             }
@@ -430,11 +435,26 @@ async fn play_in<E: Seat>(
 /// read by blocking it (a `write`, and a `read` per batch of lines, with no runtime wake-ups in
 /// between); the engine's watchdog keeps each search's deadline. For a Chess960 book the
 /// engine must declare `UCI_Chess960`, which is set after its fixed options (so it wins over a
-/// config's contrary wish); a restart re-sends it with them.
-async fn start_engine(setup: &EngineSetup, chess960: bool) -> Result<UciEngine> {
+/// config's contrary wish); a restart re-sends it with them. A clock counted in nodes
+/// (`nodestime`, [`TimeControl::NodesClock`]) is set the same way, and needs an engine that
+/// declares the option.
+async fn start_engine(
+    setup: &EngineSetup,
+    chess960: bool,
+    nodestime: Option<u64>,
+) -> Result<UciEngine> {
     let mut engine = UciEngine::start(setup.spec.clone()).await?;
-    if chess960 && crate::engine::options::find_option(engine.options(), UCI_CHESS960).is_none() {
+    let declares =
+        |name: &str| crate::engine::options::find_option(engine.options(), name).is_some();
+    if chess960 && !declares(UCI_CHESS960) {
         return Err(OptionError::NoChess960 {
+            engine: setup.spec.name.clone(),
+            command: setup.spec.command.display().to_string(),
+        }
+        .into());
+    }
+    if nodestime.is_some() && !declares(NODESTIME) {
+        return Err(OptionError::NoNodestime {
             engine: setup.spec.name.clone(),
             command: setup.spec.command.display().to_string(),
         }
@@ -442,8 +462,16 @@ async fn start_engine(setup: &EngineSetup, chess960: bool) -> Result<UciEngine> 
     }
     engine.block_searches();
     let variant = chess960.then(|| (UCI_CHESS960.to_string(), OptionValue::Bool(true)));
+    let nodes_clock = nodestime.map(|n| (NODESTIME.to_string(), OptionValue::Number(n as f64)));
     engine
-        .configure(setup.fixed.iter().chain(&variant).map(as_wish))
+        .configure(
+            setup
+                .fixed
+                .iter()
+                .chain(&variant)
+                .chain(&nodes_clock)
+                .map(as_wish),
+        )
         .await?;
     Ok(engine)
 }

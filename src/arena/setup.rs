@@ -39,9 +39,14 @@ pub fn game_settings(g: &GamesConfig) -> Result<GameSettings, TablebaseError> {
 /// The search limit the config sets.
 pub fn time_control(l: &LimitsConfig) -> TimeControl {
     if let Some(base_ms) = l.base_time_ms {
-        TimeControl::Clock {
-            base_ms,
-            inc_ms: l.inc_time_ms.unwrap_or(0),
+        let inc_ms = l.inc_time_ms.unwrap_or(0);
+        match l.nodestime {
+            Some(nodes_per_ms) => TimeControl::NodesClock {
+                base_ms,
+                inc_ms,
+                nodes_per_ms,
+            },
+            None => TimeControl::Clock { base_ms, inc_ms },
         }
     } else if let Some(ms) = l.movetime_ms {
         TimeControl::MoveTime(ms)

@@ -48,6 +48,12 @@ pub struct MatchFlags {
     /// Search limit: a clock per side, BASE_MS+INC_MS in milliseconds (e.g. 10000+100).
     #[arg(long, group = "limit", value_name = "BASE_MS+INC_MS")]
     pub tc: Option<String>,
+    /// With a clock: count it in nodes, N nodes a millisecond (Stockfish's `nodestime` option,
+    /// set on both engines), so machine load cannot change a game. N is the engine's speed on
+    /// the machine the clock is meant for, in nodes per millisecond (its `bench` nodes/second
+    /// over 1,000).
+    #[arg(long, value_name = "N")]
+    pub nodestime: Option<u64>,
     /// Draw a game after this many plies (book moves included).
     #[arg(long)]
     pub max_plies: Option<u32>,
@@ -93,6 +99,12 @@ pub struct MatchFlags {
     /// Seconds between progress lines on stderr (0: none).
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
     pub progress: f64,
+    /// Go on with this match where its record (--record, or beside --pgn) left it: the same
+    /// command and flags play the pairs the record does not hold, and the counts, Elo and SPRT
+    /// take in the earlier pairs. The record must be of the same match (engines, options,
+    /// limits, seed, book, SPRT); --pairs may change.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// `spsa match`: two engines, or one engine with two option sets.
@@ -140,6 +152,7 @@ impl MatchFlags {
             engine_log_flag: self.engine_log.is_some(),
             record: self.record.clone(),
             max_faulty_pairs: self.max_faulty_pairs,
+            resume: self.resume,
         }
     }
 }
@@ -196,11 +209,25 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
         l.nodes = f.nodes;
         l.depth = f.depth;
         l.movetime_ms = f.movetime;
+        l.nodestime = None;
         if let Some(tc) = &f.tc {
             let (base, inc) = parse_tc(tc)?;
             l.base_time_ms = Some(base);
             l.inc_time_ms = Some(inc);
         }
+    }
+    if let Some(n) = f.nodestime {
+        if games.limits.base_time_ms.is_none() {
+            return Err(user_error(format!(
+                "--nodestime {n}: counts a clock in nodes, so it needs a clock (--tc BASE_MS+INC_MS, or the config's base_time_ms)"
+            )));
+        }
+        if n == 0 {
+            return Err(user_error(
+                "--nodestime: nodes per millisecond must be at least 1",
+            ));
+        }
+        games.limits.nodestime = Some(n);
     }
     if games.limits.chosen().is_empty() {
         return Err(user_error(

@@ -98,6 +98,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
             pairs: args.pairs,
             c_ends: args.offset_c_ends,
             progress: true,
+            memo: Some(memo_path(&args.out)),
         };
         eprintln!(
             "measuring {} variables: 2 matches of {} pairs each...",
@@ -154,4 +155,10 @@ pub async fn command(args: PlanArgs) -> Result<()> {
     crate::out!("{}", render(&setup, &outcome))?;
     crate::outln!("wrote {}", args.out.display())?;
     Ok(())
+}
+
+/// Where `spsa plan --measure -o OUT` keeps its pilot's matches: `OUT.pilot.csv` beside it
+/// (`vars/x.var` → `vars/x.pilot.csv`).
+fn memo_path(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_extension("pilot.csv")
 }

@@ -16,7 +16,9 @@ pub struct ReportArgs {
     /// Find the log and checkpoint from this config instead.
     #[arg(long, conflicts_with = "path")]
     config: Option<PathBuf>,
-    /// What to print: table (default), csv (variables file), uci (setoption lines), pairs.
+    /// What to print: table (default), csv (variables file), uci (setoption lines), pairs
+    /// (`name, value`), openbench (OpenBench's and fishtest's SPSA block; also `fishtest`), tune
+    /// (Stockfish's TUNE lines).
     #[arg(long, default_value = "table")]
     format: Format,
     /// Decimals of the values in uci/pairs output (0: integers, as spin options take).
@@ -43,4 +45,20 @@ pub fn command(args: ReportArgs) -> Result<()> {
         plot: args.plot,
         normalized: args.normalized,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Args;
+
+    /// Issue 46: the help listed 4 of the 6 formats.
+    #[test]
+    fn the_help_names_every_format() {
+        let mut cmd = super::ReportArgs::augment_args(clap::Command::new("report"));
+        let help = cmd.render_help().to_string();
+        for f in ["table", "csv", "uci", "pairs", "openbench", "tune"] {
+            assert!(help.contains(f), "{f} missing from:\n{help}");
+            assert!(f.parse::<crate::report::export::Format>().is_ok());
+        }
+    }
 }

@@ -244,8 +244,10 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
     let end = method::run(&mut *method, start, &shutdown)
         .await
         .map_err(|e| {
-            // Only a run that got as far as its checkpoint can be continued.
-            if config.checkpoint.exists() {
+            // Only a run that got as far as its checkpoint can be continued, and a refusal
+            // (the user's to fix: a reshape refused with nothing changed) stopped nothing, so
+            // it is said as it is, without the resume hint.
+            if config.checkpoint.exists() && crate::cli::exit::exit_code(&e) != 2 {
                 e.context(format!("run stopped; {resume_hint}"))
             } else {
                 e

@@ -221,6 +221,9 @@ pub struct LimitsConfig {
     pub nodes: Option<u64>,
     pub depth: Option<u32>,
     pub movetime_ms: Option<u64>,
+    /// With a clock: count it in nodes, `nodestime` nodes a millisecond (Stockfish's option of
+    /// that name), so machine load cannot change a game ([`crate::game::TimeControl::NodesClock`]).
+    pub nodestime: Option<u64>,
     /// Allowed overrun of the clock before a time forfeit.
     pub time_margin_ms: u64,
     /// How long a nodes/depth search may take before the engine is stopped as stalled.
@@ -232,9 +235,10 @@ pub struct LimitsConfig {
 
 impl LimitsConfig {
     /// Whether moves are limited by time (a clock or a fixed move time), which a slower
-    /// machine would turn into a weaker engine; nodes and depth limits are the same everywhere.
+    /// machine would turn into a weaker engine; nodes and depth limits, and a clock counted in
+    /// nodes (`nodestime`), are the same everywhere.
     pub fn is_timed(&self) -> bool {
-        self.base_time_ms.is_some() || self.movetime_ms.is_some()
+        (self.base_time_ms.is_some() && self.nodestime.is_none()) || self.movetime_ms.is_some()
     }
 
     /// Multiply the clock (base and increment) or the move time by `factor`, to the millisecond.

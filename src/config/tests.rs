@@ -619,3 +619,36 @@ fn an_engine_named_by_its_source_keeps_each_keys_line() {
         "conf/t.toml: missing key `engine1.command` (the engine's executable) or `engine1.source` (its repository, commit, build command and binary)"
     );
 }
+
+#[test]
+fn toml_nodestime_counts_a_clock_in_nodes_and_needs_one() {
+    let base = format!(
+        "{}\n[engine1]\ncommand = \"sf\"\n[games]\n",
+        SIM_TOML.replace("simulate = true", "simulate = false")
+    );
+    let c = toml(&format!(
+        "{base}base_time_ms = 10000\ninc_time_ms = 100\nnodestime = 2000\n"
+    ))
+    .unwrap();
+    let limits = c.games.unwrap().limits;
+    assert_eq!(limits.nodestime, Some(2000));
+    // A clock in nodes is the same on every machine: a shared run's workers do not scale it.
+    assert!(!limits.is_timed());
+    for (keys, expected) in [
+        (
+            "nodes = 5000\nnodestime = 2000\n",
+            "key `games.nodestime` (2000): counts a clock in nodes, so it needs `games.base_time_ms`",
+        ),
+        (
+            "nodestime = 2000\n",
+            "key `games.nodestime` (2000): counts a clock in nodes",
+        ),
+        (
+            "base_time_ms = 1000\nnodestime = 0\n",
+            "key `games.nodestime`: nodes per millisecond must be at least 1",
+        ),
+    ] {
+        let err = toml(&format!("{base}{keys}")).unwrap_err().to_string();
+        assert!(err.contains(expected), "{keys}: {err}");
+    }
+}

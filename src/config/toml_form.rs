@@ -247,6 +247,7 @@ struct Games {
     nodes: Option<u64>,
     depth: Option<u32>,
     movetime_ms: Option<u64>,
+    nodestime: Option<u64>,
     time_margin_ms: Option<u64>,
     stall_timeout_ms: Option<u64>,
     max_plies: Option<u32>,
@@ -794,10 +795,24 @@ fn games(
         nodes: g.nodes,
         depth: g.depth,
         movetime_ms: g.movetime_ms,
+        nodestime: g.nodestime,
         time_margin_ms: g.time_margin_ms.unwrap_or(50),
         stall_timeout_ms: g.stall_timeout_ms.unwrap_or(10_000),
         time_scale: None,
     };
+    match limits.nodestime {
+        Some(n) if limits.base_time_ms.is_none() => {
+            return Err(in_file(format!(
+                "key `games.nodestime` ({n}): counts a clock in nodes, so it needs `games.base_time_ms` (+ `inc_time_ms`)"
+            )));
+        }
+        Some(0) => {
+            return Err(in_file(
+                "key `games.nodestime`: nodes per millisecond must be at least 1 (Stockfish's own value here is about 1,500)".into(),
+            ));
+        }
+        _ => {}
+    }
     match limits.chosen().as_slice() {
         [] if !need_limit => {}
         [] => {

@@ -18,7 +18,7 @@ pub mod setup;
 mod watchdog;
 
 pub use log::{EngineLog, LogSeat};
-pub use options::{OptionError, OptionKind, OptionValue, UCI_CHESS960, UciOption};
+pub use options::{NODESTIME, OptionError, OptionKind, OptionValue, UCI_CHESS960, UciOption};
 pub use process::{EngineError, EngineSpec, UciEngine};
 
 /// A search score as the engine reports it, from the side to move's point of view.

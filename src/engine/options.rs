@@ -296,6 +296,12 @@ pub enum OptionError {
          play the Chess960 book's games"
     )]
     NoChess960 { engine: String, command: String },
+    /// A clock counted in nodes needs engines that count time in nodes and say so.
+    #[error(
+        "engine `{engine}` ({command}) does not declare the `nodestime` option, so it cannot \
+         play a clock counted in nodes (`nodestime`); leave it out to play the wall clock"
+    )]
+    NoNodestime { engine: String, command: String },
 }
 
 /// An option the engine does not have or cannot take is the user's to fix (in the config or
@@ -309,6 +315,9 @@ impl crate::error::UserFacing for OptionError {
 /// The UCI option that switches an engine to Chess960 castling (king takes rook).
 pub const UCI_CHESS960: &str = "UCI_Chess960";
 
+/// Stockfish's option that makes its time manager count `nodestime` nodes as a millisecond.
+pub const NODESTIME: &str = "nodestime";
+
 impl OptionError {
     /// The engine's name and the option it refused.
     pub fn engine_and_option(&self) -> Option<(&str, &str)> {
@@ -316,7 +325,7 @@ impl OptionError {
             OptionError::Unknown { engine, option, .. }
             | OptionError::OutOfRange { engine, option, .. }
             | OptionError::WrongType { engine, option, .. } => Some((engine, option)),
-            OptionError::NoChess960 { .. } => None,
+            OptionError::NoChess960 { .. } | OptionError::NoNodestime { .. } => None,
         }
     }
 }

@@ -125,7 +125,7 @@ pub async fn play_game<W: Player, B: Player>(
             Ok(reply) => reply,
             Err(fault) => return game.finish_fault(side, fault),
         };
-        if clocks.charge(index, elapsed) == ClockVerdict::Forfeit {
+        if clocks.charge(index, elapsed, reply.nodes) == ClockVerdict::Forfeit {
             return game.finish(EndReason::TimeForfeit { by: side });
         }
         let token = match reply.best {

@@ -17,6 +17,16 @@ pub enum TimeControl {
     Depth(u32),
     /// `go movetime N` ms; overrunning it by more than the time margin forfeits.
     MoveTime(u64),
+    /// A clock counted in nodes, as Stockfish's `nodestime` option counts it: each engine is
+    /// told `nodestime = nodes_per_ms` and searches as if every `nodes_per_ms` nodes were a
+    /// millisecond, and a move costs its clock the nodes it searched over `nodes_per_ms`. Time
+    /// management and time losses then follow the nodes, so machine load cannot change a game
+    /// (fishtest's way of removing hardware noise).
+    NodesClock {
+        base_ms: u64,
+        inc_ms: u64,
+        nodes_per_ms: u64,
+    },
 }
 
 impl TimeControl {
@@ -24,7 +34,10 @@ impl TimeControl {
     /// is kept; PGN has no form for node or depth limits).
     pub fn pgn_tag(&self) -> String {
         match *self {
-            TimeControl::Clock { base_ms, inc_ms } => {
+            TimeControl::Clock { base_ms, inc_ms }
+            | TimeControl::NodesClock {
+                base_ms, inc_ms, ..
+            } => {
                 if inc_ms == 0 {
                     secs(base_ms)
                 } else {
@@ -35,10 +48,14 @@ impl TimeControl {
         }
     }
 
-    /// A short human form: `10+0.1`, `nodes=5000`, `depth=8`, `movetime=100ms`.
+    /// A short human form: `10+0.1`, `10+0.1 nodestime=1500`, `nodes=5000`, `depth=8`,
+    /// `movetime=100ms`.
     pub fn describe(&self) -> String {
         match *self {
             TimeControl::Clock { .. } => self.pgn_tag(),
+            TimeControl::NodesClock { nodes_per_ms, .. } => {
+                format!("{} nodestime={nodes_per_ms}", self.pgn_tag())
+            }
             TimeControl::Nodes(n) => format!("nodes={n}"),
             TimeControl::Depth(d) => format!("depth={d}"),
             TimeControl::MoveTime(ms) => format!("movetime={ms}ms"),
@@ -185,7 +202,9 @@ pub enum ClockVerdict {
 impl Clocks {
     pub fn new(tc: TimeControl, margin: Duration) -> Clocks {
         let base = match tc {
-            TimeControl::Clock { base_ms, .. } => base_ms as i64,
+            TimeControl::Clock { base_ms, .. } | TimeControl::NodesClock { base_ms, .. } => {
+                base_ms as i64
+            }
             _ => 0,
         };
         Clocks {
@@ -203,13 +222,15 @@ impl Clocks {
     /// The `go` command for the next search (both clocks are sent, whoever is to move).
     pub fn go_command(&self) -> GoCommand {
         match self.tc {
-            TimeControl::Clock { inc_ms, .. } => GoCommand {
-                wtime_ms: Some(self.remaining_ms[0].max(0) as u64),
-                btime_ms: Some(self.remaining_ms[1].max(0) as u64),
-                winc_ms: Some(inc_ms),
-                binc_ms: Some(inc_ms),
-                ..GoCommand::default()
-            },
+            TimeControl::Clock { inc_ms, .. } | TimeControl::NodesClock { inc_ms, .. } => {
+                GoCommand {
+                    wtime_ms: Some(self.remaining_ms[0].max(0) as u64),
+                    btime_ms: Some(self.remaining_ms[1].max(0) as u64),
+                    winc_ms: Some(inc_ms),
+                    binc_ms: Some(inc_ms),
+                    ..GoCommand::default()
+                }
+            }
             TimeControl::Nodes(n) => GoCommand {
                 nodes: Some(n),
                 ..GoCommand::default()
@@ -227,26 +248,34 @@ impl Clocks {
 
     /// How long the player may take before its search counts as stalled: for clocks the
     /// remaining time + margin + slack, for movetime the movetime + margin + slack, for
-    /// nodes/depth the stall timeout.
+    /// nodes/depth the stall timeout. A clock in nodes is not a wall clock: a loaded machine
+    /// may take several times the clock's milliseconds for its nodes, so the wait is four
+    /// times the remaining time + margin, and never less than the stall timeout.
     pub fn deadline(&self, side: usize, slack: Duration, stall_timeout: Duration) -> Duration {
         let margin = Duration::from_millis(self.margin_ms as u64);
+        let allowed =
+            Duration::from_millis((self.remaining_ms[side] + self.margin_ms).max(0) as u64);
         match self.tc {
-            TimeControl::Clock { .. } => {
-                let allowed = (self.remaining_ms[side] + self.margin_ms).max(0) as u64;
-                Duration::from_millis(allowed) + slack
-            }
+            TimeControl::Clock { .. } => allowed + slack,
+            TimeControl::NodesClock { .. } => (allowed * 10).max(stall_timeout) + slack,
             TimeControl::MoveTime(ms) => Duration::from_millis(ms) + margin + slack,
             TimeControl::Nodes(_) | TimeControl::Depth(_) => stall_timeout,
         }
     }
 
-    /// Charge `elapsed` to `side`. Clock games: subtract it; below −margin is a forfeit;
-    /// otherwise a negative clock is reset to 0 and the increment is added. Movetime games:
-    /// a forfeit when `elapsed` exceeds movetime + margin. Nodes/depth: never a forfeit.
-    pub fn charge(&mut self, side: usize, elapsed: Duration) -> ClockVerdict {
-        let elapsed_ms = elapsed.as_millis().min(i64::MAX as u128) as i64;
+    /// Charge a search of `elapsed` wall time and `nodes` (as the engine last reported them)
+    /// to `side`. Clock games: subtract the time; below −margin is a forfeit; otherwise a
+    /// negative clock is reset to 0 and the increment is added. A clock in nodes does the same
+    /// with nodes / `nodes_per_ms` (rounded up), or the wall time when the engine reported no
+    /// nodes. Movetime games: a forfeit when `elapsed` exceeds movetime + margin. Nodes/depth:
+    /// never a forfeit.
+    pub fn charge(&mut self, side: usize, elapsed: Duration, nodes: Option<u64>) -> ClockVerdict {
+        let mut elapsed_ms = elapsed.as_millis().min(i64::MAX as u128) as i64;
+        if let (TimeControl::NodesClock { nodes_per_ms, .. }, Some(nodes)) = (self.tc, nodes) {
+            elapsed_ms = nodes.div_ceil(nodes_per_ms.max(1)).min(i64::MAX as u64) as i64;
+        }
         match self.tc {
-            TimeControl::Clock { inc_ms, .. } => {
+            TimeControl::Clock { inc_ms, .. } | TimeControl::NodesClock { inc_ms, .. } => {
                 let left = self.remaining_ms[side].saturating_sub(elapsed_ms);
                 if left < -self.margin_ms {
                     self.remaining_ms[side] = left;
@@ -291,10 +320,16 @@ mod tests {
             inc_ms: 100,
         };
         let mut c = Clocks::new(tc, Duration::from_millis(50));
-        assert_eq!(c.charge(0, Duration::from_millis(400)), ClockVerdict::Ok);
+        assert_eq!(
+            c.charge(0, Duration::from_millis(400), None),
+            ClockVerdict::Ok
+        );
         assert_eq!(c.remaining_ms(0), 700);
         // 30 ms over: within the margin, reset to 0 then +inc.
-        assert_eq!(c.charge(0, Duration::from_millis(730)), ClockVerdict::Ok);
+        assert_eq!(
+            c.charge(0, Duration::from_millis(730), None),
+            ClockVerdict::Ok
+        );
         assert_eq!(c.remaining_ms(0), 100);
         let go = c.go_command();
         assert_eq!(go.wtime_ms, Some(100));
@@ -302,7 +337,7 @@ mod tests {
         assert_eq!(go.winc_ms, Some(100));
         // 51 ms over: forfeit.
         assert_eq!(
-            c.charge(0, Duration::from_millis(151)),
+            c.charge(0, Duration::from_millis(151), None),
             ClockVerdict::Forfeit
         );
         // Deadline for black: remaining + margin + slack.
@@ -326,12 +361,60 @@ mod tests {
         let mut c = Clocks::new(TimeControl::MoveTime(200), Duration::from_millis(50));
         assert_eq!(c.go_command().movetime_ms, Some(200));
         assert_eq!(c.deadline(0, slack, stall), Duration::from_millis(750));
-        assert_eq!(c.charge(0, Duration::from_millis(250)), ClockVerdict::Ok);
         assert_eq!(
-            c.charge(0, Duration::from_millis(251)),
+            c.charge(0, Duration::from_millis(250), None),
+            ClockVerdict::Ok
+        );
+        assert_eq!(
+            c.charge(0, Duration::from_millis(251), None),
             ClockVerdict::Forfeit
         );
         let mut c = Clocks::new(TimeControl::Nodes(1), Duration::ZERO);
-        assert_eq!(c.charge(0, Duration::from_secs(100)), ClockVerdict::Ok);
+        assert_eq!(
+            c.charge(0, Duration::from_secs(100), None),
+            ClockVerdict::Ok
+        );
+    }
+
+    #[test]
+    fn a_clock_in_nodes_charges_nodes_not_wall_time() {
+        let tc = TimeControl::NodesClock {
+            base_ms: 1000,
+            inc_ms: 100,
+            nodes_per_ms: 1500,
+        };
+        assert_eq!(tc.pgn_tag(), "1+0.1");
+        assert_eq!(tc.describe(), "1+0.1 nodestime=1500");
+        let mut c = Clocks::new(tc, Duration::from_millis(50));
+        let go = c.go_command();
+        assert_eq!((go.wtime_ms, go.winc_ms), (Some(1000), Some(100)));
+        // 450,001 nodes are 301 ms of this clock (rounded up), whatever the wall time was: a
+        // loaded machine that took 5 s for them does not lose on time.
+        assert_eq!(
+            c.charge(0, Duration::from_secs(5), Some(450_001)),
+            ClockVerdict::Ok
+        );
+        assert_eq!(c.remaining_ms(0), 1000 - 301 + 100);
+        // No nodes reported: the wall time is charged.
+        assert_eq!(
+            c.charge(0, Duration::from_millis(99), None),
+            ClockVerdict::Ok
+        );
+        assert_eq!(c.remaining_ms(0), 799 - 99 + 100);
+        // More nodes than the clock holds + margin: a forfeit, counted in nodes.
+        assert_eq!(
+            c.charge(0, Duration::from_millis(1), Some(1500 * 851)),
+            ClockVerdict::Forfeit
+        );
+        // The wall wait is ten times the clock's, never below the stall timeout.
+        let slack = Duration::from_millis(500);
+        assert_eq!(
+            c.deadline(1, slack, Duration::from_secs(2)),
+            Duration::from_millis(10 * 1050 + 500)
+        );
+        assert_eq!(
+            c.deadline(1, slack, Duration::from_secs(20)),
+            Duration::from_millis(20_500)
+        );
     }
 }

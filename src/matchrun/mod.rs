@@ -59,6 +59,8 @@ pub struct MatchOutcome {
     /// many openings a result rests on and how often each was replayed.
     pub openings: BTreeMap<usize, u64>,
     pub book_len: usize,
+    /// The pairs handed out so far (a resumed match's earlier ones included).
+    pub next_pair: u64,
 }
 
 impl MatchOutcome {
@@ -147,19 +149,28 @@ pub async fn play(
     record: Option<Recording>,
 ) -> MatchOutcome {
     let started = Instant::now();
+    // A resumed match starts from its record's counts, at the first pair it did not hand out.
+    let earlier = record.as_ref().filter(|r| r.resumed).map(|r| &r.record);
+    let tally = earlier.map(MatchRecord::tally).unwrap_or_default();
+    let next = earlier.map_or(0, MatchRecord::resume_at);
+    let mut faults = BTreeMap::new();
+    if let Some(n) = earlier.map(|r| r.faults).filter(|&n| n > 0) {
+        faults.insert(("before the resume".to_string(), "faults".to_string()), n);
+    }
     let mut feed = MatchFeed {
-        next: 0,
+        next,
         out: MatchOutcome {
             planned: pairs,
-            tally: Tally::default(),
-            faults: BTreeMap::new(),
+            tally,
+            faults,
             overheads: Vec::with_capacity(pairs.min(1 << 20) as usize),
             engine_moves: 0,
             elapsed: Duration::ZERO,
             ending: MatchEnding::Finished,
-            sprt: sprt.map(|s| (*s, s.status(&[0; 5]))),
+            sprt: sprt.map(|s| (*s, s.status(&tally.pentanomial))),
             openings: BTreeMap::new(),
             book_len: source.arena().book().len(),
+            next_pair: next,
         },
         book: source.arena().book(),
         outputs: Outputs::new(&source.outputs()),
@@ -192,6 +203,8 @@ pub async fn play(
 pub struct Recording {
     pub path: PathBuf,
     pub record: MatchRecord,
+    /// The record is an earlier run of this match to go on with (`--resume`).
+    pub resumed: bool,
 }
 
 /// The match as the pool's feed: pair k is trial k+1 with no SPSA values.
@@ -226,6 +239,7 @@ impl Feed for MatchFeed<'_> {
             return None;
         }
         self.next += 1;
+        self.out.next_pair = self.next;
         Some(Trial {
             iteration: self.next,
             delta: Vec::new(),

@@ -105,6 +105,11 @@ pub struct MatchRecord {
     pub description: String,
     pub pairs_planned: u64,
     pub pairs_played: u64,
+    /// The pairs handed out so far (played, or in flight when the match stopped): a resumed
+    /// match starts at this pair of the book's order, so no pair is played twice. Records
+    /// written before it read as `pairs_played`.
+    #[serde(default)]
+    pub next_pair: u64,
     /// Games from side A's point of view.
     pub wins: u64,
     pub draws: u64,
@@ -178,6 +183,7 @@ impl MatchRecord {
             description,
             pairs_planned,
             pairs_played: 0,
+            next_pair: 0,
             wins: 0,
             draws: 0,
             losses: 0,
@@ -201,6 +207,7 @@ impl MatchRecord {
     pub fn update(&mut self, out: &MatchOutcome, ending: Option<&MatchEnding>) {
         let t = &out.tally;
         self.pairs_played = t.pairs();
+        self.next_pair = out.next_pair;
         (self.wins, self.draws, self.losses) = (t.wins, t.draws, t.losses);
         self.pentanomial = t.pentanomial;
         self.faults = out.faults.values().sum();
@@ -226,6 +233,47 @@ impl MatchRecord {
         .into();
         self.updated = unix_now();
         self.elapsed_seconds = (self.updated - self.started).max(0.0);
+    }
+
+    /// The first pair a resumed match plays.
+    pub fn resume_at(&self) -> u64 {
+        self.next_pair.max(self.pairs_played)
+    }
+
+    /// Take this record up to go on with it as `fresh` (the record the same match would start
+    /// with now) describes the match: the same event, engines, options, limits, seed and book,
+    /// and SPRT bounds. The pairs planned may change (a match extended or cut short). The
+    /// error says which part differs.
+    pub fn resume_as(mut self, fresh: &MatchRecord) -> Result<MatchRecord, String> {
+        let differs = |what: &str, old: &str, new: &str| {
+            Err(format!(
+                "it is another match: its {what} was `{old}`, this one's is `{new}`"
+            ))
+        };
+        if self.event != fresh.event {
+            return differs("command", &self.event, &fresh.event);
+        }
+        for side in 0..2 {
+            if self.engines[side] != fresh.engines[side] {
+                return differs("engine", &self.engines[side], &fresh.engines[side]);
+            }
+            if self.options[side] != fresh.options[side] {
+                return differs("options", &self.options[side], &fresh.options[side]);
+            }
+        }
+        if self.description != fresh.description {
+            return differs("setting", &self.description, &fresh.description);
+        }
+        let bounds = |r: &MatchRecord| r.sprt.as_ref().map(SprtRecord::bounds_text);
+        if bounds(&self) != bounds(fresh) {
+            let text = |b: Option<String>| b.unwrap_or_else(|| "no SPRT".into());
+            return differs("SPRT", &text(bounds(&self)), &text(bounds(fresh)));
+        }
+        self.pairs_planned = fresh.pairs_planned;
+        self.state = "running".into();
+        self.pid = fresh.pid;
+        self.host = fresh.host.clone();
+        Ok(self)
     }
 
     /// The counts as a [`Tally`], for the statistics.
@@ -329,6 +377,7 @@ mod tests {
             sprt: sprt.map(|s| (s, s.status(&pentanomial))),
             openings: BTreeMap::new(),
             book_len: 0,
+            next_pair: 0,
         }
     }
 

@@ -38,6 +38,8 @@ pub struct MatchSettings {
     pub record: Option<PathBuf>,
     /// Stop after this many pairs in a row in which every game ended in an engine fault.
     pub max_faulty_pairs: u32,
+    /// Go on with the match the record holds (`--resume`).
+    pub resume: bool,
 }
 
 /// Everything needed to start the arena and play.
@@ -57,6 +59,8 @@ pub struct Plan {
     pub bind_cores: bool,
     /// The match record's file ([`super::record`]).
     pub record: Option<PathBuf>,
+    /// The earlier run of this match to go on with (`--resume`), checked against this plan.
+    pub resumed: Option<super::MatchRecord>,
     pub event: String,
     pub max_faulty_pairs: u32,
     pub seed: u64,
@@ -102,25 +106,62 @@ impl OptionPlaces {
 }
 
 impl Plan {
-    /// The match record to keep, when the plan has a place for one: nothing played yet.
+    /// The match record to keep, when the plan has a place for one: nothing played yet, or
+    /// the resumed match's record.
     pub fn recording(&self) -> Option<super::Recording> {
         let path = self.record.clone()?;
-        let (a, b) = self.names();
+        if let Some(earlier) = &self.resumed {
+            return Some(super::Recording {
+                path,
+                record: earlier.clone(),
+                resumed: true,
+            });
+        }
         Some(super::Recording {
             path,
-            record: super::MatchRecord::start(
-                &self.event,
-                [a.to_string(), b.to_string()],
-                [
-                    describe_options(&self.a_options),
-                    describe_options(&self.b_options),
-                ],
-                self.game.time_control.describe(),
-                self.description.clone(),
-                self.pairs,
-                self.sprt.as_ref(),
-            ),
+            resumed: false,
+            record: self.fresh_record(),
         })
+    }
+
+    /// The record this match starts with when nothing was played.
+    fn fresh_record(&self) -> super::MatchRecord {
+        let (a, b) = self.names();
+        super::MatchRecord::start(
+            &self.event,
+            [a.to_string(), b.to_string()],
+            [
+                describe_options(&self.a_options),
+                describe_options(&self.b_options),
+            ],
+            self.game.time_control.describe(),
+            self.description.clone(),
+            self.pairs,
+            self.sprt.as_ref(),
+        )
+    }
+
+    /// With `--resume`: read the match's record and check that it is this match, before any
+    /// engine starts. A missing record, or one of another match, is the user's to fix.
+    fn take_resumed(&mut self) -> Result<()> {
+        let Some(path) = &self.record else {
+            return Err(user_error(
+                "--resume goes on with a match from its record: give --record FILE or --pgn FILE (the record is then beside it)",
+            ));
+        };
+        if !path.exists() {
+            return Err(user_error(format!(
+                "--resume: no match record at {} to go on with",
+                path.display()
+            )));
+        }
+        let earlier =
+            super::MatchRecord::read(path).map_err(|e| user_error(format!("--resume: {e:#}")))?;
+        let earlier = earlier
+            .resume_as(&self.fresh_record())
+            .map_err(|why| user_error(format!("--resume: {}: {why}", path.display())))?;
+        self.resumed = Some(earlier);
+        Ok(())
     }
 
     pub fn names(&self) -> (&str, &str) {
@@ -275,7 +316,7 @@ pub fn plan(
             None => "none (every pair starts from the initial position)".into(),
         }
     );
-    Ok(Plan {
+    let mut plan = Plan {
         setups,
         a_options,
         b_options,
@@ -287,13 +328,18 @@ pub fn plan(
         engine_log: games.engine_log.clone(),
         bind_cores: games.bind_cores,
         record,
+        resumed: None,
         event,
         max_faulty_pairs: settings.max_faulty_pairs.max(1),
         seed,
         description,
         sprt,
         option_places: OptionPlaces::default(),
-    })
+    };
+    if settings.resume {
+        plan.take_resumed()?;
+    }
+    Ok(plan)
 }
 
 /// An output file the plan writes, refused before any engine starts (exit 2) when it cannot be

@@ -383,7 +383,8 @@ impl Follow<'_> {
             }
             let records = placed_measurement(run_id, &m, self.destinations);
             if let Some(point) = curve.record(&mut self.session, unit, m.pentanomial, &records)? {
-                observer.on_track(&point);
+                let gained = crate::spsa::track::gained(&curve.track.state().points, point.against);
+                observer.on_track(&point, gained.as_ref());
             }
             recorded += 1;
         }

@@ -26,7 +26,10 @@
 //! where a pilot's matches put it (`--measure`). Every setting meets the same draws.
 
 pub mod curvature;
+#[cfg(test)]
+pub mod gain_coverage;
 pub mod pilot;
+pub mod pilot_memo;
 pub mod study;
 
 use std::fmt::Write as _;

@@ -11,6 +11,7 @@
 //! is not distinguishable from zero at 95% is reported as having no measurable effect (its file
 //! value is kept). The pilot's draw rate replaces the config's simulated one.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -21,6 +22,7 @@ use crate::engine::OptionValue;
 use crate::matchrun::setup::plan;
 use crate::matchrun::{self, MatchEnding, MatchSettings};
 use crate::plan::curvature::{Curvature, Point, fit};
+use crate::plan::pilot_memo::{PilotMemo, key};
 use crate::plan::study::{ModelOptimum, OptimumPrior};
 use crate::runtime::shutdown::Shutdown;
 use crate::stats::{Tally, pentanomial};
@@ -228,11 +230,15 @@ pub struct PilotSettings {
     /// Offsets of this many c_end.
     pub c_ends: f64,
     pub progress: bool,
+    /// Keep every finished match here, and take the ones it holds instead of playing them
+    /// again ([`crate::plan::pilot_memo`]).
+    pub memo: Option<PathBuf>,
 }
 
 /// Play the pilot on the config's engines, book and limits. Bad input (no engines, an option
 /// the engine refuses) is refused before any game; an engine failing every game stops the pilot
-/// with an error naming the variable and point; Ctrl-C stops it with nothing written.
+/// with an error naming the variable and point; Ctrl-C stops it, and with a memo the matches
+/// finished so far are kept for the next try.
 pub async fn measure(
     config: &Config,
     vars: &[Variable],
@@ -245,6 +251,22 @@ pub async fn measure(
         )));
     };
     let started = Instant::now();
+    let mut memo = match &settings.memo {
+        Some(path) => Some(PilotMemo::open(
+            path,
+            &key(config, vars, settings.pairs, settings.c_ends)?,
+        )?),
+        None => None,
+    };
+    if let Some(m) = memo.as_ref().filter(|m| !m.is_empty())
+        && settings.progress
+    {
+        eprintln!(
+            "pilot: {} matches already played, taken from {}",
+            m.len(),
+            m.path().display()
+        );
+    }
     let shutdown = Shutdown::on_signals();
     let start: Vec<f64> = vars.iter().map(|v| v.start.round()).collect();
     let mut measured = Vec::with_capacity(vars.len());
@@ -260,16 +282,26 @@ pub async fn measure(
                 let mut points = Vec::with_capacity(2);
                 let mut failure = None;
                 for u in o.u {
-                    let tally = point(config, &games, vars, &start, i, u, settings, &shutdown)
-                        .await
-                        .with_context(|| {
-                            format!(
-                                "pilot: `{}` at {} (start {}, offset {u:+})",
-                                var.name,
-                                start[i] + u,
-                                start[i]
-                            )
-                        })?;
+                    let kept = memo.as_ref().and_then(|m| m.get(&var.name, u));
+                    let tally = match kept {
+                        Some(t) => t,
+                        None => {
+                            let t = point(config, &games, vars, &start, i, u, settings, &shutdown)
+                                .await
+                                .with_context(|| {
+                                    format!(
+                                        "pilot: `{}` at {} (start {}, offset {u:+})",
+                                        var.name,
+                                        start[i] + u,
+                                        start[i]
+                                    )
+                                })?;
+                            if let Some(m) = &mut memo {
+                                m.record(&var.name, start[i], u, &t)?;
+                            }
+                            t
+                        }
+                    };
                     draws += tally.draws;
                     games_played += tally.games();
                     pairs_played += tally.pairs();
@@ -394,9 +426,14 @@ async fn point(
     }
     match out.ending {
         MatchEnding::Finished => Ok(out.tally),
-        MatchEnding::Interrupted => {
-            Err(crate::error::UserError("interrupted; nothing was written".into()).into())
-        }
+        MatchEnding::Interrupted => Err(crate::error::UserError(match &settings.memo {
+            Some(memo) => format!(
+                "interrupted; no plan was written; the matches finished so far are kept in {} and the same command goes on from them",
+                memo.display()
+            ),
+            None => "interrupted; nothing was written".into(),
+        })
+        .into()),
         MatchEnding::Failed(e) => Err(e.context(format!(
             "the match failed after {} of {} pairs",
             out.tally.pairs(),

@@ -1,6 +1,7 @@
 //! The live Elo curve of a run (`[track]`, see [`crate::spsa::track`]) read back from its file
-//! beside the θ log: a table for `spsa report` and a plot of Elo against the iteration with its
-//! 95% band.
+//! beside the θ log: a table for `spsa report` (with what the run has gained so far) and a plot
+//! of Elo against the iteration: each point with its own 95% interval, and the pooled "gained so
+//! far" as it stood at each point with its 95% band.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,11 @@ pub fn table(points: &[Point]) -> String {
     );
     if points.is_empty() {
         return out;
+    }
+    for against in [Against::Start, Against::Defaults] {
+        if let Some(g) = track::gained(points, against) {
+            out.push_str(&format!("vs {}: {}\n", against.name(), g.text()));
+        }
     }
     out.push_str(&format!(
         "{:>10}  {:<8}  {:>6}  {:>8}  {}\n",
@@ -81,6 +87,19 @@ pub fn draw(file: &Path, points: &[Point], title: &str) -> Result<()> {
         .with_context(|| format!("{}: cannot draw the Elo curve", file.display()))
 }
 
+/// The chart as an SVG document of `size` pixels, for the page of `spsa serve`: the same chart
+/// as the plot's (axes with ticks and units, each point's bar, the gain so far and its band, a
+/// legend), so the page and `--plot` draw one chart.
+pub fn svg(points: &[Point], size: (u32, u32)) -> Result<String> {
+    register_font()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw_on(root, points, "")?;
+    }
+    Ok(out)
+}
+
 /// Elo shown on the plot: an infinite end (every pair won or lost) is drawn at the frame.
 const CLIP: f64 = 800.0;
 
@@ -113,7 +132,7 @@ where
     chart
         .configure_mesh()
         .x_desc("iteration")
-        .y_desc("Elo (95% band)")
+        .y_desc("Elo against the opponent")
         .label_style((FAMILY, 14))
         .axis_desc_style((FAMILY, 16))
         .x_label_formatter(&|x| format!("{x:.0}"))
@@ -130,26 +149,47 @@ where
         if mine.is_empty() {
             continue;
         }
-        let band: Vec<(f64, f64)> = mine
-            .iter()
-            .filter_map(|p| p.high.map(|h| (p.iteration as f64, clip(h))))
-            .chain(
-                mine.iter()
-                    .rev()
-                    .filter_map(|p| p.low.map(|l| (p.iteration as f64, clip(l)))),
-            )
-            .collect();
-        if band.len() >= 3 {
-            chart.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.18))))?;
-        }
+        // Each point's own 95% interval, as a thin bar.
+        chart.draw_series(mine.iter().filter_map(|p| {
+            let x = p.iteration as f64;
+            Some(PathElement::new(
+                vec![(x, clip(p.low?)), (x, clip(p.high?))],
+                colour.mix(0.25).stroke_width(1),
+            ))
+        }))?;
         let line: Vec<(f64, f64)> = mine
             .iter()
             .map(|p| (p.iteration as f64, clip(p.elo)))
             .collect();
-        chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
         chart
-            .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
-            .label(format!("against {}", against.name()))
+            .draw_series(
+                line.iter()
+                    .map(|&p| Circle::new(p, 3, colour.mix(0.5).filled())),
+            )?
+            .label(format!(
+                "against {}: a point (its own games)",
+                against.name()
+            ))
+            .legend(move |(x, y)| Circle::new((x + 10, y), 3, colour.mix(0.5).filled()));
+        // The pooled estimate as it stood at each point, with its 95% band.
+        let trend = track::gained_trend(points, against);
+        let trend_band: Vec<(f64, f64)> = trend
+            .iter()
+            .map(|(i, g)| (*i as f64, clip(g.high)))
+            .chain(trend.iter().rev().map(|(i, g)| (*i as f64, clip(g.low))))
+            .collect();
+        if trend_band.len() >= 3 {
+            chart.draw_series(std::iter::once(Polygon::new(trend_band, colour.mix(0.25))))?;
+        }
+        chart
+            .draw_series(LineSeries::new(
+                trend.iter().map(|(i, g)| (*i as f64, clip(g.elo))),
+                colour.stroke_width(3),
+            ))?
+            .label(format!(
+                "against {}: gained so far (pooled, shaded 95%)",
+                against.name()
+            ))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
             });
@@ -197,7 +237,13 @@ mod tests {
             t.starts_with("live Elo curve: 60 measurements, 1200 pairs"),
             "{t}"
         );
-        assert_eq!(t.lines().count(), 2 + TABLE_ROWS, "{t}");
+        assert_eq!(t.lines().count(), 4 + TABLE_ROWS, "{t}");
+        // What the run gained so far, per opponent, pooled over the second half's points.
+        assert!(
+            t.contains("vs start: gained +")
+                && t.contains("(pooled 16 points, iterations 1500-3000)"),
+            "{t}"
+        );
         assert!(
             t.contains("      3000  defaults      20     -30.0  n/a"),
             "{t}"
@@ -207,7 +253,8 @@ mod tests {
             "{t}"
         );
         let short = table(&pts[..2]);
-        assert_eq!(short.lines().count(), 4, "{short}");
+        assert_eq!(short.lines().count(), 6, "{short}");
+        assert!(short.contains("(last point, iteration 100)"), "{short}");
 
         let dir = tempfile::tempdir().unwrap();
         let png = dir.path().join("x.png");
@@ -218,7 +265,7 @@ mod tests {
         }
         let svg = std::fs::read_to_string(dir.path().join("x.elo.svg")).unwrap();
         assert!(
-            svg.contains("against defaults") && svg.contains("<polygon"),
+            svg.contains("against defaults: gained so far") && svg.contains("<polygon"),
             "legend and band"
         );
         assert!(draw(&dir.path().join("x.gif"), &pts, "c").is_err());

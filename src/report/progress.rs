@@ -7,17 +7,26 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
 use crate::spsa::track::Point;
+use crate::stats::gain::Gain;
 use crate::tuner::{Counts, Observer, Update};
 
 /// A point of the live Elo curve as a line of its own, at most one per `every` (a simulated
 /// run records hundreds a second); `last` is when the previous one was printed.
-fn track_line(last: &mut Option<Instant>, every: Duration, p: &Point) -> Option<String> {
+fn track_line(
+    last: &mut Option<Instant>,
+    every: Duration,
+    p: &Point,
+    gained: Option<&Gain>,
+) -> Option<String> {
     let now = Instant::now();
     if last.is_some_and(|t| now.duration_since(t) < every) {
         return None;
     }
     *last = Some(now);
-    Some(point_text(p))
+    Some(match gained {
+        Some(g) => format!("{}; {}", point_text(p), g.text()),
+        None => point_text(p),
+    })
 }
 
 /// One point of the live Elo curve, as the progress output and the summary say it.
@@ -115,8 +124,8 @@ impl BarProgress {
 }
 
 impl Observer for BarProgress {
-    fn on_track(&mut self, p: &Point) {
-        if let Some(text) = track_line(&mut self.last_track, Duration::from_secs(1), p) {
+    fn on_track(&mut self, p: &Point, gained: Option<&Gain>) {
+        if let Some(text) = track_line(&mut self.last_track, Duration::from_secs(1), p, gained) {
             match &self.bar {
                 Some(bar) => bar.println(text),
                 None => eprintln!("{text}"),
@@ -182,8 +191,8 @@ impl PlainProgress {
 }
 
 impl Observer for PlainProgress {
-    fn on_track(&mut self, p: &Point) {
-        if let Some(text) = track_line(&mut self.last_track, self.every, p) {
+    fn on_track(&mut self, p: &Point, gained: Option<&Gain>) {
+        if let Some(text) = track_line(&mut self.last_track, self.every, p, gained) {
             eprintln!("{text}");
         }
     }
@@ -262,6 +271,26 @@ pub fn format_duration(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The progress line of a curve's point carries the gain so far (issue 46).
+    #[test]
+    fn a_track_line_says_the_gain_so_far() {
+        use crate::spsa::track::{self, Against};
+        let points: Vec<Point> = (1..=8u64)
+            .map(|k| Point::measured(k, 100 * k, Against::Start, vec![], [2, 6, 8, 10, 6]))
+            .collect();
+        let gained = track::gained(&points, Against::Start);
+        let mut last = None;
+        let text = track_line(&mut last, Duration::ZERO, &points[7], gained.as_ref()).unwrap();
+        assert!(
+            text.starts_with("track: iteration 800 vs start: Elo +")
+                && text.contains("(32 pairs); gained +")
+                && text.ends_with("(pooled 5 points, iterations 400-800)"),
+            "{text}"
+        );
+        // Printed at most once per `every`.
+        assert!(track_line(&mut last, Duration::from_secs(60), &points[7], None).is_none());
+    }
 
     #[test]
     fn bar_follows_updates_without_drawing() {

@@ -42,7 +42,10 @@ pub fn track_lines(t: &crate::spsa::track::TrackState) -> String {
     for p in t.points.iter().rev() {
         if !seen.contains(&p.against) {
             seen.push(p.against);
-            out.insert_str(0, &format!("{}\n", super::progress::point_text(p)));
+            let gained = crate::spsa::track::gained(&t.points, p.against)
+                .map(|g| format!("track: vs {}: {}\n", p.against.name(), g.text()))
+                .unwrap_or_default();
+            out.insert_str(0, &format!("{}\n{gained}", super::progress::point_text(p)));
         }
     }
     let pairs: u64 = t.points.iter().map(|p| p.pairs()).sum();

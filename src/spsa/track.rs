@@ -22,9 +22,13 @@ pub const DEFAULT_PAIRS: u32 = 32;
 /// When the curve ends the run early. Both rules look at the first opponent's points only.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StopRule {
-    /// Stop when the last K points have not risen above the best point before them.
+    /// Stop once the curve has settled: its pooled points (at least K) gain less than
+    /// `stats::gain::FLAT_RATE` Elo per 10 points with `stats::gain::FLAT_CONFIDENCE`
+    /// (see [`stats::gain::settled`]).
     pub after_flat: Option<u32>,
-    /// Stop when a point's 95% lower end is above this many Elo.
+    /// Stop when the gain so far is above this many Elo with
+    /// `stats::gain::LOWER_CONFIDENCE`, over at least `stats::gain::MIN_FLAT` points (see
+    /// [`stats::gain::lower_above`]).
     pub lower_above: Option<f64>,
 }
 
@@ -136,7 +140,7 @@ pub struct Point {
     /// Pairs by θ's points in half-points: [0, 0.5, 1, 1.5, 2].
     pub pentanomial: [u64; 5],
     pub elo: f64,
-    /// The 95% interval; `None` when the pairs give none (all scored the same).
+    /// The 95% interval; `None` below `stats::MIN_INTERVAL_SAMPLES` pairs.
     pub low: Option<f64>,
     pub high: Option<f64>,
 }
@@ -252,16 +256,21 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
                 float(s).map(Some)
             }
         };
-        points.push(Point {
-            point: int(f[0])?,
-            iteration: int(f[1])?,
-            against: Against::parse(f[2]).ok_or_else(|| bad("unknown opponent"))?,
-            pentanomial: [int(f[4])?, int(f[5])?, int(f[6])?, int(f[7])?, int(f[8])?],
-            elo: float(f[9])?,
-            low: opt(f[10])?,
-            high: opt(f[11])?,
-            theta: f[12..].iter().map(|s| float(s)).collect::<Result<_, _>>()?,
-        });
+        let pentanomial = [int(f[4])?, int(f[5])?, int(f[6])?, int(f[7])?, int(f[8])?];
+        let (elo, low, high) = (float(f[9])?, opt(f[10])?, opt(f[11])?);
+        let mut p = Point::measured(
+            int(f[0])?,
+            int(f[1])?,
+            Against::parse(f[2]).ok_or_else(|| bad("unknown opponent"))?,
+            f[12..].iter().map(|s| float(s)).collect::<Result<_, _>>()?,
+            pentanomial,
+        );
+        // Elo and interval come from the counts, through the one interval of `stats` (a file
+        // written before issue 46 stored the normal interval); a row without counts keeps its own.
+        if p.pairs() == 0 {
+            (p.elo, p.low, p.high) = (elo, low, high);
+        }
+        points.push(p);
     }
     Ok((names, points))
 }
@@ -463,42 +472,69 @@ impl Track {
     }
 }
 
+/// "Gained so far" against `against`: the pooled estimate of the last θ's strength from the
+/// curve's points (see [`stats::gain`]). `None` before the first point.
+pub fn gained(points: &[Point], against: Against) -> Option<stats::gain::Gain> {
+    stats::gain::gained(&series(points, against))
+}
+
+/// The pooled estimate as it stood after each point against `against` (the trend drawn over
+/// the points): (iteration, estimate).
+pub fn gained_trend(points: &[Point], against: Against) -> Vec<(u64, stats::gain::Gain)> {
+    let all = series(points, against);
+    (1..=all.len())
+        .filter_map(|k| stats::gain::gained(&all[..k]).map(|g| (all[k - 1].0, g)))
+        .collect()
+}
+
+/// The points against `against` as (iteration, pentanomial), in order.
+fn series(points: &[Point], against: Against) -> Vec<(u64, [u64; 5])> {
+    points
+        .iter()
+        .filter(|p| p.against == against)
+        .map(|p| (p.iteration, p.pentanomial))
+        .collect()
+}
+
 /// Why the stop rule ends the run after `points`, if it does: looks at the first opponent's
 /// points.
 pub fn stop_reason(plan: &TrackPlan, points: &[Point]) -> Option<String> {
     let first = *plan.against.first()?;
     let mine: Vec<&Point> = points.iter().filter(|p| p.against == first).collect();
     let last = mine.last()?;
-    if let (Some(x), Some(low)) = (plan.stop.lower_above, last.low)
-        && low > x
+    if let Some(x) = plan.stop.lower_above
+        && stats::gain::lower_above(&series(points, first), x)
     {
+        let g = gained(points, first)?;
+        let confidence = stats::gain::LOWER_CONFIDENCE;
         return Some(format!(
-            "stop_when_lower_above: at iteration {} the 95% lower end against {} was {} Elo, above {}",
+            "stop_when_lower_above: at iteration {} the gain so far against {} is above {} Elo with {:.2}% confidence (lower bound {}); {}",
             last.iteration,
             first.name(),
-            stats::format_elo(low),
-            stats::format_elo(x)
+            stats::format_elo(x),
+            confidence * 100.0,
+            stats::format_elo(g.lower(confidence)),
+            g.text()
         ));
     }
     let k = plan.stop.after_flat? as usize;
-    if k == 0 || mine.len() <= k {
+    let g = gained(points, first)?;
+    if !stats::gain::settled(&g, k) {
         return None;
     }
-    let (before, recent) = mine.split_at(mine.len() - k);
-    let best = before
-        .iter()
-        .map(|p| p.elo)
-        .fold(f64::NEG_INFINITY, f64::max);
-    if recent.iter().all(|p| p.elo <= best) {
-        return Some(format!(
-            "stop_after_flat: the last {k} measurements against {} (iterations {} to {}) did not rise above {} Elo, the best before them",
-            first.name(),
-            recent[0].iteration,
-            last.iteration,
-            stats::format_elo(best)
-        ));
-    }
-    None
+    let trend = g.trend?;
+    Some(format!(
+        "stop_after_flat: the {} measurements against {} from iteration {} to {} gain {} Elo per 10 measurements, below {} with {:.1}% confidence (upper bound {}); {}",
+        g.points,
+        first.name(),
+        g.from,
+        g.to,
+        stats::format_elo(trend.per_10_points),
+        stats::format_elo(stats::gain::FLAT_RATE),
+        stats::gain::FLAT_CONFIDENCE * 100.0,
+        stats::format_elo(trend.upper(stats::gain::FLAT_CONFIDENCE)),
+        g.text()
+    ))
 }
 
 #[cfg(test)]
@@ -678,43 +714,79 @@ mod tests {
         }
     }
 
+    /// Points every 100 iterations with the pentanomial counts `level(j)`.
+    fn curve(n: usize, level: impl Fn(usize) -> [u64; 5]) -> Vec<Point> {
+        (0..n)
+            .map(|j| {
+                Point::measured(
+                    j as u64 + 1,
+                    100 * (j as u64 + 1),
+                    Against::Start,
+                    vec![1.0],
+                    level(j),
+                )
+            })
+            .collect()
+    }
+
     #[test]
-    fn stop_after_flat_needs_k_points_that_do_not_beat_the_best_before() {
+    fn stop_after_flat_stops_a_settled_curve_and_not_a_rising_one() {
         let mut p = plan(&[Against::Start], 0.1, 32);
-        p.stop.after_flat = Some(2);
-        let pts = |elos: &[f64]| -> Vec<Point> {
-            elos.iter()
-                .enumerate()
-                .map(|(i, &e)| point(i as u64 + 1, e, None))
-                .collect()
-        };
-        assert_eq!(stop_reason(&p, &pts(&[1.0, 5.0])), None, "too few points");
-        assert_eq!(stop_reason(&p, &pts(&[1.0, 5.0, 6.0])), None);
-        assert_eq!(stop_reason(&p, &pts(&[1.0, 5.0, 4.0, 6.0])), None);
-        let why = stop_reason(&p, &pts(&[1.0, 5.0, 4.0, 5.0])).unwrap();
+        p.stop.after_flat = Some(10);
+        // Flat: every point the same mixed pairs (score ½), 200 points: settled, and the
+        // reason says over which points and at what rate.
+        let flat = curve(200, |j| {
+            if j % 2 == 0 {
+                [2, 6, 8, 6, 2]
+            } else {
+                [3, 5, 8, 5, 3]
+            }
+        });
+        let why = stop_reason(&p, &flat).unwrap();
         assert!(
-            why.contains("last 2 measurements") && why.contains("+5.0"),
+            why.starts_with("stop_after_flat: the 101 measurements against start from iteration 10000 to 20000 gain +0.0 Elo per 10 measurements, below +2.5 with 99.9% confidence"),
             "{why}"
         );
+        assert!(why.contains("gained +0.0 [95%: -"), "{why}");
+        // Too few points for the rule's K: never.
+        p.stop.after_flat = Some(150);
+        assert_eq!(stop_reason(&p, &flat), None);
+        p.stop.after_flat = Some(10);
+        // Rising by one pair in four per point, then held: not while it rises.
+        let rising = curve(60, |j| {
+            let up = (j as u64 / 4).min(12);
+            [12 - up, 4, 8, 4, up]
+        });
+        assert_eq!(stop_reason(&p, &rising[..48]), None);
         // Another opponent's points do not count.
-        let mut other = pts(&[1.0, 5.0, 4.0]);
-        let mut d = point(4, 3.0, None);
-        d.against = Against::Defaults;
-        other.push(d);
+        let mut other = flat.clone();
+        for q in &mut other {
+            q.against = Against::Defaults;
+        }
         assert_eq!(stop_reason(&p, &other), None);
     }
 
     #[test]
-    fn stop_when_lower_above_looks_at_the_last_lower_end() {
+    fn stop_when_lower_above_reads_the_gain_so_far_over_enough_points() {
         let mut p = plan(&[Against::Start], 0.1, 32);
         p.stop.lower_above = Some(5.0);
-        assert_eq!(stop_reason(&p, &[point(1, 20.0, Some(4.9))]), None);
-        assert_eq!(stop_reason(&p, &[point(1, 20.0, None)]), None);
-        let why = stop_reason(&p, &[point(1, 20.0, Some(5.1))]).unwrap();
+        // θ scores about 70% of the points every time (+150 Elo or so).
+        let strong = curve(40, |j| {
+            if j % 2 == 0 {
+                [0, 2, 6, 12, 12]
+            } else {
+                [0, 3, 6, 11, 12]
+            }
+        });
+        // Fewer than 20 pooled points (the second half of 37): never, however strong.
+        assert_eq!(stop_reason(&p, &strong[..37]), None);
+        let why = stop_reason(&p, &strong[..38]).unwrap();
         assert!(
-            why.contains("iteration 10") && why.contains("+5.1"),
+            why.starts_with("stop_when_lower_above: at iteration 3800 the gain so far against start is above +5.0 Elo with 99.99% confidence (lower bound +"),
             "{why}"
         );
+        p.stop.lower_above = Some(400.0);
+        assert_eq!(stop_reason(&p, &strong), None);
     }
 
     #[test]
@@ -723,28 +795,41 @@ mod tests {
         p.stop.lower_above = Some(0.0);
         let mut t = track(p, Rounding::Continuous);
         let mut trial = Trial::default();
-        t.next_trial_into(20, 100, &[0.0, 0.0], &mut trial);
-        t.finish(trial.track.unwrap(), [0, 0, 2, 4, 6]).unwrap();
+        for k in 1..=38 {
+            assert!(!t.stopped(), "not before 20 pooled points");
+            assert!(t.next_trial_into(10 * k, 1000, &[0.0, 0.0], &mut trial));
+            let counts = if k % 2 == 0 {
+                [0, 0, 2, 4, 6]
+            } else {
+                [0, 1, 2, 3, 6]
+            };
+            t.finish(trial.track.unwrap(), counts).unwrap();
+        }
         assert!(t.stopped());
-        assert!(!t.next_trial_into(60, 100, &[0.0, 0.0], &mut trial));
+        assert!(!t.next_trial_into(900, 1000, &[0.0, 0.0], &mut trial));
     }
 
     #[test]
     fn csv_rows_read_back() {
         let mut a = point(3, 12.345, Some(-1.5));
         a.theta = vec![1.25, -7.0];
+        a.pentanomial = [0, 0, 0, 0, 0];
         let mut b = point(4, f64::NEG_INFINITY, None);
         b.against = Against::Defaults;
         b.theta = vec![0.0, 1e-3];
+        b.pentanomial = [0, 1, 4, 3, 2];
         let names = vec!["x".to_string(), "y".to_string()];
         let text = csv_header(&names) + &a.csv_row() + &b.csv_row();
         let (n, pts) = parse_csv(&text).unwrap();
         assert_eq!(n, names);
+        // A row without counts keeps what it says.
         assert_eq!(pts[0].elo, 12.35);
         assert_eq!(pts[0].low, Some(-1.5));
         assert_eq!(pts[0].theta, a.theta);
-        assert_eq!(pts[1].elo, f64::NEG_INFINITY);
-        assert_eq!((pts[1].against, pts[1].low), (Against::Defaults, None));
+        // A row with counts: Elo and interval from them, as a point is measured.
+        let again = Point::measured(4, 40, Against::Defaults, b.theta.clone(), b.pentanomial);
+        assert_eq!(pts[1], again);
+        assert!(pts[1].elo > 0.0 && pts[1].low.is_some());
         assert!(parse_csv("x\n").is_err());
         let bad = csv_header(&names) + "1,2,start\n";
         assert_eq!(

@@ -1,15 +1,21 @@
 //! Match statistics: score, Elo difference, 95% confidence intervals and LOS from W/D/L
 //! (trinomial) and game-pair (pentanomial) counts. Pure functions, no I/O.
 //!
-//! The interval is the normal approximation on the mean score: per-pair (or per-game) score
-//! variance divided by the number of pairs (games), ±1.96 standard errors, and both ends mapped
-//! to Elo with `−400·log10(1/s − 1)`. The pentanomial form is the one to trust for paired games:
-//! the two games of a pair share an opening, so their results are correlated and the trinomial
-//! interval (games treated as independent) is usually too wide or too narrow.
+//! The interval is [`interval`]'s: a likelihood interval on the mean score over the outcomes'
+//! known support, calibrated with Student's t for n − 1 degrees of freedom, both ends mapped to
+//! Elo with `−400·log10(1/s − 1)`. One function serves every interval the tool prints: a live
+//! curve's point, `spsa match`, `verify`, the report, the SPRT's Elo and the page. It holds its
+//! 95% from 10 samples on at draw rates 0 to 0.8 (docs/matches.md has the table), where the
+//! normal interval `mean ± 1.96·s/√n` covered 87% at 10 pairs, and a sample whose pairs all
+//! scored the same gets a finite interval (not none, not zero-width). The pentanomial form is
+//! the one to trust for paired games: the two games of a pair share an opening, so their results
+//! are correlated and the trinomial interval (games treated as independent) is usually too wide
+//! or too narrow.
 //!
-//! Below [`MIN_INTERVAL_SAMPLES`] samples, or when every sample scored the same, no interval and
-//! no LOS are given: the normal approximation has nothing honest to say there.
+//! Below [`MIN_INTERVAL_SAMPLES`] samples no interval and no LOS are given.
 
+pub mod gain;
+pub mod interval;
 pub mod sprt;
 
 use std::fmt;
@@ -20,15 +26,16 @@ use statrs::function::erf::erfc;
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// The fewest samples (pairs for the pentanomial form, games for the trinomial) for which an
-/// interval and LOS are given. The normal interval `mean ± 1.96·s/√n` rests on the sample
-/// spread `s` standing in for the true one. With few samples it does not: one pair always has
-/// `s = 0` (one pair printed `Elo −190.8 [95%: −190.8, −190.8]`), and a handful of pairs often
-/// all fall in one or two of the five buckets. Even with a fair `s`, the right multiplier is
-/// Student's t for n − 1 degrees of freedom: 12.7 at n = 2, 4.30 at n = 3, 2.78 at n = 5, but
-/// 2.26 at n = 10 and 2.09 at n = 20, so from 10 samples on the 1.96 interval is at most about
-/// 15% too narrow and that error shrinks fast; below 10 it would understate the uncertainty
-/// by a factor of up to six.
+/// interval and LOS are given. One pair says nothing about its spread, and below 10 samples
+/// the t calibration's quantile grows fast (12.7 at n = 2, 2.78 at n = 5): the coverage of every
+/// interval the tool prints is checked from 10 samples on (`interval::tests`).
 pub const MIN_INTERVAL_SAMPLES: u64 = 10;
+
+/// The fewest games for which the trinomial form (games as independent) gives an interval: the
+/// games of [`MIN_INTERVAL_SAMPLES`] pairs. At 10 games with most of them drawn, every interval
+/// that is honest about ten draws in a row (an 11% outcome at draw rate 0.8) covers the truth
+/// 98.8% of the time, too wide to read; from 20 games on it holds [93%, 98%].
+pub const MIN_TRINOMIAL_GAMES: u64 = 2 * MIN_INTERVAL_SAMPLES;
 
 /// Game and pair counts from side A's point of view.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,21 +105,23 @@ pub struct Estimate {
     pub stderr: f64,
     /// Elo difference; ±∞ when A scored everything or nothing.
     pub elo: f64,
-    /// The 95% interval in Elo, low and high (ends may be ±∞); `None` below
-    /// [`MIN_INTERVAL_SAMPLES`] or when every sample scored the same (no spread to measure).
+    /// The 95% interval in Elo, low and high; an end is ±∞ only when every sample scored 1
+    /// (or 0) there. `None` below [`MIN_INTERVAL_SAMPLES`].
     pub interval: Option<(f64, f64)>,
-    /// Likelihood of superiority: P(A is stronger), normal approximation; `None` exactly when
+    /// Likelihood of superiority: P(A is stronger), read off the same likelihood as the
+    /// interval (above 97.5% exactly when the interval lies above 0); `None` exactly when
     /// `interval` is.
     pub los: Option<f64>,
 }
 
 /// Why an estimate has no interval, for the text in its place.
-fn no_interval_reason(e: &Estimate, unit: &str) -> String {
-    if e.n < MIN_INTERVAL_SAMPLES {
-        format!("n/a below {MIN_INTERVAL_SAMPLES} {unit}")
+fn no_interval_reason(unit: &str) -> String {
+    let min = if unit == "games" {
+        MIN_TRINOMIAL_GAMES
     } else {
-        format!("n/a: all {} {unit} scored the same", e.n)
-    }
+        MIN_INTERVAL_SAMPLES
+    };
+    format!("n/a below {min} {unit}")
 }
 
 /// Elo difference of a score in [0, 1]: `−400·log10(1/s − 1)`; ±∞ at the ends.
@@ -133,7 +142,7 @@ pub fn normal_cdf(x: f64) -> f64 {
 
 /// An estimate from counts per outcome: `counts[i]` samples scored `values[i]` (in [0, 1]).
 /// `None` when there are no samples.
-fn estimate(counts: &[u64], values: &[f64]) -> Option<Estimate> {
+fn estimate(counts: &[u64], values: &[f64], min: u64) -> Option<Estimate> {
     let n: u64 = counts.iter().sum();
     if n == 0 {
         return None;
@@ -152,30 +161,34 @@ fn estimate(counts: &[u64], values: &[f64]) -> Option<Estimate> {
         .sum::<f64>()
         / nf;
     let stderr = (var / nf).sqrt();
-    let measurable = n >= MIN_INTERVAL_SAMPLES && stderr > 0.0;
+    let sample = interval::Sample { counts, values };
+    let measurable = n >= min;
     Some(Estimate {
         n,
         score: mean,
         stderr,
         elo: elo_from_score(mean),
         interval: measurable.then(|| {
-            (
-                elo_from_score(mean - Z95 * stderr),
-                elo_from_score(mean + Z95 * stderr),
-            )
+            let (low, high) = sample.interval();
+            (elo_from_score(low), elo_from_score(high))
         }),
-        los: measurable.then(|| normal_cdf((mean - 0.5) / stderr)),
+        los: measurable.then(|| sample.los()),
     })
 }
 
 /// From pentanomial counts (pairs scoring 0, ½, 1, 1½, 2 points for A). `None` for no pairs.
 pub fn pentanomial(p: &[u64; 5]) -> Option<Estimate> {
-    estimate(p, &[0.0, 0.25, 0.5, 0.75, 1.0])
+    estimate(p, &[0.0, 0.25, 0.5, 0.75, 1.0], MIN_INTERVAL_SAMPLES)
 }
 
-/// From game counts, treating games as independent. `None` for no games.
+/// From game counts, treating games as independent; an interval from [`MIN_TRINOMIAL_GAMES`]
+/// games. `None` for no games.
 pub fn trinomial(wins: u64, draws: u64, losses: u64) -> Option<Estimate> {
-    estimate(&[losses, draws, wins], &[0.0, 0.5, 1.0])
+    estimate(
+        &[losses, draws, wins],
+        &[0.0, 0.5, 1.0],
+        MIN_TRINOMIAL_GAMES,
+    )
 }
 
 /// A signed Elo value with one decimal; ±∞ as `+inf`/`-inf`.
@@ -214,7 +227,7 @@ impl Estimate {
     pub fn interval_text(&self, unit: &str) -> String {
         match self.interval {
             Some((low, high)) => format!("[95%: {}, {}]", format_elo(low), format_elo(high)),
-            None => format!("[95%: {}]", no_interval_reason(self, unit)),
+            None => format!("[95%: {}]", no_interval_reason(unit)),
         }
     }
 
@@ -228,18 +241,15 @@ impl Estimate {
 }
 
 /// The Elo part of a progress line from the pentanomial counts: `Elo +12.0 [95%: -3.1, +27.4]`,
-/// `Elo -190.8 [95%: n/a below 10 pairs]`, `Elo > +190.8`; `None` before the first pair.
+/// `Elo -190.8 [95%: n/a below 10 pairs]`, `Elo > +190.8 [95%: +214.1, +inf]`; `None` before
+/// the first pair.
 pub fn progress_elo(t: &Tally) -> Option<String> {
     let e = pentanomial(&t.pentanomial)?;
-    if e.elo.is_finite() {
-        Some(format!(
-            "Elo {} {}",
-            e.elo_text(t.games()),
-            e.interval_text("pairs")
-        ))
-    } else {
-        Some(format!("Elo {}", e.elo_text(t.games())))
-    }
+    Some(format!(
+        "Elo {} {}",
+        e.elo_text(t.games()),
+        e.interval_text("pairs")
+    ))
 }
 
 /// The result lines of a match, from a tally.
@@ -277,8 +287,9 @@ impl fmt::Display for Report<'_> {
             let who = if penta.elo > 0.0 { "won" } else { "lost" };
             return writeln!(
                 f,
-                "Elo: {} (every game {who}: no interval), {}",
+                "Elo: {} {} (pentanomial; every game {who}), {}",
                 penta.elo_text(t.games()),
+                penta.interval_text("pairs"),
                 penta.los_text()
             );
         }
@@ -339,50 +350,46 @@ mod tests {
     #[test]
     fn pentanomial_by_hand() {
         // 10 pairs: 1×0, 2×½, 4×1, 2×1½, 1×2 points → per-game scores 0, .25, .5, .75, 1.
-        // mean = (0 + 2·.25 + 4·.5 + 2·.75 + 1)/10 = 0.5; the distribution is symmetric.
-        // var = (.25 + 2·.0625 + 0 + 2·.0625 + .25)/10 = 0.075; stderr = sqrt(0.0075).
+        // mean = 0.5; the distribution is symmetric, so is the interval.
         let e = pentanomial(&[1, 2, 4, 2, 1]).unwrap();
         assert_eq!(e.n, 10);
         assert!(close(e.score, 0.5, 1e-12));
+        // var = (.25 + 2·.0625 + 0 + 2·.0625 + .25)/10 = 0.075; stderr = sqrt(0.0075).
         assert!(close(e.stderr, 0.0075f64.sqrt(), 1e-12));
         assert!(close(e.elo, 0.0, 1e-9));
-        let half = Z95 * 0.0075f64.sqrt(); // 0.16974...
+        // Student's t: unbiased var 0.075·10/9, stderr sqrt(0.0083333) = 0.091287, t(9) =
+        // 2.262157: 0.5 ± 0.206506 → 0.706506 = +152.61 Elo (main's normal interval, which
+        // covered 87.5% at 10 pairs, said ±122.8).
         let (low, high) = e.interval.unwrap();
-        assert!(close(high, elo_from_score(0.5 + half), 1e-9));
-        assert!(close(low, -high, 1e-9));
-        // 0.5 + 0.169740 = 0.669740 → −400·log10(0.330260/0.669740) = 122.82
-        assert!(close(high, 122.82, 0.01), "{high}");
+        assert!(close(low, -high, 1e-6), "{low} {high}");
+        assert!(close(high, 152.61, 0.01), "{high}");
         assert!(close(e.los.unwrap(), 0.5, 1e-12));
     }
 
     #[test]
-    fn pentanomial_skewed_by_hand() {
-        // 4 pairs: 0×0, 0×½, 2×1, 1×1½, 1×2 → scores .5, .5, .75, 1: mean 0.6875.
-        // var = (2·.03515625 + .00390625 + .09765625)/4 = 0.04296875; stderr = sqrt(var/4).
+    fn a_skewed_sample_gets_an_interval_that_follows_its_skew() {
+        // 4 pairs: below MIN_INTERVAL_SAMPLES: no interval, no LOS.
         let e = pentanomial(&[0, 0, 2, 1, 1]).unwrap();
         assert!(close(e.score, 0.6875, 1e-12));
-        let se = (0.042_968_75f64 / 4.0).sqrt(); // 0.103644...
-        assert!(close(e.stderr, se, 1e-12));
         // Elo of 0.6875 = −400·log10(0.3125/0.6875) = 136.97
         assert!(close(e.elo, 136.97, 0.01), "{}", e.elo);
-        // 4 pairs are below MIN_INTERVAL_SAMPLES: no interval, no LOS.
         assert_eq!((e.interval, e.los), (None, None));
         assert_eq!(e.interval_text("pairs"), "[95%: n/a below 10 pairs]");
-        // Three times the pairs, same shape: mean and spread as before, stderr = sqrt(var/12)
-        // = 0.059839; LOS = Φ(0.1875/0.059839) = Φ(3.1334) ≈ 0.99914.
+        // Three times the pairs: unbiased var 0.04296875·12/11 = 0.046875, stderr 0.0625,
+        // t(11) = 2.200985: 0.6875 ± 0.137562 = [0.549938, 0.825062] → [+34.82, +269.44] Elo,
+        // longer above the estimate than below (Elo stretches toward a score of 1).
         let e = pentanomial(&[0, 0, 6, 3, 3]).unwrap();
-        let se = (0.042_968_75f64 / 12.0).sqrt();
-        assert!(close(e.stderr, se, 1e-12));
-        assert!(close(e.los.unwrap(), 0.999_136, 1e-6), "{:?}", e.los);
-        // Ends 0.6875 ∓ 1.96·0.059839 = 0.570217, 0.804783 → +49.12, +246.06 Elo.
         let (low, high) = e.interval.unwrap();
-        assert!(close(low, 49.12, 0.01), "{low}");
-        assert!(close(high, 246.06, 0.01), "{high}");
+        assert!(close(low, 34.82, 0.01), "{low}");
+        assert!(close(high, 269.44, 0.01), "{high}");
+        assert!(high - e.elo > e.elo - low, "{low} {} {high}", e.elo);
+        // LOS = T11(0.1875/0.0625 = 3) = 0.99396.
+        assert!(close(e.los.unwrap(), 0.99396, 1e-5), "{:?}", e.los);
     }
 
     /// Defect 10 of issue 12: one pair printed `Elo -190.8 [95%: -190.8, -190.8]`.
     #[test]
-    fn small_or_spreadless_samples_give_no_interval() {
+    fn small_samples_give_no_interval_and_spreadless_ones_an_honest_one() {
         let mut one = Tally::default();
         one.add_pair([-1, 0]);
         let text = Report(&one).to_string();
@@ -392,7 +399,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "Elo (trinomial, games as independent): -190.8 [95%: n/a below 10 games]"
+                "Elo (trinomial, games as independent): -190.8 [95%: n/a below 20 games]"
             ),
             "{text}"
         );
@@ -424,34 +431,45 @@ mod tests {
             "{:?}",
             progress_elo(&t)
         );
-        // Twelve pairs that all scored one point: no spread, so no interval either.
+        // Twelve pairs that all scored one point: no spread, yet an interval, finite and
+        // symmetric. By hand: the likeliest distribution with mean μ > ½ keeps the observed ½
+        // and moves weight 1 − 2(1 − μ) to 1, so W(μ) = 2·12·ln(½/(1 − μ)); W = t²(11) =
+        // 2.200985² = 4.844335 at 1 − μ = ½·exp(−0.201847) = 0.408632: μ = 0.591368, +64.2.
         let e = pentanomial(&[0, 0, 12, 0, 0]).unwrap();
-        assert_eq!(e.interval, None);
-        assert_eq!(
-            e.interval_text("pairs"),
-            "[95%: n/a: all 12 pairs scored the same]"
-        );
+        let (low, high) = e.interval.unwrap();
+        assert!(close(high, 64.2, 0.05), "{high}");
+        assert!(close(low, -64.2, 0.05), "{low}");
+        assert_eq!(e.interval_text("pairs"), "[95%: -64.2, +64.2]");
+        assert!(close(e.los.unwrap(), 0.5, 1e-12));
     }
 
     #[test]
     fn trinomial_by_hand() {
-        // 6 wins, 2 draws, 2 losses: mean (6 + 1)/10 = 0.7;
-        // var = (6·.09 + 2·.04 + 2·.49)/10 = 0.16; stderr = sqrt(0.016).
+        // 6 wins, 2 draws, 2 losses: mean (6 + 1)/10 = 0.7 → +147.2 Elo; 10 games are below
+        // MIN_TRINOMIAL_GAMES: no interval.
         let e = trinomial(6, 2, 2).unwrap();
         assert!(close(e.score, 0.7, 1e-12));
         assert!(close(e.stderr, 0.016f64.sqrt(), 1e-12));
         assert!(close(e.elo, 147.19, 0.01), "{}", e.elo);
-        // 0.7 + 1.96·0.126491 = 0.947920 → 504.0 Elo; 0.7 − 0.247920 = 0.452080 → −33.4 Elo
-        let (low, high) = e.interval.unwrap();
-        assert!(close(high, 504.03, 0.01), "{high}");
-        assert!(close(low, -33.40, 0.01), "{low}");
+        assert_eq!((e.interval, e.los), (None, None));
+        assert_eq!(e.interval_text("games"), "[95%: n/a below 20 games]");
+        // Twice the games: unbiased var 0.16·20/19 = 0.168421, stderr 0.091766, t(19) =
+        // 2.093024: 0.7 ± 0.192069 = [0.507931, 0.892069] → [+5.51, +366.90] Elo.
+        let (low, high) = trinomial(12, 4, 4).unwrap().interval.unwrap();
+        assert!(close(low, 5.51, 0.01), "{low}");
+        assert!(close(high, 366.90, 0.01), "{high}");
+        // 10 wins, 6 draws, 4 losses: mean 0.65, unbiased var 3.05/19 = 0.160526, stderr
+        // 0.089590, ±0.187515: [0.462487, 0.837513] → [−26.12, +284.87] Elo.
+        let (low, high) = trinomial(10, 6, 4).unwrap().interval.unwrap();
+        assert!(close(low, -26.12, 0.01), "{low}");
+        assert!(close(high, 284.87, 0.01), "{high}");
     }
 
     #[test]
     fn edge_cases() {
         assert_eq!(pentanomial(&[0; 5]), None);
         assert_eq!(trinomial(0, 0, 0), None);
-        // All pairs won twice: score 1, no variance.
+        // All pairs won twice: score 1; below 10 pairs no interval.
         let e = pentanomial(&[0, 0, 0, 0, 7]).unwrap();
         assert_eq!(e.elo, f64::INFINITY);
         assert_eq!(e.los, None);
@@ -461,12 +479,27 @@ mod tests {
         assert_eq!(e.elo, f64::NEG_INFINITY);
         assert_eq!(e.los, None);
         assert_eq!(e.elo_text(6), "< -416.6");
-        // Intervals that reach past 0 or 1 become infinite ends: mean 0.95, stderr 0.047434,
-        // upper end 0.95 + 0.093 > 1.
+        // Ten pairs all 2–0: the lower end is finite, the upper one cannot be. By hand:
+        // W(μ) = 2·10·ln(1/μ) = t²(9) = 2.262157² = 5.117355 at μ = exp(−0.255868) = 0.774240: +214.10.
+        let e = pentanomial(&[0, 0, 0, 0, 10]).unwrap();
+        let (low, high) = e.interval.unwrap();
+        assert!(close(low, 214.10, 0.01), "{low}");
+        assert_eq!(high, f64::INFINITY);
+        assert_eq!(e.interval_text("pairs"), "[95%: +214.1, +inf]");
+        // W(½) = 2·10·ln 2 = 13.86: LOS = T9(3.72) = 0.9976.
+        assert!(close(e.los.unwrap(), 0.9976, 1e-4), "{:?}", e.los);
+        let e = pentanomial(&[10, 0, 0, 0, 0]).unwrap();
+        let (low, high) = e.interval.unwrap();
+        assert_eq!(low, f64::NEG_INFINITY);
+        assert!(close(high, -214.10, 0.01), "{high}");
+        // Nine pairs 2–0 and one 1–1: Student's t, past a score of 1 above (+∞), finite below.
         let e = pentanomial(&[0, 0, 1, 0, 9]).unwrap();
         let (low, high) = e.interval.unwrap();
-        assert_eq!(high, f64::INFINITY);
-        assert!(low.is_finite());
+        assert!(low.is_finite() && low < e.elo && high == f64::INFINITY);
+        // All draws: a finite interval around 0.
+        let e = trinomial(0, 20, 0).unwrap();
+        let (low, high) = e.interval.unwrap();
+        assert!(low < 0.0 && high > 0.0 && high.is_finite() && close(low, -high, 1e-6));
         assert_eq!(format_elo(-0.01), "+0.0");
         assert_eq!(format_elo(12.345), "+12.3");
     }
@@ -490,7 +523,9 @@ mod tests {
         all.add_pair([1, 1]);
         let text = Report(&all).to_string();
         assert!(
-            text.contains("Elo: > +190.8 (every game won: no interval), LOS n/a"),
+            text.contains(
+                "Elo: > +190.8 [95%: n/a below 10 pairs] (pentanomial; every game won), LOS n/a"
+            ),
             "{text}"
         );
         let empty = Report(&Tally::default()).to_string();

@@ -84,8 +84,9 @@ pub use crate::error::UserError;
 pub trait Observer {
     fn on_update(&mut self, update: &Update<'_>);
 
-    /// A point of the live Elo curve was recorded.
-    fn on_track(&mut self, _point: &Point) {}
+    /// A point of the live Elo curve was recorded, with what the curve has gained so far
+    /// against the point's opponent.
+    fn on_track(&mut self, _point: &Point, _gained: Option<&crate::stats::gain::Gain>) {}
 }
 
 /// One applied update.
@@ -347,7 +348,10 @@ impl Feed for TunerFeed<'_> {
                 None => None,
             };
             if let Some(point) = recorded {
-                self.observer.on_track(&point);
+                let gained = t.track.as_ref().and_then(|c| {
+                    crate::spsa::track::gained(&c.track.state().points, point.against)
+                });
+                self.observer.on_track(&point, gained.as_ref());
             }
         } else {
             t.apply(trial, m)?;

@@ -195,18 +195,17 @@ impl SharedRuns {
             *p = v.max(0) as u64;
         }
         let (uci, csv) = model::exports(&vars, &theta);
+        let curve = crate::db::status::curves(&c, Some(id))
+            .await?
+            .remove(&id)
+            .unwrap_or_default();
         Ok(Some(RunDetail {
             source: self.url.clone(),
             vars: model::var_views(&vars, &spsa, &start, &theta, applied),
             series,
             loss: Vec::<LossPoint>::new(),
-            track: crate::db::status::curves(&c, Some(id))
-                .await?
-                .remove(&id)
-                .unwrap_or_default()
-                .iter()
-                .map(model::TrackPoint::of)
-                .collect(),
+            track: curve.iter().map(model::TrackPoint::of).collect(),
+            gained: model::GainView::of(&curve),
             pentanomial: pent,
             wdl: wdl.map(|x| x.max(0) as u64),
             rate_history: rates

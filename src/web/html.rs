@@ -35,7 +35,11 @@ polyline{fill:none;vector-effect:non-scaling-stroke}\
 .theta{stroke:#1f5fbf;stroke-width:1.5}.move{stroke:currentColor;stroke-width:1.5}.key span{margin-right:12px;white-space:nowrap}.start{stroke:#999;stroke-dasharray:4 3}\
 .bound{stroke:#c33;stroke-dasharray:2 2}.band{fill:#1f5fbf22;stroke:none}\
 .train{stroke:#1f5fbf;stroke-width:1.5}.validation{stroke:#d60;stroke-width:1.5}.band-defaults{fill:#dd660022;stroke:none}\
-.rate{stroke:#383;stroke-width:1.5}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
+.rate{stroke:#383;stroke-width:1.5}.grid{stroke:#000;stroke-opacity:.08}\
+.box{position:relative;margin:0 0 34px 58px}.tick{position:absolute;font-size:11px;color:#555;white-space:nowrap}\
+.ty{right:100%;padding-right:4px;transform:translateY(-50%)}.tx{top:100%;padding-top:2px;transform:translateX(-50%)}\
+.axis{position:absolute;font-size:11px;color:#333}.ay{left:-58px;top:-16px}.ax{right:0;top:100%;padding-top:16px}\
+.cell .box{margin:0 0 28px 44px}.cell .ay{display:none}.admin{border:1px solid #c33;padding:6px;margin:8px 0}";
 
 /// The script that keeps a page live: every 2 s it asks for the page's part again, sending the
 /// version it shows; the server answers 204 when nothing changed. It holds one timer and the
@@ -257,6 +261,87 @@ fn polyline(out: &mut String, class: &str, points: impl Iterator<Item = (i64, i6
     out.push_str("\"/>");
 }
 
+/// Round tick values within [lo, hi]: multiples of 1, 2 or 5 × 10^k, about `n` of them.
+fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return Vec::new();
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// A tick's label: as many decimals as its step needs.
+fn tick_text(v: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    };
+    let v = if v.abs() < step * 1e-6 { 0.0 } else { v };
+    format!("{v:.decimals$}")
+}
+
+/// Open a chart's box: its SVG and its tick labels go inside, [`close_box`] closes it.
+fn open_box(out: &mut String) {
+    out.push_str("<div class=\"box\">");
+}
+
+/// Close a chart's box with its axes: tick labels along y (left) and x (below) at round values,
+/// a faint grid line at each y tick already drawn by [`grid`], and each axis's name and unit.
+fn close_box(
+    out: &mut String,
+    f: &Frame,
+    n: usize,
+    x: &dyn Fn(f64) -> String,
+    x_axis: &str,
+    y_axis: &str,
+) {
+    let ys = ticks(f.y0, f.y1, n);
+    let ystep = if ys.len() >= 2 { ys[1] - ys[0] } else { 1.0 };
+    for &v in &ys {
+        let top = (f.y1 - v) / (f.y1 - f.y0) * 100.0;
+        let _ = write!(
+            out,
+            "<span class=\"tick ty\" style=\"top:{top:.2}%\">{}</span>",
+            tick_text(v, ystep)
+        );
+    }
+    for v in ticks(f.x0, f.x1, n) {
+        let left = (v - f.x0) / (f.x1 - f.x0) * 100.0;
+        let _ = write!(
+            out,
+            "<span class=\"tick tx\" style=\"left:{left:.2}%\">{}</span>",
+            esc(&x(v))
+        );
+    }
+    let _ = write!(
+        out,
+        "<span class=\"axis ay\">{}</span><span class=\"axis ax\">{}</span></div>",
+        esc(y_axis),
+        esc(x_axis)
+    );
+}
+
+/// Faint horizontal lines at the y ticks of [`close_box`].
+fn grid(out: &mut String, f: &Frame, n: usize) {
+    for v in ticks(f.y0, f.y1, n) {
+        hline(out, "grid", f.y(v));
+    }
+}
+
+/// An iteration as a tick label.
+fn iteration_tick(v: f64) -> String {
+    format!("{v:.0}")
+}
+
 fn hline(out: &mut String, class: &str, y: i64) {
     let _ = write!(
         out,
@@ -276,11 +361,13 @@ fn var_chart(out: &mut String, series: &Series, i: usize, v: &VarView) {
         .zip(band)
         .flat_map(|(&p, &c)| [values[p] - c, values[p] + c]);
     let f = Frame::new(xs(), values.iter().copied().chain(band_y).chain([v.start]));
+    open_box(out);
     let _ = write!(
         out,
         "<svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" class=\"var-chart\" data-var=\"{}\">",
         i
     );
+    grid(out, &f, 3);
     if !series.band_points.is_empty() {
         out.push_str("<polygon class=\"band\" points=\"");
         let upper = series.band_points.iter().zip(band);
@@ -318,6 +405,7 @@ fn var_chart(out: &mut String, series: &Series, i: usize, v: &VarView) {
             .map(|(&k, &y)| (f.x(k as f64), f.y(y))),
     );
     out.push_str("</svg>");
+    close_box(out, &f, 3, &iteration_tick, "iteration", "value");
 }
 
 /// Every variable's move from its start in units of its c_end, on one chart: variables of
@@ -337,8 +425,9 @@ fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
     let _ = write!(
         out,
         "<h2>Moves in units of c_end</h2><p>(θ − start)/c_end of every variable, one colour each (hover a line for its name); dashed grey 0</p>\
-         <div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"moves-chart\">"
+         <div class=\"chart\"><div class=\"box\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"moves-chart\">"
     );
+    grid(out, &f, 5);
     hline(out, "start", f.y(0.0));
     for (i, v) in vars.iter().enumerate() {
         let points: Vec<(i64, i64)> = series
@@ -356,7 +445,16 @@ fn moves_chart(out: &mut String, series: &Series, vars: &[VarView]) {
         polyline(out, "move", points.into_iter());
         out.push_str("</g>");
     }
-    out.push_str("</svg><p class=\"key\">");
+    out.push_str("</svg>");
+    close_box(
+        out,
+        &f,
+        5,
+        &iteration_tick,
+        "iteration",
+        "(θ − start)/c_end",
+    );
+    out.push_str("<p class=\"key\">");
     for (i, v) in vars.iter().enumerate() {
         let _ = write!(
             out,
@@ -394,8 +492,9 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
     );
     let _ = write!(
         out,
-        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"loss-chart\">"
+        "<div class=\"chart\"><div class=\"box\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"loss-chart\">"
     );
+    grid(out, &f, 5);
     for (class, pick) in [
         (
             "train",
@@ -411,6 +510,7 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
         );
     }
     out.push_str("</svg>");
+    close_box(out, &f, 5, &iteration_tick, "iteration", "loss");
     axis_note(
         out,
         f.y0,
@@ -421,53 +521,33 @@ fn loss_chart(out: &mut String, loss: &[LossPoint]) {
     out.push_str("<p>blue: training loss, orange: validation loss</p></div>");
 }
 
-/// The live Elo curve: Elo of θ against the start (blue) and the engine's defaults (orange)
-/// with each one's 95% band, and the zero line.
-fn elo_chart(out: &mut String, track: &[TrackPoint]) {
-    const CLIP: f64 = 800.0;
-    let clip = |v: f64| v.clamp(-CLIP, CLIP);
-    let f = Frame::new(
-        track.iter().map(|p| p.iteration as f64).chain([0.0]),
-        track
-            .iter()
-            .flat_map(|p| [Some(p.elo), p.low, p.high])
-            .flatten()
-            .map(clip)
-            .chain([0.0]),
-    );
-    let _ = write!(
-        out,
-        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"elo-chart\">"
-    );
-    hline(out, "start", f.y(0.0));
-    for (against, line, band) in [
-        ("start", "theta", "band"),
-        ("defaults", "validation", "band-defaults"),
-    ] {
-        let mine: Vec<&TrackPoint> = track.iter().filter(|p| p.against == against).collect();
-        if mine.is_empty() {
-            continue;
+/// The live Elo curve, drawn by the same chart code as `spsa report --plot`
+/// ([`crate::report::elo_curve::svg`]): axes with ticks and units, each point with its 95% bar,
+/// the gain so far as it stood at each point with its 95% band, and a legend; then the gain so
+/// far and the latest point per opponent in words.
+fn elo_chart(out: &mut String, track: &[TrackPoint], gained: &[model::GainView]) {
+    let points: Vec<crate::spsa::track::Point> = track.iter().map(TrackPoint::point).collect();
+    out.push_str("<div class=\"chart\" id=\"elo-chart\">");
+    match crate::report::elo_curve::svg(&points, (760, 400)) {
+        Ok(svg) => out.push_str(&svg),
+        Err(e) => {
+            let _ = write!(
+                out,
+                "<p>the chart could not be drawn: {}</p>",
+                esc(&e.to_string())
+            );
         }
-        let _ = write!(out, "<polygon class=\"{band}\" points=\"");
-        for p in &mine {
-            if let Some(h) = p.high {
-                let _ = write!(out, "{},{} ", f.x(p.iteration as f64), f.y(clip(h)));
-            }
-        }
-        for p in mine.iter().rev() {
-            if let Some(l) = p.low {
-                let _ = write!(out, "{},{} ", f.x(p.iteration as f64), f.y(clip(l)));
-            }
-        }
-        out.push_str("\"/>");
-        polyline(
+    }
+    out.push_str("</div>");
+    for g in gained {
+        let _ = write!(
             out,
-            line,
-            mine.iter()
-                .map(|p| (f.x(p.iteration as f64), f.y(clip(p.elo)))),
+            "<p class=\"gained\" id=\"gained-{}\">against {}: {}</p>",
+            esc(&g.against),
+            esc(&g.against),
+            esc(&g.text)
         );
     }
-    out.push_str("</svg>");
     let last = |against: &str| {
         track.iter().rev().find(|p| p.against == against).map(|p| {
             let band = match (p.low, p.high) {
@@ -487,11 +567,7 @@ fn elo_chart(out: &mut String, track: &[TrackPoint]) {
         })
     };
     let lines: Vec<String> = ["start", "defaults"].into_iter().filter_map(last).collect();
-    let _ = write!(
-        out,
-        "<p>blue: against the start values, orange: against the engine's defaults, shaded: 95%; latest {}</p></div>",
-        esc(&lines.join("; "))
-    );
+    let _ = write!(out, "<p>latest {}</p>", esc(&lines.join("; ")));
 }
 
 /// Games (or evaluations) per second over time.
@@ -502,10 +578,22 @@ fn rate_chart(out: &mut String, history: &[(f64, f64)], unit: &str) {
     );
     let _ = write!(
         out,
-        "<div class=\"chart\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"rate-chart\">"
+        "<div class=\"chart\"><div class=\"box\"><svg viewBox=\"0 0 {W} {H}\" preserveAspectRatio=\"none\" id=\"rate-chart\">"
     );
+    grid(out, &f, 4);
     polyline(out, "rate", history.iter().map(|p| (f.x(p.0), f.y(p.1))));
     out.push_str("</svg>");
+    // Time runs to the right: each tick says how long before the last sample it was.
+    let end = f.x1;
+    let ago = move |t: f64| {
+        let s = end - t;
+        if s < 0.5 {
+            "now".to_string()
+        } else {
+            format!("−{}", format_duration(s))
+        }
+    };
+    close_box(out, &f, 4, &ago, "time", unit);
     let span = history.last().map_or(0.0, |l| l.0) - history.first().map_or(0.0, |p| p.0);
     let _ = write!(
         out,
@@ -607,7 +695,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     }
     if !d.track.is_empty() {
         out.push_str("<h2>Elo on held-out openings</h2>");
-        elo_chart(&mut out, &d.track);
+        elo_chart(&mut out, &d.track, &d.gained);
     }
     // Objective.
     if !d.loss.is_empty() {
@@ -630,6 +718,13 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
     out.push_str("<h2>Rate</h2>");
     if d.rate_history.len() >= 2 {
         rate_chart(&mut out, &d.rate_history, &s.rate_unit);
+    } else if matches!(s.state.as_str(), "finished" | "stopped" | "paused") {
+        // Nothing plays, so nothing is sampled: say so rather than promise samples to come.
+        let _ = write!(
+            out,
+            "<p id=\"rate-none\">the run is {}: no games are being played, so there is no rate to sample</p>",
+            esc(&s.state)
+        );
     } else {
         out.push_str("<p>not enough samples yet</p>");
     }
@@ -757,6 +852,7 @@ mod tests {
             },
             loss: Vec::new(),
             track: Vec::new(),
+            gained: Vec::new(),
             pentanomial: [1, 2, 3, 2, 1],
             wdl: [4, 10, 4],
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
@@ -811,26 +907,31 @@ mod tests {
     }
 
     #[test]
-    fn the_elo_chart_draws_each_opponents_curve_with_its_band() {
+    fn the_elo_chart_has_axes_the_points_and_the_gain_so_far() {
         let mut d = detail(25);
         let no_curve = run_page(&d, &d.version());
         assert!(!no_curve.contains("elo-chart"));
-        let point = |k: u64, against: &str, elo: f64| TrackPoint {
-            iteration: 10 * k,
-            against: against.into(),
-            pairs: 32,
-            elo,
-            low: Some(elo - 20.0),
-            high: (k != 2).then_some(elo + 20.0),
+        // Points every 10 iterations, 32 pairs each, θ scoring a little better each time.
+        let point = |k: u64, against: &str, pentanomial: [u64; 5]| {
+            model::TrackPoint::of(&crate::spsa::track::Point::measured(
+                k,
+                10 * k,
+                crate::spsa::track::Against::parse(against).unwrap(),
+                Vec::new(),
+                pentanomial,
+            ))
         };
-        d.track = (1..=3)
+        let points: Vec<crate::spsa::track::Point> = (1..=12u64)
             .flat_map(|k| {
+                let up = k.min(8);
                 [
-                    point(k, "start", 10.0 * k as f64),
-                    point(k, "defaults", -5.0),
+                    point(k, "start", [4, 6, 12 - up, 6, 4 + up]).point(),
+                    point(k, "defaults", [4, 8, 8, 8, 4]).point(),
                 ]
             })
             .collect();
+        d.track = points.iter().map(TrackPoint::of).collect();
+        d.gained = model::GainView::of(&points);
         let version = d.version();
         let live = run_page(&d, &version);
         let chart = live
@@ -838,26 +939,29 @@ mod tests {
             .nth(1)
             .and_then(|rest| rest.split("</svg>").next())
             .unwrap();
-        let line = |class: &str| polyline_points(chart, class);
-        let start = line("theta");
-        assert_eq!(start.len(), 3);
-        // Elo rises: SVG's y grows downwards.
-        assert!(start.windows(2).all(|w| w[1].1 < w[0].1), "{start:?}");
-        let defaults = line("validation");
+        // Axes with their units and tick labels, and a legend that names the gain.
         assert!(
-            defaults.iter().all(|p| p.1 == defaults[0].1),
-            "{defaults:?}"
+            chart.contains("iteration") && chart.contains("Elo against the opponent"),
+            "{chart}"
         );
-        // A band per opponent: 2 upper ends (one point has none) and 3 lower ones.
-        let band = chart
-            .split("<polygon class=\"band\" points=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap();
-        assert_eq!(band.split_whitespace().count(), 5, "{band}");
-        assert!(chart.contains("class=\"band-defaults\""));
         assert!(
-            live.contains("latest against start at iteration 30: +30.0 [+10.0, +50.0] (32 pairs)"),
+            chart.contains("\n120\n") && chart.contains("\n+100\n"),
+            "tick labels: {chart}"
+        );
+        assert!(chart.contains("against start: gained so far"), "{chart}");
+        assert!(chart.contains("<polygon"), "the gain's band");
+        // The gain so far in words, per opponent.
+        assert_eq!(d.gained.len(), 2);
+        assert!(
+            live.contains("<p class=\"gained\" id=\"gained-start\">against start: gained +"),
+            "{live}"
+        );
+        assert!(
+            live.contains("(pooled 7 points, iterations 60-120)"),
+            "{live}"
+        );
+        assert!(
+            live.contains("latest against start at iteration 120: +"),
             "{live}"
         );
         assert_ne!(
@@ -868,10 +972,27 @@ mod tests {
         let json = serde_json::to_string(&d).unwrap();
         assert!(
             json.contains(
-                "\"track\":[{\"iteration\":10,\"against\":\"start\",\"pairs\":32,\"elo\":10.0"
+                "\"track\":[{\"iteration\":10,\"against\":\"start\",\"pairs\":32,\"elo\":"
             ),
             "{json}"
         );
+        assert!(
+            json.contains("\"gained\":[{\"against\":\"start\",\"elo\":"),
+            "{json}"
+        );
+    }
+
+    /// Issue 46: a finished run's Rate panel said "not enough samples yet".
+    #[test]
+    fn a_finished_run_says_why_it_has_no_rate() {
+        let mut d = detail(25);
+        d.rate_history.clear();
+        let running = run_page(&d, &d.version());
+        assert!(running.contains("not enough samples yet"));
+        d.summary.state = "finished".into();
+        let done = run_page(&d, &d.version());
+        assert!(!done.contains("not enough samples yet"), "{done}");
+        assert!(done.contains("the run is finished: no games are being played"));
     }
 
     #[test]

@@ -250,6 +250,7 @@ pub fn detail_of(
             .flatten()
             .map(model::TrackPoint::of)
             .collect(),
+        gained: model::GainView::of(l.track.as_deref().unwrap_or_default()),
         pentanomial: counts.pentanomial,
         wdl: [counts.wins, counts.draws, counts.losses],
         rate_history,

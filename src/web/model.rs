@@ -134,6 +134,8 @@ pub struct TrackPoint {
     pub elo: f64,
     pub low: Option<f64>,
     pub high: Option<f64>,
+    /// Pairs by θ's points in half-points: [0, 0.5, 1, 1.5, 2].
+    pub pentanomial: [u64; 5],
 }
 
 impl TrackPoint {
@@ -145,7 +147,79 @@ impl TrackPoint {
             elo: p.elo,
             low: p.low,
             high: p.high,
+            pentanomial: p.pentanomial,
         }
+    }
+
+    /// The curve's point again (without θ), for the chart.
+    pub fn point(&self) -> crate::spsa::track::Point {
+        use crate::spsa::track::{Against, Point};
+        Point {
+            point: 0,
+            iteration: self.iteration,
+            against: Against::parse(&self.against).unwrap_or_default(),
+            theta: Vec::new(),
+            pentanomial: self.pentanomial,
+            elo: self.elo,
+            low: self.low,
+            high: self.high,
+        }
+    }
+}
+
+/// "Gained so far" against one opponent (see [`crate::stats::gain`]): the pooled estimate of
+/// the last θ, and how it stood after each point (the trend the chart draws, at most
+/// [`TREND_POINTS`] of them, always with the last).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GainView {
+    /// `start` or `defaults`.
+    pub against: String,
+    pub elo: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Points pooled and the iterations they span.
+    pub points: usize,
+    pub from: u64,
+    pub to: u64,
+    /// `gained +12.3 [95%: +4.1, +20.0] (pooled 47 points, iterations 3000-6000)`.
+    pub text: String,
+    /// (iteration, Elo, low, high) after each point.
+    pub trend: Vec<(u64, f64, f64, f64)>,
+}
+
+/// The trend's entries a page carries at most.
+pub const TREND_POINTS: usize = 400;
+
+impl GainView {
+    /// Per opponent with points, start first.
+    pub fn of(points: &[crate::spsa::track::Point]) -> Vec<GainView> {
+        use crate::spsa::track::{self, Against};
+        [Against::Start, Against::Defaults]
+            .into_iter()
+            .filter_map(|against| {
+                let g = track::gained(points, against)?;
+                let all = track::gained_trend(points, against);
+                let step = all.len().div_ceil(TREND_POINTS).max(1);
+                let last = all.len().saturating_sub(1);
+                let trend = all
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % step == 0 || *i == last)
+                    .map(|(_, (i, g))| (*i, g.elo, g.low, g.high))
+                    .collect();
+                Some(GainView {
+                    against: against.name().to_string(),
+                    elo: g.elo,
+                    low: g.low,
+                    high: g.high,
+                    points: g.points,
+                    from: g.from,
+                    to: g.to,
+                    text: g.text(),
+                    trend,
+                })
+            })
+            .collect()
     }
 }
 
@@ -176,6 +250,8 @@ pub struct RunDetail {
     pub loss: Vec<LossPoint>,
     /// The live Elo curve, when the run measures one.
     pub track: Vec<TrackPoint>,
+    /// What the curve has gained so far, per opponent.
+    pub gained: Vec<GainView>,
     pub pentanomial: [u64; 5],
     /// Wins, draws, losses of θ+ against θ−.
     pub wdl: [u64; 3],

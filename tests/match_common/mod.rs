@@ -129,3 +129,24 @@ pub fn pgn_events_and_fens(path: &Path) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// A PGN file's games as words, in the order they were written, with what depends on when
+/// they were played left out: the Date tag and the comments (which carry search times). Two
+/// runs that played the same games give the same words.
+pub fn pgn_words_without_times(pgn: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(pgn).unwrap();
+    let mut words = String::new();
+    let mut depth = 0;
+    for line in text.lines().filter(|l| !l.starts_with("[Date ")) {
+        for c in line.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ if depth == 0 => words.push(c),
+                _ => {}
+            }
+        }
+        words.push('\n');
+    }
+    words.split_whitespace().map(str::to_string).collect()
+}
