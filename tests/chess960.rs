@@ -341,7 +341,14 @@ fn make_book() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = Command::new(env!("CARGO"))
         // `cargo test`'s profile, as in tests/standin: no second build of the library.
-        .args(["build", "--quiet", "--profile", "test", "--example", "make_book"])
+        .args([
+            "build",
+            "--quiet",
+            "--profile",
+            "test",
+            "--example",
+            "make_book",
+        ])
         .current_dir(root)
         // As in tests/standin: not the RUSTC_BOOTSTRAP=1 .ci/run gives the test binaries.
         .env_remove("RUSTC_BOOTSTRAP")

@@ -80,5 +80,8 @@ fn every_test_file_is_a_module_of_the_suite() {
             missing.push(name);
         }
     }
-    assert!(missing.is_empty(), "add `mod NAME;` to tests/suite.rs for {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "add `mod NAME;` to tests/suite.rs for {missing:?}"
+    );
 }
