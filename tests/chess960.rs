@@ -340,15 +340,7 @@ const STOCKFISH: &str = "/usr/games/stockfish";
 fn make_book() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = Command::new(env!("CARGO"))
-        // `cargo test`'s profile, as in tests/standin: no second build of the library.
-        .args([
-            "build",
-            "--quiet",
-            "--profile",
-            "test",
-            "--example",
-            "make_book",
-        ])
+        .args(["build", "--quiet", "--example", "make_book"])
         .current_dir(root)
         // As in tests/standin: not the RUSTC_BOOTSTRAP=1 .ci/run gives the test binaries.
         .env_remove("RUSTC_BOOTSTRAP")

@@ -27,12 +27,8 @@ pub fn standin() -> &'static str {
             // .ci/run gives the test binaries RUSTC_BOOTSTRAP=1 (for libtest's --report-time);
             // build scripts that watch it would make this cargo rebuild half the dependencies.
             .env_remove("RUSTC_BOOTSTRAP");
-        // The profile `cargo test` built it with: under `dev` cargo would build the library
-        // again for it (another profile's artifacts), a minute of a cold run.
         if profile == Some("release") {
             build.arg("--release");
-        } else {
-            build.args(["--profile", "test"]);
         }
         // Always ask cargo: it does nothing when the example is up to date.
         let status = build.status().expect("cargo runs");
