@@ -487,13 +487,16 @@ pub fn gained_trend(points: &[Point], against: Against) -> Vec<(u64, stats::gain
         .collect()
 }
 
-/// The points against `against` as (iteration, pentanomial), in order.
+/// The points against `against` as (iteration, pentanomial), by iteration (a shared run's
+/// points are in the order workers reported them).
 fn series(points: &[Point], against: Against) -> Vec<(u64, [u64; 5])> {
-    points
+    let mut series: Vec<(u64, [u64; 5])> = points
         .iter()
         .filter(|p| p.against == against)
         .map(|p| (p.iteration, p.pentanomial))
-        .collect()
+        .collect();
+    series.sort_by_key(|&(iteration, _)| iteration);
+    series
 }
 
 /// Why the stop rule ends the run after `points`, if it does: looks at the first opponent's

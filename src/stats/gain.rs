@@ -148,11 +148,14 @@ pub fn window(points: &[(u64, [u64; 5])]) -> usize {
 /// The pooled estimate from a curve's points, (iteration, pentanomial counts) in order, against
 /// one opponent. `None` before the first point with pairs.
 pub fn gained(points: &[(u64, [u64; 5])]) -> Option<Gain> {
-    let points: Vec<(u64, [u64; 5])> = points
+    let mut points: Vec<(u64, [u64; 5])> = points
         .iter()
         .copied()
         .filter(|(_, p)| p.iter().sum::<u64>() > 0)
         .collect();
+    // A shared run's points arrive in the order workers report them, not by iteration: the
+    // line is fitted over iterations, and the last point is the latest θ.
+    points.sort_by_key(|&(iteration, _)| iteration);
     let &(last, last_counts) = points.last()?;
     let k = window(&points);
     if k < MIN_FIT {
@@ -243,7 +246,7 @@ pub fn gained(points: &[(u64, [u64; 5])]) -> Option<Gain> {
         score: (var > 0.0).then(|| (level, var.sqrt(), df)),
         trend: Some({
             // Iterations per point (the last interval may be short), and Elo per unit of score.
-            let spacing = (last - pts[0].0) as f64 / (k - 1) as f64;
+            let spacing = last.saturating_sub(pts[0].0) as f64 / (k - 1) as f64;
             let scale = 10.0 * spacing * elo_per_score(level);
             Trend {
                 per_10_points: b * scale,
@@ -292,6 +295,30 @@ pub(crate) mod sim {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn points_reported_out_of_order_pool_as_if_in_order() {
+        // A shared run's workers report points in any order: the first point may come last.
+        let sorted: Vec<(u64, [u64; 5])> = (1..=12u64)
+            .map(|k| (k * 100, [1, 3, 8 + k % 3, 4, 2]))
+            .collect();
+        let mut shuffled = sorted.clone();
+        shuffled.rotate_left(1);
+        shuffled.swap(3, 7);
+        let (a, b) = (gained(&sorted).unwrap(), gained(&shuffled).unwrap());
+        assert_eq!(
+            (a.elo, a.low, a.high, a.from, a.to),
+            (b.elo, b.low, b.high, b.from, b.to)
+        );
+        assert_eq!(b.to, 1200);
+        // Only the first point, and only it reported last, with others before it.
+        let early_last = [
+            (500, [1, 2, 3, 2, 1]),
+            (600, [1, 2, 3, 2, 1]),
+            (100, [1, 2, 3, 2, 1]),
+        ];
+        assert_eq!(gained(&early_last).unwrap().to, 600);
+    }
+
     use super::*;
 
     /// The first point a run would stop at (index), or `None`.
