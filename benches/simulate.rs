@@ -5,6 +5,13 @@
 //! end to end (`conf/simul_8var.conf`, its Concurrency 4, θ log included). Prints medians and
 //! ratios, and whether the binary meets issue 20's target of 3 M iterations/s.
 //!
+//! Then issue 45's wide runs through the binary (first, `-- --wide-only` for them alone,
+//! `-- --narrow-only` to skip them): `spsa run` of a simulated 5,000-variable file for 20,000
+//! iterations by the SPSA_BASELINE binary (the θ log of before, when given) and by ours, and
+//! of 50,000 variables for 30,000 iterations by ours, side by side: the files' sizes, peak RSS,
+//! iterations/s, `spsa report` and `--plot` seconds, and a run killed with SIGKILL half way and
+//! resumed, whose θ must be the uninterrupted run's bit for bit.
+//!
 //! `cargo bench --bench simulate` (add `-- --quick` for a shorter run). With
 //! `SPSA_BASELINE=/path/to/an/older/spsa`, that binary runs the same command in alternating
 //! rounds and the ratio of the two is printed: before/after from one run.
@@ -187,6 +194,12 @@ fn binaries(rounds: usize, n: u64) -> Binaries {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    if !std::env::args().any(|a| a == "--narrow-only") {
+        wide(quick);
+    }
+    if std::env::args().any(|a| a == "--wide-only") {
+        return;
+    }
     let load_before = load();
     let (n, rounds) = if quick { (200_000, 3) } else { (1_000_000, 7) };
     let vars = vars::parse(VARS, Path::new("vars/simul_8var.var")).unwrap();
@@ -257,5 +270,235 @@ fn main() {
         bins.wall / 3.0e6,
         met(bins.cpu),
         bins.cpu / 3.0e6
+    );
+}
+
+/// A simulated variables file of `n` variables (fixed pseudo-random starts, steps and weights).
+fn wide_vars(n: usize) -> String {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = String::with_capacity(n * 32);
+    for i in 0..n {
+        let start = next() % 201;
+        let c_end = [4, 8, 10][(next() % 3) as usize];
+        let elo = ["0", "0.5", "1", "2"][(next() % 4) as usize];
+        out.push_str(&format!("v{i},{start},0,200,{c_end},0.002,{elo}\n"));
+    }
+    out
+}
+
+/// A child's wall seconds and peak resident memory (KB), and whether it succeeded.
+fn measured(cmd: &mut Command) -> (f64, u64, bool) {
+    let t = Instant::now();
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start spsa");
+    let (mut status, mut usage): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    // SAFETY: wait4 writes only the status and usage it is given.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert!(pid > 0, "wait4");
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (t.elapsed().as_secs_f64(), usage.ru_maxrss as u64, ok)
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// θ as a checkpoint holds it (its `#: theta = [...]` line, which round-trips every bit).
+fn checkpoint_theta(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("#: theta = "))
+        .unwrap()
+        .to_string()
+}
+
+struct Wide {
+    label: String,
+    log: u64,
+    checkpoint: u64,
+    rss_kb: u64,
+    rate: f64,
+    report: f64,
+    plot: f64,
+    resumed_exact: Option<bool>,
+}
+
+/// One wide run by `binary` in `dir`: the run, then `spsa report`, then `--plot`; with `kill`,
+/// a second run killed with SIGKILL half way and resumed, compared with the first.
+fn wide_run(binary: &Path, dir: &Path, vars: usize, iterations: u64, kill: bool) -> Wide {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("w.var"), wide_vars(vars)).unwrap();
+    let toml = format!(
+        "simulate = true\nvariables = \"w.var\"\nlog = \"w.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 7\n",
+        iterations / 10
+    );
+    std::fs::write(dir.join("w.toml"), &toml).unwrap();
+    let (secs, rss_kb, ok) = measured(
+        Command::new(binary)
+            .args(["run", "w.toml"])
+            .current_dir(dir),
+    );
+    assert!(ok, "{} run failed", binary.display());
+    let (report, _, ok) = measured(
+        Command::new(binary)
+            .args(["report", "w.log"])
+            .current_dir(dir),
+    );
+    assert!(ok, "report failed");
+    let (plot, _, ok) = measured(
+        Command::new(binary)
+            .args(["report", "w.log", "--plot", "w.svg"])
+            .current_dir(dir),
+    );
+    assert!(ok, "plot failed");
+    let resumed_exact = kill.then(|| {
+        let again = dir.join("again");
+        std::fs::create_dir_all(&again).unwrap();
+        std::fs::copy(dir.join("w.var"), again.join("w.var")).unwrap();
+        std::fs::write(again.join("w.toml"), &toml).unwrap();
+        let mut child = Command::new(binary)
+            .args(["run", "w.toml"])
+            .current_dir(&again)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let ck = again.join("w.checkpoint.var");
+        loop {
+            let text = std::fs::read_to_string(&ck).unwrap_or_default();
+            let applied: u64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("#: applied = "))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            if applied >= iterations / 2 {
+                break;
+            }
+            assert!(child.try_wait().unwrap().is_none(), "ended before half way");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let (_, _, ok) = measured(
+            Command::new(binary)
+                .args(["run", "w.toml", "--resume"])
+                .current_dir(&again),
+        );
+        assert!(ok, "resume failed");
+        checkpoint_theta(&ck) == checkpoint_theta(&dir.join("w.checkpoint.var"))
+            && std::fs::read(again.join("w.log")).unwrap()
+                == std::fs::read(dir.join("w.log")).unwrap()
+    });
+    Wide {
+        label: format!("{vars} vars × {iterations} it"),
+        log: size(&dir.join("w.log")),
+        checkpoint: size(&dir.join("w.checkpoint.var")),
+        rss_kb,
+        rate: iterations as f64 / secs,
+        report,
+        plot,
+        resumed_exact,
+    }
+}
+
+/// Issue 45's figures: the θ log of before (SPSA_BASELINE) and ours, side by side.
+fn wide(quick: bool) {
+    let load_before = load();
+    let dir = tempfile::tempdir().unwrap();
+    let ours = Path::new(env!("CARGO_BIN_EXE_spsa"));
+    let (narrow_n, wide_n) = if quick {
+        (2_000, 3_000)
+    } else {
+        (20_000, 30_000)
+    };
+    let mut runs = Vec::new();
+    if let Some(baseline) = std::env::var_os("SPSA_BASELINE").map(PathBuf::from) {
+        let mut w = wide_run(&baseline, &dir.path().join("old"), 5_000, narrow_n, false);
+        w.label = format!("before: {}", w.label);
+        runs.push(w);
+        let _ = std::fs::remove_dir_all(dir.path().join("old"));
+    }
+    let mut w = wide_run(ours, &dir.path().join("new5"), 5_000, narrow_n, false);
+    w.label = format!("ours: {}", w.label);
+    runs.push(w);
+    let mut w = wide_run(ours, &dir.path().join("new50"), 50_000, wide_n, true);
+    w.label = format!("ours: {}", w.label);
+    runs.push(w);
+    println!(
+        "wide simulated runs (`spsa run`, Concurrency 1, seed 7; load {load_before} → {})",
+        load()
+    );
+    println!(
+        "{:<32} {:>12} {:>12} {:>9} {:>9} {:>9} {:>8} {:>9}",
+        "run", "θ log", "checkpoint", "RSS", "it/s", "report", "--plot", "kill -9"
+    );
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    for w in &runs {
+        println!(
+            "{:<32} {:>12} {:>12} {:>9} {:>9.0} {:>8.2}s {:>7.2}s {:>9}",
+            w.label,
+            mb(w.log),
+            mb(w.checkpoint),
+            mb(w.rss_kb * 1024),
+            w.rate,
+            w.report,
+            w.plot,
+            match w.resumed_exact {
+                Some(true) => "exact",
+                Some(false) => "DIFFERS",
+                None => "-",
+            }
+        );
+    }
+    if let [old, new, ..] = &runs[..]
+        && old.label.starts_with("before")
+    {
+        println!(
+            "5,000 variables, ours vs before: θ log {:.4}×, RSS {:.2}×, it/s {:.2}×, report {:.2}×, plot {:.2}×",
+            new.log as f64 / old.log as f64,
+            new.rss_kb as f64 / old.rss_kb as f64,
+            new.rate / old.rate,
+            new.report / old.report,
+            new.plot / old.plot
+        );
+    }
+    let big = runs.last().unwrap();
+    let files = big.log + big.checkpoint;
+    println!(
+        "issue 45 targets at 50,000 variables ({}): files {} ≤ 200 MB {}; RSS {} ≤ 1 GB {}; {:.0} it/s ≥ 1,000 {}; report {:.1} s ≤ 10 s {}; plot {:.1} s ≤ 30 s {}; kill -9 + resume {}",
+        big.label,
+        mb(files),
+        if files <= 200_000_000 {
+            "met"
+        } else {
+            "NOT met"
+        },
+        mb(big.rss_kb * 1024),
+        if big.rss_kb * 1024 <= 1 << 30 {
+            "met"
+        } else {
+            "NOT met"
+        },
+        big.rate,
+        if big.rate >= 1000.0 { "met" } else { "NOT met" },
+        big.report,
+        if big.report <= 10.0 { "met" } else { "NOT met" },
+        big.plot,
+        if big.plot <= 30.0 { "met" } else { "NOT met" },
+        if big.resumed_exact == Some(true) {
+            "exact"
+        } else {
+            "NOT exact"
+        },
     );
 }

@@ -30,8 +30,7 @@ fn interrupt(child: &Child) {
 
 /// The θ log's rows as numbers, header dropped.
 fn rows(path: &Path) -> Vec<Vec<f64>> {
-    std::fs::read_to_string(path)
-        .unwrap()
+    run_common::log_text(path)
         .lines()
         .skip(1)
         .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
@@ -151,7 +150,7 @@ fn a_shared_run_goes_on_with_an_added_and_a_dropped_variable_exactly() {
     // The owner's files: every result once, its θ log with z at its start before the change.
     let log = dir.path().join("t.log");
     assert_eq!(log_iterations(&log), (1..=n as u64).collect::<Vec<_>>());
-    let header = std::fs::read_to_string(&log).unwrap();
+    let header = run_common::log_text(&log);
     assert!(
         header.lines().next().unwrap().ends_with(",x,y,z"),
         "{header}"
@@ -161,11 +160,11 @@ fn a_shared_run_goes_on_with_an_added_and_a_dropped_variable_exactly() {
 
     // A re-attach without the local checkpoint (a machine without the run's files: what is
     // there is kept as a backup) writes the same θ log from the database.
-    let written = std::fs::read_to_string(&log).unwrap();
+    let written = std::fs::read(&log).unwrap();
     std::fs::remove_file(dir.path().join("t.checkpoint.var")).unwrap();
     let again = spsa_in(dir.path(), &["run", "t.toml", "--db", &db.url, "--resume"]);
     assert!(again.status.success(), "{}", text(&again.stderr));
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), written);
+    assert_eq!(std::fs::read(&log).unwrap(), written);
 }
 
 #[test]

@@ -213,7 +213,7 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
     }
 
     // Re-attached without the files (as on another machine), the curve is rebuilt bit for bit.
-    let log = std::fs::read_to_string(d.join("t.log")).unwrap();
+    let log = std::fs::read(d.join("t.log")).unwrap();
     for f in ["t.log", "t.track.csv", "t.checkpoint.var"] {
         std::fs::remove_file(d.join(f)).unwrap();
     }
@@ -223,7 +223,7 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&track).unwrap(), text_of);
-    assert_eq!(std::fs::read_to_string(d.join("t.log")).unwrap(), log);
+    assert_eq!(std::fs::read(d.join("t.log")).unwrap(), log);
 }
 
 #[test]
@@ -281,7 +281,7 @@ fn a_resume_with_another_track_is_refused() {
     owner.wait().unwrap();
     let toml = std::fs::read_to_string(d.join("t.toml")).unwrap();
     std::fs::write(d.join("t.toml"), toml.replace("pairs = 16", "pairs = 20")).unwrap();
-    let before = std::fs::read_to_string(d.join("t.log")).unwrap();
+    let before = std::fs::read(d.join("t.log")).unwrap();
     let out = spsa_in(
         d,
         &["run", "t.toml", "--db", &db.url, "--no-play", "--resume"],
@@ -292,7 +292,7 @@ fn a_resume_with_another_track_is_refused() {
         "{}",
         text(&out.stderr)
     );
-    assert_eq!(std::fs::read_to_string(d.join("t.log")).unwrap(), before);
+    assert_eq!(std::fs::read(d.join("t.log")).unwrap(), before);
 }
 
 /// Each game of a PGN file: its Event and FEN tags.

@@ -193,7 +193,7 @@ fn init_writes_a_ready_config_that_runs() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let log = std::fs::read_to_string(d.join("logs/tune.log")).unwrap();
+    let log = crate::run_common::log_text(&d.join("logs/tune.log"));
     assert_eq!(log.lines().count(), 1 + 4, "{log}");
     assert!(stdout(&o).contains("verdict"), "{}", stdout(&o));
 

@@ -503,7 +503,7 @@ fn verify_a_tiny_run() {
     assert!(stdout(&o).contains("verify: tuned ("));
 
     // --iteration K: the θ log's row K is the tuned side, rounded.
-    let log = std::fs::read_to_string(d.join("t.log")).unwrap();
+    let log = crate::run_common::log_text(&d.join("t.log"));
     let row: Vec<f64> = log
         .lines()
         .find(|l| l.starts_with("2,"))

@@ -99,7 +99,7 @@ fn local_search_keeps_the_run_files() {
     // Every pass row has a validation loss.
     assert!(loss.lines().all(|r| !r.ends_with(',')), "{loss}");
     // The checkpoint's θ is the last θ-log row; the run is finished, a resume does nothing.
-    let log = std::fs::read_to_string(d.join("run.log")).unwrap();
+    let log = run_common::log_text(&d.join("run.log"));
     let ck = std::fs::read_to_string(d.join("run.checkpoint.var")).unwrap();
     if let Some(last) = log.lines().skip(1).last() {
         let knight = last.split(',').nth(1).unwrap();

@@ -271,7 +271,7 @@ fn local_run_refits_k_fitted_at_a_bad_start(train: &LabelledPositions) {
         )
     };
     let last_row = |log: &str| -> Vec<f64> {
-        let text = std::fs::read_to_string(d.join(log)).unwrap();
+        let text = run_common::log_text(&d.join(log));
         let row = text.lines().last().unwrap().to_string();
         row.split(',').skip(1).map(|x| x.parse().unwrap()).collect()
     };

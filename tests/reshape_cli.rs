@@ -34,6 +34,9 @@ fn after_first_part(first: u64, total: u64, vars: &str) -> tempfile::TempDir {
 }
 
 fn read(dir: &Path, file: &str) -> String {
+    if file.ends_with(".log") {
+        return run_common::log_text(&dir.join(file));
+    }
     std::fs::read_to_string(dir.join(file)).unwrap()
 }
 

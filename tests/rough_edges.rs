@@ -301,8 +301,7 @@ fn run_ok(config: &Path, extra: &[&str]) {
 
 /// The θ log's rows as numbers.
 fn rows(log: &Path) -> Vec<Vec<f64>> {
-    std::fs::read_to_string(log)
-        .unwrap()
+    crate::run_common::log_text(log)
         .lines()
         .skip(1)
         .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
@@ -340,9 +339,9 @@ fn an_extended_run_continues_along_the_same_gain_curves() {
     let config = simulated(one.path(), &text(None), n);
     run_ok(&config, &[]);
     let log = one.path().join("x.log");
-    let first = std::fs::read_to_string(&log).unwrap();
+    let first = crate::run_common::log_text(&log);
     run_ok(&config, &["--resume", "--iterations", &n2.to_string()]);
-    let extended = std::fs::read_to_string(&log).unwrap();
+    let extended = crate::run_common::log_text(&log);
     assert!(extended.starts_with(&first), "nothing applied changes");
     assert_eq!(rows(&log).len() as u64, n2);
     let checkpoint = std::fs::read_to_string(one.path().join("x.checkpoint.var")).unwrap();
@@ -364,7 +363,7 @@ fn an_extended_run_continues_along_the_same_gain_curves() {
     run_ok(&config, &["--resume"]);
     run_ok(&config, &["--resume", "--iterations", &n2.to_string()]);
     assert_eq!(
-        std::fs::read_to_string(two.path().join("x.log")).unwrap(),
+        crate::run_common::log_text(&two.path().join("x.log")),
         extended,
         "resuming an extended run is exact"
     );

@@ -137,7 +137,7 @@ fn refuses_to_overwrite_then_resumes_or_starts_fresh() {
     let dir = setup(&conf(300), VARS);
     let first = run(dir.path(), &["run", "t.conf", "--seed", "3"]);
     assert!(first.status.success(), "{}", stderr(&first));
-    let log = std::fs::read_to_string(dir.path().join("logs/t.log")).unwrap();
+    let log = run_common::log_text(&dir.path().join("logs/t.log"));
     assert_eq!(log.lines().count(), 301);
 
     let again = run(dir.path(), &["run", "t.conf", "--seed", "3"]);
@@ -149,7 +149,7 @@ fn refuses_to_overwrite_then_resumes_or_starts_fresh() {
     );
     assert!(err.contains("--resume") && err.contains("--fresh"), "{err}");
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("logs/t.log")).unwrap(),
+        run_common::log_text(&dir.path().join("logs/t.log")),
         log,
         "log untouched"
     );
@@ -161,11 +161,11 @@ fn refuses_to_overwrite_then_resumes_or_starts_fresh() {
     let fresh = run(dir.path(), &["run", "t.conf", "--fresh", "--seed", "3"]);
     assert!(fresh.status.success());
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("logs/t.log.bak")).unwrap(),
+        run_common::log_text(&dir.path().join("logs/t.log.bak")),
         log
     );
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("logs/t.log")).unwrap(),
+        run_common::log_text(&dir.path().join("logs/t.log")),
         log,
         "same seed, same run"
     );

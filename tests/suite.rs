@@ -40,6 +40,7 @@ mod gradient_run;
 mod gradient_uci;
 mod heldout_openings;
 mod init_cli;
+mod log_formats;
 mod match_faults;
 mod match_real;
 mod match_sparring;

@@ -222,7 +222,7 @@ fn resume_after_a_kill_plays_exactly_the_missing_iterations() {
     }
     assert!(tuner.state().finished);
     assert_eq!(tuner.state().applied, N);
-    let log = std::fs::read_to_string(dir.path().join("t.log")).unwrap();
+    let log = crate::run_common::log_text(&dir.path().join("t.log"));
     assert_eq!(log.lines().count() as u64, N + 1, "one row per iteration");
     for (line, n) in game_lines(&pgn) {
         assert_eq!(n, 1, "{line} written {n} times");
@@ -253,7 +253,7 @@ fn records_of_iterations_the_checkpoint_does_not_hold_never_survive_a_kill() {
     assert_eq!(lines.len() as u64, 2 * N);
     assert!(lines.values().all(|&n| n == 1), "{lines:?}");
     assert_eq!(tuner.state().applied, N);
-    let log = std::fs::read_to_string(dir.path().join("t.log")).unwrap();
+    let log = crate::run_common::log_text(&dir.path().join("t.log"));
     assert_eq!(log.lines().count() as u64, N + 1, "one θ row per iteration");
 }
 

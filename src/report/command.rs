@@ -70,6 +70,9 @@ pub fn run(req: &ReportRequest) -> Result<()> {
             if let Some(points) = &loaded.track {
                 crate::out!("{}", elo_curve::table(points))?;
             }
+            if let Some(format) = loaded.log.as_ref().and_then(|h| h.format) {
+                crate::outln!("θ log {}: {}", paths.log.display(), format.describe())?;
+            }
         }
         f => crate::out!("{}", export::render(f, &ck.vars, &st.theta, req.decimals))?,
     }

@@ -7,11 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::config::{Config, default_checkpoint};
 use crate::report::ReportError;
 use crate::tuner::checkpoint::{self, Checkpoint, RunState};
+use crate::tuner::replay::{Format, LogReader, MAGIC};
 use crate::vars::Variable;
 
 /// The files of one run.
@@ -74,7 +75,7 @@ fn is_checkpoint(path: &Path) -> Result<bool> {
         if line.starts_with("#:") {
             return Ok(true);
         }
-        if line.starts_with("iteration,") {
+        if line.starts_with("iteration,") || line.as_bytes().starts_with(&MAGIC[..16]) {
             return Ok(false);
         }
     }
@@ -131,6 +132,10 @@ pub struct History {
     pub iterations: Vec<u64>,
     /// `values[i][row]`: variable i's θ after that row's update.
     pub values: Vec<Vec<f64>>,
+    /// The log's form (`None`: a history not read from a file).
+    pub format: Option<Format>,
+    /// Rows in the log (more than [`History::rows`] when only some were read).
+    pub log_rows: usize,
 }
 
 impl History {
@@ -138,121 +143,74 @@ impl History {
         self.iterations.len()
     }
 
-    /// Read a θ log with a header row. Rows that do not parse (a half-written last row) end the
-    /// reading.
+    /// Read a θ log of any form (see [`LogReader`]), every row when there are at most
+    /// [`HISTORY_VALUES`] values in all, else the rows where θ is stored whole (a format-2
+    /// log's snapshots) and the last, thinned evenly to that many values.
     pub fn read(path: &Path) -> Result<History> {
         History::read_named(path, None)
     }
 
-    /// Read a θ log of either form; `names` (in variables-file order) name the columns of a
-    /// classic log, which has no header row.
+    /// [`History::read`]; `names` (in variables-file order) name the columns of a classic log,
+    /// which has no header row.
     pub fn read_named(path: &Path, names: Option<&[String]>) -> Result<History> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| ReportError(format!("{}: cannot read θ log: {e}", path.display())))?;
-        History::parse_named(&bytes, path, names)
+        let reader = LogReader::open(path, names)?;
+        History::sampled(&reader, HISTORY_VALUES)
     }
 
     pub fn parse(bytes: &[u8], path: &Path) -> Result<History> {
-        History::parse_named(bytes, path, None)
+        History::sampled(
+            &LogReader::parse(bytes.to_vec(), path, None)?,
+            HISTORY_VALUES,
+        )
     }
 
-    pub fn parse_named(bytes: &[u8], path: &Path, names: Option<&[String]>) -> Result<History> {
-        let bytes = crate::textfile::strip_bom(bytes);
-        let header_end = bytes
-            .iter()
-            .position(|&b| b == b'\n')
-            .unwrap_or(bytes.len());
-        if is_classic_row(&bytes[..header_end]) {
-            let Some(names) = names else {
-                return Err(ReportError(format!(
-                    "{}: a θ log without a header row (the classic tool's); pass --config CONF so the names come from its variables file",
-                    path.display()
-                ))
-                .into());
-            };
-            let columns = bytes[..header_end].split(|&b| b == b',').count() - 1;
-            if columns != names.len() {
-                return Err(ReportError(format!(
-                    "{}:1: {columns} value columns, but the variables file has {} variables",
-                    path.display(),
-                    names.len()
-                ))
-                .into());
+    /// The rows of `reader`, at most `cap` values in all (see [`History::read`]).
+    pub fn sampled(reader: &LogReader, cap: usize) -> Result<History> {
+        let n = reader.names.len().max(1);
+        let total = reader.rows();
+        let wanted: Vec<usize> = if total.saturating_mul(n) <= cap {
+            (0..total).collect()
+        } else {
+            let mut rows = reader.cheap_rows();
+            if let Some(last) = total.checked_sub(1)
+                && rows.last() != Some(&last)
+            {
+                rows.push(last);
             }
-            return Ok(History::from_rows(names.to_vec(), bytes));
-        }
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(&bytes[..header_end]);
-        let header = reader
-            .records()
-            .next()
-            .transpose()
-            .with_context(|| format!("{}: bad θ log header", path.display()))?
-            .unwrap_or_default();
-        if header.get(0) != Some("iteration") {
-            return Err(ReportError(format!(
-                "{}: not a θ log (the first line should start with `iteration,`)",
-                path.display()
-            ))
-            .into());
-        }
-        let names: Vec<String> = header.iter().skip(1).map(str::to_string).collect();
-        let body = bytes.get(header_end + 1..).unwrap_or_default();
-        Ok(History::from_rows(names, body))
-    }
-
-    /// The rows of `body` (no header), one column per name, up to the first that does not parse.
-    fn from_rows(names: Vec<String>, body: &[u8]) -> History {
-        let n = names.len();
-        let mut history = History {
-            values: vec![Vec::new(); n],
-            names,
-            iterations: Vec::new(),
+            thin(rows, (cap / n).max(2))
         };
-        let mut row = vec![0.0f64; n];
-        // Only complete lines (ending in '\n') count: a live log may end mid-row.
-        let mut rest = body;
-        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
-            let line = &rest[..end];
-            rest = &rest[end + 1..];
-            let Some(iteration) = parse_row(line, &mut row) else {
-                break;
-            };
-            history.iterations.push(iteration);
-            for (column, &v) in history.values.iter_mut().zip(&row) {
+        let mut history = History {
+            values: vec![Vec::with_capacity(wanted.len()); reader.names.len()],
+            names: reader.names.clone(),
+            iterations: Vec::with_capacity(wanted.len()),
+            format: Some(reader.format),
+            log_rows: total,
+        };
+        reader.replay(&wanted, |_, label, theta| {
+            history.iterations.push(label);
+            for (column, &v) in history.values.iter_mut().zip(theta) {
                 column.push(v);
             }
-        }
-        history
+            Ok(())
+        })?;
+        Ok(history)
     }
 }
 
-/// A classic log line: an iteration number, then at least one number, no header words.
-fn is_classic_row(line: &[u8]) -> bool {
-    let Ok(line) = std::str::from_utf8(line) else {
-        return false;
-    };
-    let mut fields = line.split(',');
-    fields
-        .next()
-        .is_some_and(|f| f.trim().parse::<u64>().is_ok())
-        && line.contains(',')
-        && fields.all(|f| f.trim().parse::<f64>().is_ok())
-}
+/// Values a [`History`] holds at most (64 MB of θ): a report of 50,000 variables keeps 160 rows.
+pub const HISTORY_VALUES: usize = 8_000_000;
 
-/// Parse `iteration,θ1,…,θn` into `row`; `None` if the line is not exactly that.
-fn parse_row(line: &[u8], row: &mut [f64]) -> Option<u64> {
-    let line = std::str::from_utf8(line).ok()?;
-    let mut fields = line.split(',');
-    let iteration = fields.next()?.trim().parse::<u64>().ok()?;
-    for slot in row.iter_mut() {
-        *slot = fields.next()?.trim().parse::<f64>().ok()?;
+/// At most `most` of `rows` (ascending), evenly spread, the first and the last kept.
+fn thin(rows: Vec<usize>, most: usize) -> Vec<usize> {
+    if rows.len() <= most {
+        return rows;
     }
-    if fields.next().is_some() {
-        return None;
-    }
-    Some(iteration)
+    let last = rows.len() - 1;
+    let mut out: Vec<usize> = (0..most)
+        .map(|j| rows[j * last / (most - 1).max(1)])
+        .collect();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]

@@ -69,10 +69,28 @@ struct Series {
     points: Vec<(f64, f64)>,
 }
 
+/// Variables a plot draws at most: past that, the ones that moved most in units of c_end
+/// (and its title says so).
+pub const PLOT_VARS: usize = 24;
+
+/// The variables to draw: every one, or the [`PLOT_VARS`] whose last θ in `log` is farthest
+/// from the start in units of c_end.
+pub fn plotted(ck: &Checkpoint, log: &History) -> Vec<usize> {
+    let n = ck.vars.len();
+    if n <= PLOT_VARS {
+        return (0..n).collect();
+    }
+    let drift = ck.vars.iter().enumerate().map(|(i, v)| {
+        let last = log.values.get(i).and_then(|c| c.last()).copied();
+        (last.unwrap_or(ck.state.theta[i]) - ck.state.start[i]) / v.c_end
+    });
+    super::status::most_moved(drift, PLOT_VARS)
+}
+
 fn series(ck: &Checkpoint, log: &History, normalized: bool) -> Vec<Series> {
-    ck.vars
-        .iter()
-        .enumerate()
+    plotted(ck, log)
+        .into_iter()
+        .map(|i| (i, &ck.vars[i]))
         .map(|(i, v)| {
             let start = ck.state.start[i];
             let f = |x: f64| {
@@ -151,8 +169,14 @@ pub fn draw(
 
 fn file_title(ck: &Checkpoint, log: &History, log_name: &Path) -> String {
     let last = log.iterations.last().copied().unwrap_or(0);
+    let n = ck.vars.len();
+    let which = if n > PLOT_VARS {
+        format!(" (the {PLOT_VARS} of {n} variables that moved most in units of c_end)")
+    } else {
+        String::new()
+    };
     format!(
-        "{}: iteration {last} of {}",
+        "{}: iteration {last} of {}{which}",
         log_name
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -427,8 +427,16 @@ pub fn render(status: &Status, fraction: f64) -> String {
         "limit/c_k",
         "settled",
     ];
-    let rows: Vec<Vec<String>> = status
-        .vars
+    // Many variables: the ones that moved most, and a summary of the rest.
+    let shown: Vec<&VarStatus> = if status.vars.len() > TABLE_VARS {
+        most_moved(status.vars.iter().map(|v| v.drift_c_end), TABLE_VARS)
+            .into_iter()
+            .map(|i| &status.vars[i])
+            .collect()
+    } else {
+        status.vars.iter().collect()
+    };
+    let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|v| {
             let (slope, change, limit, settled) = match v.trend {
@@ -458,6 +466,9 @@ pub fn render(status: &Status, fraction: f64) -> String {
         })
         .collect();
     out.push_str(&table(&header, &rows));
+    if shown.len() < status.vars.len() {
+        out.push_str(&rest_summary(status, &shown));
+    }
     let noise = match status.signals {
         SignalSource::Games => "game-result noise",
         SignalSource::Losses => "the iterations' loss differences",
@@ -472,9 +483,71 @@ pub fn render(status: &Status, fraction: f64) -> String {
     out
 }
 
+/// Variables the report's table shows at most: past that, the ones that moved most (in units
+/// of c_end) and a summary of the rest.
+pub const TABLE_VARS: usize = 40;
+
+/// The indices of the `most` values of `drift` largest in size (NaN last), largest first; ties
+/// in the variables' order.
+pub fn most_moved(drift: impl Iterator<Item = f64>, most: usize) -> Vec<usize> {
+    let size = |d: f64| if d.is_nan() { -1.0 } else { d.abs() };
+    let mut order: Vec<(f64, usize)> = drift.enumerate().map(|(i, d)| (size(d), i)).collect();
+    let by = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if order.len() > most && most > 0 {
+        order.select_nth_unstable_by(most - 1, by);
+        order.truncate(most);
+    }
+    order.sort_unstable_by(by);
+    order.truncate(most);
+    order.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The line under a table that shows only the variables that moved most: how far the others
+/// moved, and their verdicts.
+fn rest_summary(status: &Status, shown: &[&VarStatus]) -> String {
+    let shown_names: std::collections::HashSet<&str> =
+        shown.iter().map(|v| v.name.as_str()).collect();
+    let rest: Vec<&VarStatus> = status
+        .vars
+        .iter()
+        .filter(|v| !shown_names.contains(v.name.as_str()))
+        .collect();
+    let mut drift: Vec<f64> = rest.iter().map(|v| v.drift_c_end.abs()).collect();
+    drift.sort_by(f64::total_cmp);
+    let median = drift.get(drift.len() / 2).copied().unwrap_or(0.0);
+    let most = drift.last().copied().unwrap_or(0.0);
+    let mut verdicts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for v in &rest {
+        *verdicts
+            .entry(v.trend.map_or("no trend", |t| t.verdict.word()))
+            .or_default() += 1;
+    }
+    let verdicts: Vec<String> = verdicts
+        .iter()
+        .map(|(word, n)| format!("{n} {word}"))
+        .collect();
+    format!(
+        "the {} variables that moved most in units of c_end, of {}; the other {}: |drift/c_end| at most {} (median {}); settled: {}. `--format csv` lists every variable.\n",
+        shown.len(),
+        status.vars.len(),
+        rest.len(),
+        format_value(most, 2),
+        format_value(median, 2),
+        verdicts.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn most_moved_are_the_largest_drifts_in_size_largest_first() {
+        let drift = [0.5, -3.0, f64::NAN, 2.0, -0.1, 3.0];
+        assert_eq!(most_moved(drift.into_iter(), 3), [1, 5, 3]);
+        assert_eq!(most_moved(drift.into_iter(), 10), [1, 5, 3, 0, 4, 2]);
+        assert!(most_moved(drift.into_iter(), 0).is_empty());
+    }
 
     #[test]
     fn windows_and_slopes() {

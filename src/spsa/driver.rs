@@ -283,10 +283,7 @@ impl Driver {
                 });
             }
         };
-        // δ drawn again from the iteration's stream, as the trial drew it.
-        let mut rng = self.rng_for(k);
-        let delta = signs(&mut rng, self.spsa.len());
-        self.spsa.apply_at(&mut self.theta, f, delta, signal);
+        step(&self.spsa, self.seed, &mut self.theta, f, signal);
         self.applied += 1;
         Ok(())
     }
@@ -308,6 +305,15 @@ impl Driver {
     fn rng_for(&self, k: u64) -> IterationRng {
         IterationRng::new(self.seed, k)
     }
+}
+
+/// One update, as the driver applies it and as a θ log replays it: iteration `f.k`'s signs
+/// drawn again from its stream (as its trial drew them), then θ += a_k/c_k·signal·δ, clipped.
+/// The one place this arithmetic is written, so a replay is the run's θ bit for bit.
+pub fn step(spsa: &Spsa, seed: u64, theta: &mut [f64], f: Factors, signal: f64) {
+    let mut rng = IterationRng::new(seed, f.k);
+    let delta = signs(&mut rng, spsa.len());
+    spsa.apply_at(theta, f, delta, signal);
 }
 
 /// SplitMix64 keyed by (run seed, iteration): iteration k's own reproducible stream.

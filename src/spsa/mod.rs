@@ -303,6 +303,102 @@ impl Spsa {
     }
 }
 
+impl Spsa {
+    /// The optimizer as bytes (little-endian; every constant bit for bit), for a θ log that
+    /// replays its updates: [`Spsa::decode`] gives back the same arithmetic.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let s = &self.schedule;
+        out.extend_from_slice(&s.iterations.to_le_bytes());
+        for x in [s.a, s.alpha, s.gamma] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.len() as u64).to_le_bytes());
+        for column in [&self.c, &self.a, &self.min, &self.max] {
+            for x in column.iter() {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        match &self.parts {
+            None => out.push(0),
+            Some(parts) => {
+                out.push(1);
+                for p in parts {
+                    let (tag, after, curve) = match *p {
+                        Part::Always => (0u8, 0, 0),
+                        Part::After { after, curve } => (1, after, curve),
+                        Part::Held => (2, 0, 0),
+                    };
+                    out.push(tag);
+                    out.extend_from_slice(&after.to_le_bytes());
+                    out.extend_from_slice(&curve.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// The optimizer [`Spsa::encode`] wrote at the start of `bytes`, and the bytes after it;
+    /// `None` if they are not one.
+    pub fn decode(bytes: &[u8]) -> Option<(Spsa, &[u8])> {
+        let mut at = 0usize;
+        let mut word = || -> Option<[u8; 8]> {
+            let w = bytes.get(at..at + 8)?.try_into().ok()?;
+            at += 8;
+            Some(w)
+        };
+        let iterations = u64::from_le_bytes(word()?);
+        let [a, alpha, gamma] = [
+            f64::from_le_bytes(word()?),
+            f64::from_le_bytes(word()?),
+            f64::from_le_bytes(word()?),
+        ];
+        let n = usize::try_from(u64::from_le_bytes(word()?)).ok()?;
+        if n > bytes.len() / 32 {
+            return None;
+        }
+        let mut column =
+            || -> Option<Vec<f64>> { (0..n).map(|_| word().map(f64::from_le_bytes)).collect() };
+        let (c, a_i, min, max) = (column()?, column()?, column()?, column()?);
+        let mut rest = bytes.get(at..)?;
+        let (&flag, tail) = rest.split_first()?;
+        rest = tail;
+        let parts = match flag {
+            0 => None,
+            1 => {
+                let mut parts = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let (&tag, tail) = rest.split_first()?;
+                    let after = u64::from_le_bytes(tail.get(..8)?.try_into().ok()?);
+                    let curve = u64::from_le_bytes(tail.get(8..16)?.try_into().ok()?);
+                    rest = &tail[16..];
+                    parts.push(match tag {
+                        0 => Part::Always,
+                        1 => Part::After { after, curve },
+                        2 => Part::Held,
+                        _ => return None,
+                    });
+                }
+                Some(parts)
+            }
+            _ => return None,
+        };
+        let schedule = Schedule {
+            iterations,
+            a,
+            alpha,
+            gamma,
+        };
+        let spsa = Spsa {
+            schedule,
+            c,
+            a: a_i,
+            min,
+            max,
+            parts,
+        };
+        Some((spsa, rest))
+    }
+}
+
 /// Variables whose update ratios [`Spsa::apply_at`] divides at once.
 const RATIO_LANES: usize = 8;
 

@@ -165,6 +165,28 @@ pub fn reshape(path: &Path, rows: u64, names: &[String], fill: &[f64]) -> Result
     Ok(out.len() as u64)
 }
 
+/// Open a log to append to after a resume: rows written after the checkpoint (`bytes` long)
+/// belong to updates the checkpoint does not hold, so they are cut off first. Either format.
+pub fn cut_back(path: &Path, bytes: u64) -> Result<File> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("{}: cannot open log to resume", path.display()))?;
+    let len = file.metadata()?.len();
+    if len < bytes {
+        bail!(
+            "{}: the log is shorter ({len} bytes) than the checkpoint recorded ({bytes} bytes); it was changed or lost",
+            path.display()
+        );
+    }
+    file.set_len(bytes)
+        .with_context(|| format!("{}: cannot truncate log", path.display()))?;
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::End(0))?;
+    Ok(file)
+}
+
 impl ThetaLog {
     /// Start a new log; fails if the file exists (a run never overwrites a log unasked).
     pub fn create(path: &Path, names: &[String]) -> Result<ThetaLog> {
@@ -189,23 +211,7 @@ impl ThetaLog {
     /// Reopen a log for a resumed run: rows written after the checkpoint (`bytes` long) belong
     /// to updates the checkpoint does not hold, so they are cut off before appending.
     pub fn resume(path: &Path, bytes: u64) -> Result<ThetaLog> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .with_context(|| format!("{}: cannot open log to resume", path.display()))?;
-        let len = file.metadata()?.len();
-        if len < bytes {
-            bail!(
-                "{}: the log is shorter ({len} bytes) than the checkpoint recorded ({bytes} bytes); it was changed or lost",
-                path.display()
-            );
-        }
-        file.set_len(bytes)
-            .with_context(|| format!("{}: cannot truncate log", path.display()))?;
-        let mut file = file;
-        use std::io::Seek;
-        file.seek(std::io::SeekFrom::End(0))?;
+        let file = cut_back(path, bytes)?;
         Ok(ThetaLog::wrap(Rows::new(path, file, bytes)))
     }
 
@@ -567,6 +573,33 @@ impl Drop for ThetaLog {
             }
         }
     }
+}
+
+/// A classic log line: an iteration number, then at least one number, no header words.
+pub fn is_classic_row(line: &[u8]) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let mut fields = line.split(',');
+    fields
+        .next()
+        .is_some_and(|f| f.trim().parse::<u64>().is_ok())
+        && line.contains(',')
+        && fields.all(|f| f.trim().parse::<f64>().is_ok())
+}
+
+/// Parse `iteration,θ1,…,θn` into `row`; `None` if the line is not exactly that.
+pub fn parse_row(line: &[u8], row: &mut [f64]) -> Option<u64> {
+    let line = std::str::from_utf8(line).ok()?;
+    let mut fields = line.split(',');
+    let iteration = fields.next()?.trim().parse::<u64>().ok()?;
+    for slot in row.iter_mut() {
+        *slot = fields.next()?.trim().parse::<f64>().ok()?;
+    }
+    if fields.next().is_some() {
+        return None;
+    }
+    Some(iteration)
 }
 
 #[cfg(test)]

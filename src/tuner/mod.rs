@@ -13,6 +13,7 @@ pub mod curve;
 pub mod log;
 
 pub mod outputs;
+pub mod replay;
 pub mod reshape;
 pub mod session;
 
@@ -152,6 +153,7 @@ impl Tuner {
         let seed = state.seed()?;
         let (pairs, at) = (state.pairs_per_iteration, state.driver_state());
         let spsa = session.state.spsa(session.vars());
+        session.define_replay(seed, &spsa)?;
         let driver = Driver::new(spsa, plan.rounding, pairs, seed, at);
         Ok(Tuner {
             session,
@@ -272,8 +274,9 @@ impl Tuner {
 
     /// Apply one finished trial: θ, counts, records, the θ log row, the fault streak.
     fn apply(&mut self, trial: &Trial, m: &Measurement) -> Result<()> {
+        let signal = m.signal();
         self.driver
-            .apply(trial.iteration, m.signal())
+            .apply(trial.iteration, signal)
             .with_context(|| format!("iteration {}", trial.iteration))?;
         let c = &mut self.session.state.counts;
         c.add(&m.tally());
@@ -285,7 +288,9 @@ impl Tuner {
         }
         let applied = self.driver.applied();
         self.session.state.applied = applied;
-        self.session.log_theta(applied, self.driver.theta())?;
+        let k = trial.iteration;
+        self.session
+            .log_step(applied, k, signal, self.driver.theta())?;
         self.faulty_streak = if m.all_faulty() {
             self.faulty_streak + 1
         } else {

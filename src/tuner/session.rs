@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use super::checkpoint::{self, Checkpoint, Parts, RunState};
 use super::log::{self, ThetaLog};
 use super::outputs::Outputs;
+use super::replay::{self, Format, ReplayLog};
 use super::reshape::{self, Reshape};
 use super::{RunFiles, StartMode, UserError, backup_name, refusal};
 use crate::source::Record;
@@ -113,7 +114,18 @@ impl SessionStart {
             // a log that already has the new columns comes out of it the same.
             let mut state = ck.state.clone();
             let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
-            state.log_bytes = log::reshape(&self.files.log, state.applied, &names, &state.start)?;
+            state.log_bytes = match replay::format_of(&self.files.log)? {
+                // Rows past the checkpoint go, then the new names, the optimizer over them
+                // and θ as they go on: the rows before keep the definition they were made with.
+                Format::Replay => {
+                    let (mut log, _) = ReplayLog::resume(&self.files.log, state.log_bytes)?;
+                    log.names(&names);
+                    let spsa = state.spsa(&ck.vars);
+                    log.define(state.seed()?, &spsa, state.applied, &state.theta)?;
+                    log.flush()?
+                }
+                _ => log::reshape(&self.files.log, state.applied, &names, &state.start)?,
+            };
             // The live Elo curve's rows carry θ too: they get the new columns as the log does.
             let track = crate::spsa::track::file_for(&self.files.log);
             let key = track.to_string_lossy().into_owned();
@@ -127,6 +139,12 @@ impl SessionStart {
     }
 }
 
+/// The θ log as it is written: a run begun in the CSV form (format 1) goes on in it.
+enum Log {
+    Csv(ThetaLog),
+    Replay(ReplayLog),
+}
+
 /// An open run: its state, its θ log and its records, saved together by [`Session::save`].
 pub struct Session {
     vars: Vec<Variable>,
@@ -135,7 +153,7 @@ pub struct Session {
     pub state: RunState,
     /// The method's own tables in the checkpoint.
     pub parts: Parts,
-    log: ThetaLog,
+    log: Log,
     outputs: Outputs,
     /// Opened as a new run (not resumed): the time to write the files' header rows.
     new_run: bool,
@@ -183,7 +201,20 @@ impl Session {
     ) -> Result<Session> {
         if mode == StartMode::Resume {
             let ck = checkpoint::read(&files.checkpoint)?;
-            let log = ThetaLog::resume(&files.log, ck.state.log_bytes)?;
+            let log = match replay::format_of(&files.log)? {
+                Format::Replay => {
+                    let (log, read) = ReplayLog::resume(&files.log, ck.state.log_bytes)?;
+                    if !read.ends_at(&ck.state.theta) {
+                        anyhow::bail!(
+                            "{}: the θ log's last row does not give the checkpoint's θ ({}); one of them was changed",
+                            files.log.display(),
+                            files.checkpoint.display()
+                        );
+                    }
+                    Log::Replay(log)
+                }
+                _ => Log::Csv(ThetaLog::resume(&files.log, ck.state.log_bytes)?),
+            };
             // Files the method appends to that an older checkpoint did not track are
             // tracked from their current length.
             let mut lengths = ck.state.outputs.clone();
@@ -218,7 +249,7 @@ impl Session {
             }
         }
         let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-        let log = ThetaLog::create(&files.log, &names)?;
+        let log = Log::Replay(ReplayLog::create(&files.log, &names)?);
         let outputs = Outputs::new(&files.outputs);
         let mut session = Session {
             vars,
@@ -246,20 +277,52 @@ impl Session {
         &self.files
     }
 
-    /// Append a θ log row (flushed by the next save, or when the log says it is due).
+    /// Append a θ log row with θ whole (flushed by the next save, or when the log says it is
+    /// due): a method whose rows cannot be replayed.
     pub fn log_theta(&mut self, row: u64, theta: &[f64]) -> Result<()> {
-        self.log.append_row(row, theta)
+        match &mut self.log {
+            Log::Csv(log) => log.append_row(row, theta),
+            Log::Replay(log) => log.append_theta(row, theta),
+        }
     }
 
-    /// Have the θ log's rows formatted and written by a thread of their own (for a run that
-    /// appends millions a second); [`Session::save`] still checkpoints only written rows.
+    /// Append the row of an applied SPSA update: iteration `k`'s `signal` moved θ to `theta`
+    /// (see [`replay`]; a CSV log gets θ whole).
+    #[inline]
+    pub fn log_step(&mut self, row: u64, k: u64, signal: f64, theta: &[f64]) -> Result<()> {
+        match &mut self.log {
+            Log::Csv(log) => log.append_row(row, theta),
+            Log::Replay(log) => log.append_step(row, k, signal, theta),
+        }
+    }
+
+    /// Make the θ log replayable by `spsa` with `seed` from θ as the state holds it now, if
+    /// it is not yet (a new run's log; nothing for a CSV log).
+    pub fn define_replay(&mut self, seed: u64, spsa: &crate::spsa::Spsa) -> Result<()> {
+        match &mut self.log {
+            Log::Replay(log) if !log.is_defined() => {
+                log.define(seed, spsa, self.state.applied, &self.state.theta)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Have a CSV θ log's rows formatted and written by a thread of their own (for a run that
+    /// appends millions a second); [`Session::save`] still checkpoints only written rows. A
+    /// format-2 log's rows are a few bytes and are written here.
     pub fn log_in_background(&mut self) -> Result<()> {
-        self.log.in_background()
+        match &mut self.log {
+            Log::Csv(log) => log.in_background(),
+            Log::Replay(_) => Ok(()),
+        }
     }
 
     /// Flush the θ log if it has waited long enough (cheap to call after every row).
     pub fn flush_log_if_due(&mut self, now: std::time::Instant) -> Result<()> {
-        self.log.flush_if_due(now)
+        match &mut self.log {
+            Log::Csv(log) => log.flush_if_due(now),
+            Log::Replay(log) => log.flush_if_due(now),
+        }
     }
 
     /// Append a record to one of the run's output files, in one write.
@@ -270,7 +333,10 @@ impl Session {
     /// Flush the θ log and the records and write a checkpoint that holds them: a resume from
     /// it cuts every file back to what it holds.
     pub fn save(&mut self) -> Result<()> {
-        self.state.log_bytes = self.log.flush()?;
+        self.state.log_bytes = match &mut self.log {
+            Log::Csv(log) => log.flush()?,
+            Log::Replay(log) => log.flush()?,
+        };
         self.outputs.sync()?;
         self.state.outputs = self.outputs.lengths();
         checkpoint::write_with(&self.files.checkpoint, &self.state, &self.parts, &self.vars)

@@ -20,14 +20,19 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The iteration column of a θ log, header skipped.
+/// The iteration column of a θ log (of any format), header skipped.
 pub fn log_iterations(path: &Path) -> Vec<u64> {
-    std::fs::read_to_string(path)
+    let r = spsa::tuner::replay::LogReader::open(path, None).unwrap();
+    (0..r.rows()).map(|i| r.label(i)).collect()
+}
+
+/// A θ log (of any format) as CSV text: `iteration,<names>`, then θ of every row.
+#[allow(dead_code)] // not every test crate that includes this module reads a log's rows
+pub fn log_text(path: &Path) -> String {
+    spsa::tuner::replay::LogReader::open(path, None)
         .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').next().unwrap().parse().unwrap())
-        .collect()
+        .to_csv()
+        .unwrap()
 }
 
 /// Wait (up to 20 s) until `path` exists: a run started in the background wrote it.

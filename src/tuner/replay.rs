@@ -1,0 +1,1058 @@
+//! The θ log as a replay (format 2): per row only what that row knows, θ itself now and then.
+//!
+//! A run is a deterministic replay of its definition, its seed and its ordered results, so an
+//! SPSA row holds the iteration k whose update was applied, the measured signal, and a 32-bit
+//! checksum of θ's bits after it (25 bytes with its frame, whatever the number of variables).
+//! θ is written whole only in snapshots: one at the start, one after every [`snapshot_every`]
+//! rows (at labels that are multiples of it, so a resumed log is the uninterrupted one byte for byte; snapshots cost about 2 KB a row however wide θ is, and a replay from the nearest one
+//! is at most that many updates), and one at every change of the variables (a reshape). The
+//! optimizer itself (every constant, bound and part, bit for bit) and the run's seed are a
+//! record of the log, so the log alone replays: [`LogReader`] finds the nearest snapshot, applies
+//! the rows after it with [`crate::spsa::driver::step`] (the driver's own arithmetic) and checks
+//! each row's checksum; a mismatch is an error naming the file and the row.
+//!
+//! Methods that cannot be replayed (the local search, the gradient methods, a shared run's
+//! mirror) write rows with θ whole. Every reader of θ history (resume, `spsa report` and its
+//! formats, `--plot`, the page, `spsa verify --iteration`) reads through [`LogReader`], which
+//! also reads the two earlier forms: the CSV log with a header row (format 1, every run before
+//! this one) and the classic tool's CSV without one (format 0).
+//!
+//! The file: the line [`MAGIC`], then records `[tag: u8][payload length: u32 LE][payload]`,
+//! numbers little-endian:
+//!
+//! | tag | payload |
+//! |---|---|
+//! | `N` | the variables' names: count u32, then each as length u32 and UTF-8 bytes |
+//! | `D` | the replay's definition: seed u64, then the optimizer ([`Spsa::encode`]) |
+//! | `S` | a snapshot, not a row: row label u64, count u32, θ as f64 each |
+//! | `T` | a row with θ whole: label u64, count u32, θ as f64 each |
+//! | `R` | an SPSA row, label the previous row's + 1: k u64, signal f64, checksum u32 |
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::error::UserError;
+use crate::spsa::Spsa;
+use crate::spsa::driver::step;
+
+/// The first line of a format-2 log.
+pub const MAGIC: &[u8] = b"spsa theta log 2 (binary; read it with `spsa report`)\n";
+const FLUSH_EVERY: Duration = Duration::from_millis(50);
+const BUFFER: usize = 1 << 16;
+const FRAME: usize = 5;
+
+/// Rows between snapshots for θ of `width` variables: about 2 KB of snapshot a row (8 bytes a
+/// variable every width/256 rows), and at least 64 rows.
+pub fn snapshot_every(width: usize) -> u64 {
+    (width as u64).div_ceil(256).max(64)
+}
+
+/// A 32-bit checksum of θ's bits (every bit of every value counts, and the count).
+pub fn checksum(theta: &[f64]) -> u32 {
+    const M: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = [
+        0x243F_6A88_85A3_08D3u64,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+        0x082E_FA98_EC4E_6C89,
+    ];
+    let chunks = theta.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for j in 0..4 {
+            h[j] = (h[j] ^ c[j].to_bits()).wrapping_mul(M).rotate_left(29);
+        }
+    }
+    for (j, x) in rest.iter().enumerate() {
+        h[j] = (h[j] ^ x.to_bits()).wrapping_mul(M).rotate_left(29);
+    }
+    let mut x = h[0]
+        ^ h[1].rotate_left(16)
+        ^ h[2].rotate_left(32)
+        ^ h[3].rotate_left(48)
+        ^ theta.len() as u64;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 32) as u32 ^ x as u32
+}
+
+/// Which form a θ log is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The classic tool's CSV: no header row, the names from the variables file.
+    Classic,
+    /// CSV with a header row, every row θ whole (`spsa` before issue 45).
+    Csv,
+    /// Rows of results replayed between snapshots (this module).
+    Replay,
+}
+
+impl Format {
+    /// What `spsa report` says the log is.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Classic => "format 0 (the classic tool's CSV, no header row)",
+            Format::Csv => "format 1 (CSV, θ whole on every row)",
+            Format::Replay => "format 2 (results replayed between θ snapshots)",
+        }
+    }
+
+    /// The form of a log whose first bytes are `head`.
+    pub fn of(head: &[u8]) -> Format {
+        let head = crate::textfile::strip_bom(head);
+        if head.starts_with(MAGIC) {
+            return Format::Replay;
+        }
+        let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+        if crate::tuner::log::is_classic_row(&head[..end]) {
+            Format::Classic
+        } else {
+            Format::Csv
+        }
+    }
+}
+
+/// The form of the log at `path` (format 2 for a file that does not exist yet).
+pub fn format_of(path: &Path) -> Result<Format> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    match File::open(path) {
+        Ok(f) => {
+            f.take(4096)
+                .read_to_end(&mut head)
+                .with_context(|| format!("{}: cannot read θ log", path.display()))?;
+            Ok(Format::of(&head))
+        }
+        Err(_) => Ok(Format::Replay),
+    }
+}
+
+/// An open format-2 log being written.
+pub struct ReplayLog {
+    path: PathBuf,
+    file: File,
+    buffer: Vec<u8>,
+    /// Bytes in the file and the buffer.
+    bytes: u64,
+    last_flush: Instant,
+    /// The last row's label, and whether there was one (a snapshot of the start has label 0).
+    label: u64,
+    /// A definition is in the log: SPSA rows can be written as results.
+    defined: bool,
+    /// A snapshot after every row whose label is a multiple of this.
+    every: u64,
+    /// The error of a write that failed.
+    failed: Option<String>,
+}
+
+impl ReplayLog {
+    /// Start a new log of variables `names`; fails if the file exists.
+    pub fn create(path: &Path, names: &[String]) -> Result<ReplayLog> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("{}: cannot create folder", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(|| format!("{}: cannot create log", path.display()))?;
+        let mut log = ReplayLog::wrap(path, file, 0, names.len());
+        log.buffer.extend_from_slice(MAGIC);
+        log.bytes = MAGIC.len() as u64;
+        log.names(names);
+        log.flush()?;
+        Ok(log)
+    }
+
+    /// Reopen a log for a resumed run, cut back to the checkpoint's `bytes`: what the reader
+    /// finds there (the last row, the definition) is where writing goes on. Gives the log and
+    /// what was read.
+    pub fn resume(path: &Path, bytes: u64) -> Result<(ReplayLog, LogReader)> {
+        let file = crate::tuner::log::cut_back(path, bytes)?;
+        let reader = LogReader::open(path, None)?;
+        if reader.format != Format::Replay {
+            bail!("{}: not a format-2 θ log", path.display());
+        }
+        let mut log = ReplayLog::wrap(path, file, bytes, reader.width());
+        log.label = reader.last_label().unwrap_or(0);
+        log.defined = reader.defined_at_end();
+        Ok((log, reader))
+    }
+
+    fn wrap(path: &Path, file: File, bytes: u64, width: usize) -> ReplayLog {
+        ReplayLog {
+            path: path.to_path_buf(),
+            file,
+            buffer: Vec::with_capacity(BUFFER + 1024),
+            bytes,
+            last_flush: Instant::now(),
+            label: 0,
+            defined: false,
+            every: snapshot_every(width),
+            failed: None,
+        }
+    }
+
+    fn record(&mut self, tag: u8, payload_len: usize, fill: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.buffer.len();
+        self.buffer.push(tag);
+        self.buffer
+            .extend_from_slice(&(payload_len as u32).to_le_bytes());
+        fill(&mut self.buffer);
+        debug_assert_eq!(self.buffer.len() - start, FRAME + payload_len);
+        self.bytes += (FRAME + payload_len) as u64;
+    }
+
+    /// The variables' names (at the start, and when a reshape changes them).
+    pub fn names(&mut self, names: &[String]) {
+        let len = 4 + names.iter().map(|n| 4 + n.len()).sum::<usize>();
+        self.record(b'N', len, |out| {
+            out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+            for n in names {
+                out.extend_from_slice(&(n.len() as u32).to_le_bytes());
+                out.extend_from_slice(n.as_bytes());
+            }
+        });
+        self.every = snapshot_every(names.len());
+    }
+
+    /// From here on, rows are results replayed by `spsa` with `seed`; θ after row `label` is
+    /// `theta` (written as a snapshot).
+    pub fn define(&mut self, seed: u64, spsa: &Spsa, label: u64, theta: &[f64]) -> Result<()> {
+        let mut def = seed.to_le_bytes().to_vec();
+        spsa.encode(&mut def);
+        self.record(b'D', def.len(), |out| out.extend_from_slice(&def));
+        self.defined = true;
+        self.label = label;
+        self.snapshot(label, theta);
+        self.write_if_full()
+    }
+
+    fn theta_record(&mut self, tag: u8, label: u64, theta: &[f64]) {
+        self.record(tag, 12 + 8 * theta.len(), |out| {
+            out.extend_from_slice(&label.to_le_bytes());
+            out.extend_from_slice(&(theta.len() as u32).to_le_bytes());
+            for x in theta {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        });
+    }
+
+    fn snapshot(&mut self, label: u64, theta: &[f64]) {
+        self.theta_record(b'S', label, theta);
+    }
+
+    /// A definition is in the log (see [`ReplayLog::define`]).
+    pub fn is_defined(&self) -> bool {
+        self.defined
+    }
+
+    /// A row with θ whole (a method that cannot be replayed).
+    pub fn append_theta(&mut self, label: u64, theta: &[f64]) -> Result<()> {
+        self.theta_record(b'T', label, theta);
+        self.label = label;
+        self.write_if_full()
+    }
+
+    /// The row of an applied SPSA update: iteration `k`'s `signal` moved θ to `theta`. Written as
+    /// a result when the log can replay it (a definition, the next label), else θ whole.
+    #[inline]
+    pub fn append_step(&mut self, label: u64, k: u64, signal: f64, theta: &[f64]) -> Result<()> {
+        if !self.defined || label != self.label + 1 {
+            return self.append_theta(label, theta);
+        }
+        let sum = checksum(theta);
+        self.record(b'R', 20, |out| {
+            out.extend_from_slice(&k.to_le_bytes());
+            out.extend_from_slice(&signal.to_le_bytes());
+            out.extend_from_slice(&sum.to_le_bytes());
+        });
+        self.label = label;
+        // At fixed labels, not counted from the last one: a resumed run's log is the
+        // uninterrupted run's, byte for byte.
+        if label.is_multiple_of(self.every) {
+            self.snapshot(label, theta);
+        }
+        self.write_if_full()
+    }
+
+    #[inline]
+    fn write_if_full(&mut self) -> Result<()> {
+        if self.buffer.len() >= BUFFER {
+            self.write_buffer()?;
+        }
+        Ok(())
+    }
+
+    /// Write the buffer. A write that failed (a full disk) fails every later call too: the
+    /// file may hold part of it, so no length is claimed again.
+    fn write_buffer(&mut self) -> Result<()> {
+        if let Some(e) = &self.failed {
+            bail!("{e}");
+        }
+        let result = self
+            .file
+            .write_all(&self.buffer)
+            .with_context(|| format!("{}: cannot write log", self.path.display()));
+        self.buffer.clear();
+        if let Err(e) = &result {
+            self.failed = Some(format!("{e:#}"));
+        }
+        result
+    }
+
+    /// Flush if 50 ms have passed since the last flush.
+    pub fn flush_if_due(&mut self, now: Instant) -> Result<()> {
+        if now.saturating_duration_since(self.last_flush) < FLUSH_EVERY {
+            return Ok(());
+        }
+        self.flush().map(|_| ())
+    }
+
+    /// Write what is buffered; the log's length, for the checkpoint.
+    pub fn flush(&mut self) -> Result<u64> {
+        self.write_buffer()?;
+        self.last_flush = Instant::now();
+        Ok(self.bytes)
+    }
+}
+
+impl Drop for ReplayLog {
+    fn drop(&mut self) {
+        let _ = self.write_buffer();
+    }
+}
+
+/// One record of a format-2 log, as the reader indexes it.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// The names at `at` (payload range).
+    Names,
+    /// A definition: its index in `defs`.
+    Def(usize),
+    /// θ after the rows before it (a snapshot, or a row with θ whole when `row` is set).
+    Theta { values: Range<usize>, row: bool },
+    /// A replayed row.
+    Step { k: u64, signal: f64, sum: u32 },
+}
+
+/// A row as the reader lists it: its label (the applied-update count for SPSA, an epoch, …).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Row {
+    label: u64,
+    /// Its record in `entries` (format 2) or the byte where its line starts (CSV).
+    at: usize,
+}
+
+/// The one reader of θ history: every form of the log, θ after any row, replayed from the
+/// nearest snapshot and checked against each row's checksum.
+pub struct LogReader {
+    path: PathBuf,
+    pub format: Format,
+    bytes: Vec<u8>,
+    /// The variables' names (the last ones, for a format-2 log a reshape renamed).
+    pub names: Vec<String>,
+    rows: Vec<Row>,
+    entries: Vec<(Entry, usize)>,
+    defs: Vec<(u64, Spsa)>,
+    /// Where each variable stood before it joined: the values of the first snapshot that has
+    /// it (its start), for the rows written before a reshape added it.
+    fill: Vec<f64>,
+}
+
+impl LogReader {
+    /// Read the log at `path`; `classic_names` name the columns of a classic log (which has no
+    /// header row). A record or line cut short at the end (a live run's) is left out.
+    pub fn open(path: &Path, classic_names: Option<&[String]>) -> Result<LogReader> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| UserError(format!("{}: cannot read θ log: {e}", path.display())))?;
+        LogReader::parse(bytes, path, classic_names)
+    }
+
+    pub fn parse(
+        bytes: Vec<u8>,
+        path: &Path,
+        classic_names: Option<&[String]>,
+    ) -> Result<LogReader> {
+        let mut reader = LogReader {
+            path: path.to_path_buf(),
+            format: Format::of(&bytes),
+            bytes,
+            names: Vec::new(),
+            rows: Vec::new(),
+            entries: Vec::new(),
+            defs: Vec::new(),
+            fill: Vec::new(),
+        };
+        match reader.format {
+            Format::Replay => reader.index_records()?,
+            Format::Classic | Format::Csv => reader.index_lines(classic_names)?,
+        }
+        Ok(reader)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Rows in the log.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Row `i`'s label.
+    pub fn label(&self, i: usize) -> u64 {
+        self.rows[i].label
+    }
+
+    pub fn last_label(&self) -> Option<u64> {
+        self.rows.last().map(|r| r.label)
+    }
+
+    fn width(&self) -> usize {
+        self.names.len()
+    }
+
+    /// A definition is in force at the end of the log (SPSA rows can follow as results).
+    fn defined_at_end(&self) -> bool {
+        !self.defs.is_empty()
+    }
+
+    /// Whether the log ends where a checkpoint's `theta` stands: its last record, a result
+    /// (by checksum) or a snapshot (bit for bit). Rows with θ whole, or no row at all, are not
+    /// checked.
+    pub fn ends_at(&self, theta: &[f64]) -> bool {
+        match self.entries.last() {
+            Some((Entry::Step { sum, .. }, _)) => checksum(theta) == *sum,
+            Some((Entry::Theta { values, row: false }, _)) => {
+                let stored = self.values(values.clone());
+                stored.len() == theta.len()
+                    && stored
+                        .iter()
+                        .zip(theta)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+            }
+            _ => true,
+        }
+    }
+
+    fn error(&self, at: usize, what: &str) -> anyhow::Error {
+        UserError(format!("{}: byte {at}: {what}", self.path.display())).into()
+    }
+
+    fn index_records(&mut self) -> Result<()> {
+        let body = crate::textfile::strip_bom(&self.bytes);
+        let offset = self.bytes.len() - body.len();
+        let mut at = offset + MAGIC.len();
+        let mut label = 0u64;
+        let mut entries = Vec::new();
+        let mut rows = Vec::new();
+        let mut defs = Vec::new();
+        let mut names = Vec::new();
+        let bytes = &self.bytes;
+        while at + FRAME <= bytes.len() {
+            let tag = bytes[at];
+            let len =
+                u32::from_le_bytes(bytes[at + 1..at + 5].try_into().expect("4 bytes")) as usize;
+            let payload = at + FRAME..at + FRAME + len;
+            if payload.end > bytes.len() {
+                break; // cut short: a live log's last record
+            }
+            let p = &bytes[payload.clone()];
+            let u64_at = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
+            let entry = match tag {
+                b'N' => {
+                    names = read_names(p).ok_or_else(|| self.error(at, "damaged names record"))?;
+                    Entry::Names
+                }
+                b'D' if len >= 8 => {
+                    let (spsa, rest) = Spsa::decode(&p[8..])
+                        .ok_or_else(|| self.error(at, "damaged definition record"))?;
+                    if !rest.is_empty() {
+                        return Err(self.error(at, "damaged definition record"));
+                    }
+                    defs.push((u64_at(0), spsa));
+                    Entry::Def(defs.len() - 1)
+                }
+                b'S' | b'T' if len >= 12 => {
+                    let n = u32::from_le_bytes(p[8..12].try_into().expect("4 bytes")) as usize;
+                    if len != 12 + 8 * n {
+                        return Err(self.error(at, "damaged θ record"));
+                    }
+                    let row = tag == b'T';
+                    if row {
+                        label = u64_at(0);
+                        rows.push(Row {
+                            label,
+                            at: entries.len(),
+                        });
+                    }
+                    Entry::Theta {
+                        values: payload.start + 12..payload.end,
+                        row,
+                    }
+                }
+                b'R' if len == 20 => {
+                    label += 1;
+                    rows.push(Row {
+                        label,
+                        at: entries.len(),
+                    });
+                    Entry::Step {
+                        k: u64_at(0),
+                        signal: f64::from_bits(u64_at(8)),
+                        sum: u32::from_le_bytes(p[16..20].try_into().expect("4 bytes")),
+                    }
+                }
+                _ => return Err(self.error(at, &format!("unknown record `{}`", tag as char))),
+            };
+            entries.push((entry, at));
+            at = payload.end;
+        }
+        self.entries = entries;
+        self.rows = rows;
+        self.defs = defs;
+        self.names = names;
+        for (entry, _) in &self.entries {
+            if let Entry::Theta { values, .. } = entry
+                && values.len() / 8 > self.fill.len()
+            {
+                let theta = self.values(values.clone());
+                self.fill.extend_from_slice(&theta[self.fill.len()..]);
+            }
+        }
+        // A snapshot taken after a result must hold the θ that result's checksum names.
+        for w in self.entries.windows(2) {
+            if let [
+                (Entry::Step { sum, .. }, _),
+                (
+                    Entry::Theta {
+                        values, row: false, ..
+                    },
+                    at,
+                ),
+            ] = w
+            {
+                let theta = self.values(values.clone());
+                if checksum(&theta) != *sum {
+                    return Err(self.error(
+                        *at,
+                        "the snapshot does not match the checksum of the row before it",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn values(&self, range: Range<usize>) -> Vec<f64> {
+        self.bytes[range]
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    }
+
+    fn index_lines(&mut self, classic_names: Option<&[String]>) -> Result<()> {
+        let body = crate::textfile::strip_bom(&self.bytes);
+        let offset = self.bytes.len() - body.len();
+        let header_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+        let mut at = offset;
+        if self.format == Format::Classic {
+            let Some(names) = classic_names else {
+                return Err(UserError(format!(
+                    "{}: a θ log without a header row (the classic tool's); pass --config CONF so the names come from its variables file",
+                    self.path.display()
+                ))
+                .into());
+            };
+            let columns = body[..header_end].split(|&b| b == b',').count() - 1;
+            if columns != names.len() {
+                return Err(UserError(format!(
+                    "{}:1: {columns} value columns, but the variables file has {} variables",
+                    self.path.display(),
+                    names.len()
+                ))
+                .into());
+            }
+            self.names = names.to_vec();
+        } else {
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(&body[..header_end]);
+            let header = reader
+                .records()
+                .next()
+                .transpose()
+                .with_context(|| format!("{}: bad θ log header", self.path.display()))?
+                .unwrap_or_default();
+            if header.get(0) != Some("iteration") {
+                return Err(UserError(format!(
+                    "{}: not a θ log (the first line should start with `iteration,`)",
+                    self.path.display()
+                ))
+                .into());
+            }
+            self.names = header.iter().skip(1).map(str::to_string).collect();
+            at = offset + (header_end + 1).min(body.len());
+        }
+        // Only complete lines that parse count: a live log may end mid-row.
+        let mut row = vec![0.0; self.names.len()];
+        let bytes = &self.bytes;
+        let mut rows = Vec::new();
+        while let Some(end) = bytes[at..].iter().position(|&b| b == b'\n') {
+            let Some(label) = crate::tuner::log::parse_row(&bytes[at..at + end], &mut row) else {
+                break;
+            };
+            rows.push(Row { label, at });
+            at += end + 1;
+        }
+        self.rows = rows;
+        Ok(())
+    }
+
+    /// θ after each row of `wanted` (ascending row indices), in order: `visit(row, label, θ)`.
+    /// A format-2 log starts from the nearest snapshot at or before each and replays from there
+    /// (never back), checking every replayed row's checksum.
+    pub fn replay(
+        &self,
+        wanted: &[usize],
+        mut visit: impl FnMut(usize, u64, &[f64]) -> Result<()>,
+    ) -> Result<()> {
+        if self.format != Format::Replay {
+            let mut theta = vec![0.0; self.names.len()];
+            for &i in wanted {
+                let row = self.rows[i];
+                let end = self.bytes[row.at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(self.bytes.len(), |e| row.at + e);
+                crate::tuner::log::parse_row(&self.bytes[row.at..end], &mut theta);
+                visit(i, row.label, &theta)?;
+            }
+            return Ok(());
+        }
+        // The replay: θ after the entries before `next`, with the definition in force there.
+        let mut theta: Vec<f64> = Vec::new();
+        let mut next = 0usize;
+        let mut def: Option<usize> = None;
+        let mut row_done: Option<usize> = None;
+        for &want in wanted {
+            let target = self.rows[want].at;
+            // Jump to the last θ record at or before the row, if it is past where we are.
+            if let Some(start) = self.theta_at_or_before(target)
+                && (start >= next || row_done.is_none_or(|r| r > want))
+            {
+                if let (Entry::Theta { values, .. }, _) = &self.entries[start] {
+                    theta = self.values(values.clone());
+                }
+                def = self.def_before(start);
+                next = start + 1;
+            }
+            while next <= target {
+                let (entry, at) = &self.entries[next];
+                match entry {
+                    Entry::Names => {}
+                    Entry::Def(d) => def = Some(*d),
+                    Entry::Theta { values, .. } => theta = self.values(values.clone()),
+                    Entry::Step { k, signal, sum } => {
+                        let Some((seed, spsa)) = def.map(|d| &self.defs[d]) else {
+                            return Err(self.error(*at, "a result before any definition"));
+                        };
+                        if *k == 0 || theta.len() != spsa.len() {
+                            return Err(
+                                self.error(*at, "a result that does not fit the definition")
+                            );
+                        }
+                        step(spsa, *seed, &mut theta, spsa.factors(*k), *signal);
+                        if checksum(&theta) != *sum {
+                            let label = self
+                                .rows
+                                .iter()
+                                .find(|r| r.at == next)
+                                .map_or(0, |r| r.label);
+                            return Err(UserError(format!(
+                                "{}: row {label} (byte {at}): θ replayed from iteration {k}'s result does not match the row's checksum; the log was changed or damaged",
+                                self.path.display()
+                            ))
+                            .into());
+                        }
+                    }
+                }
+                next += 1;
+            }
+            row_done = Some(want);
+            if theta.len() < self.fill.len() {
+                // A row from before a reshape: the variables that joined later stood where
+                // they joined.
+                let mut padded = theta.clone();
+                padded.extend_from_slice(&self.fill[theta.len()..]);
+                visit(want, self.rows[want].label, &padded)?;
+            } else {
+                visit(want, self.rows[want].label, &theta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The last entry at or before `entry` that holds θ whole.
+    fn theta_at_or_before(&self, entry: usize) -> Option<usize> {
+        (0..=entry)
+            .rev()
+            .find(|&e| matches!(self.entries[e].0, Entry::Theta { .. }))
+    }
+
+    /// The definition in force at `entry`.
+    fn def_before(&self, entry: usize) -> Option<usize> {
+        (0..entry).rev().find_map(|e| match self.entries[e].0 {
+            Entry::Def(d) => Some(d),
+            _ => None,
+        })
+    }
+
+    /// Rows where θ is stored whole (snapshots and whole rows): reading them replays at most
+    /// a few rows each. For CSV forms, every row.
+    pub fn cheap_rows(&self) -> Vec<usize> {
+        if self.format != Format::Replay {
+            return (0..self.rows.len()).collect();
+        }
+        let mut out = Vec::new();
+        let mut row = 0usize;
+        for (e, (entry, _)) in self.entries.iter().enumerate() {
+            while row < self.rows.len() && self.rows[row].at < e {
+                row += 1;
+            }
+            match entry {
+                Entry::Theta { row: true, .. } => out.push(row),
+                Entry::Theta { row: false, .. } if row > 0 => out.push(row - 1),
+                _ => {}
+            }
+        }
+        out.dedup();
+        out
+    }
+
+    /// The log as format 1 would have written it: `iteration,<names>` then a row of θ (4
+    /// decimals at most) for every row, replayed. For scripts, tests and the classic tools.
+    pub fn to_csv(&self) -> Result<String> {
+        use crate::tuner::log::LOG_DECIMALS;
+        let mut out = Vec::new();
+        out.extend_from_slice(b"iteration");
+        let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+        w.write_record(&self.names)?;
+        let header = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !self.names.is_empty() {
+            out.push(b',');
+        }
+        out.extend_from_slice(&header);
+        let all: Vec<usize> = (0..self.rows()).collect();
+        self.replay(&all, |_, label, theta| {
+            crate::vars::push_value(&mut out, label as f64, 0);
+            for &x in theta {
+                out.push(b',');
+                crate::vars::push_value(&mut out, x, LOG_DECIMALS);
+            }
+            out.push(b'\n');
+            Ok(())
+        })?;
+        Ok(String::from_utf8(out)?)
+    }
+
+    /// θ after the row labelled `label` (the last such row), if the log has it.
+    pub fn theta_at_label(&self, label: u64) -> Result<Option<Vec<f64>>> {
+        let Some(i) = self.rows.iter().rposition(|r| r.label == label) else {
+            return Ok(None);
+        };
+        let mut out = None;
+        self.replay(&[i], |_, _, theta| {
+            out = Some(theta.to_vec());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// The names of an `N` record.
+fn read_names(p: &[u8]) -> Option<Vec<String>> {
+    let count = u32::from_le_bytes(p.get(..4)?.try_into().ok()?) as usize;
+    let mut at = 4;
+    let mut names = Vec::with_capacity(count.min(p.len() / 4));
+    for _ in 0..count {
+        let len = u32::from_le_bytes(p.get(at..at + 4)?.try_into().ok()?) as usize;
+        at += 4;
+        names.push(String::from_utf8(p.get(at..at + len)?.to_vec()).ok()?);
+        at += len;
+    }
+    (at == p.len()).then_some(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spsa::Schedule;
+    use crate::spsa::driver::{Driver, DriverState, Rounding};
+    use crate::vars::Variable;
+
+    fn vars(n: usize) -> Vec<Variable> {
+        (0..n)
+            .map(|i| Variable {
+                name: format!("v{i}"),
+                start: i as f64,
+                min: -50.0,
+                max: 50.0,
+                c_end: 2.0,
+                r_end: 0.002,
+                simul_elo: 1.0,
+            })
+            .collect()
+    }
+
+    fn spsa(v: &[Variable]) -> Spsa {
+        let schedule = Schedule {
+            iterations: 1000,
+            a: 100.0,
+            alpha: 0.602,
+            gamma: 0.101,
+        };
+        Spsa::new(v, schedule)
+    }
+
+    fn signal(k: u64) -> f64 {
+        [2.0, -1.0, 0.5, 1.0, -2.0, 0.0][(k % 6) as usize]
+    }
+
+    /// A run of `rows` updates, three in flight and applied out of order, logged to `path`:
+    /// θ after every row as the driver had it.
+    fn write_run(path: &Path, v: &[Variable], rows: u64, seed: u64) -> Vec<Vec<f64>> {
+        let names: Vec<String> = v.iter().map(|v| v.name.clone()).collect();
+        let start: Vec<f64> = v.iter().map(|v| v.start).collect();
+        let mut d = Driver::new(
+            spsa(v),
+            Rounding::Continuous,
+            1,
+            seed,
+            DriverState::start(start.clone()),
+        );
+        let mut log = ReplayLog::create(path, &names).unwrap();
+        log.define(seed, d.spsa(), 0, &start).unwrap();
+        let mut want = Vec::new();
+        let mut flight = Vec::new();
+        while (want.len() as u64) < rows {
+            while flight.len() < 3 {
+                flight.push(d.next_trial().unwrap().iteration);
+            }
+            // The middle one finishes first: results arrive out of order.
+            let k = flight.remove(1);
+            d.apply(k, signal(k)).unwrap();
+            log.append_step(d.applied(), k, signal(k), d.theta())
+                .unwrap();
+            want.push(d.theta().to_vec());
+        }
+        log.flush().unwrap();
+        want
+    }
+
+    fn bits(theta: &[f64]) -> Vec<u64> {
+        theta.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn replays_every_row_bit_for_bit_from_snapshots_and_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let v = vars(5);
+        let want = write_run(&path, &v, 300, 9);
+        let r = LogReader::open(&path, None).unwrap();
+        assert_eq!(r.format, Format::Replay);
+        assert_eq!(r.names, ["v0", "v1", "v2", "v3", "v4"]);
+        assert_eq!(r.rows(), 300);
+        assert_eq!(r.label(0), 1);
+        let mut seen = 0;
+        let all: Vec<usize> = (0..300).collect();
+        r.replay(&all, |i, label, theta| {
+            assert_eq!(label, i as u64 + 1);
+            assert_eq!(bits(theta), bits(&want[i]), "row {i}");
+            seen += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, 300);
+        // Snapshots every 64 rows: those rows are cheap, and any row replays from one.
+        assert_eq!(r.cheap_rows(), [63, 127, 191, 255]);
+        let some = [5, 64, 200, 299];
+        r.replay(&some, |i, _, theta| {
+            assert_eq!(bits(theta), bits(&want[i]));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(r.theta_at_label(77).unwrap().unwrap(), want[76]);
+        assert!(r.ends_at(&want[299]) && !r.ends_at(&want[298]));
+        // 25 bytes a row, whatever θ's width, besides the snapshots.
+        let len = std::fs::metadata(&path).unwrap().len() as usize;
+        let snapshots = 5 * (12 + 8 * 5 + FRAME);
+        assert!(len < MAGIC.len() + 300 * 25 + snapshots + 400, "{len}");
+    }
+
+    #[test]
+    fn a_changed_result_is_an_error_naming_the_file_and_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        write_run(&path, &vars(3), 20, 1);
+        let r = LogReader::open(&path, None).unwrap();
+        // Row 7's signal, changed by one bit.
+        let Row { at, .. } = r.rows[6];
+        let byte = r.entries[at].1 + FRAME + 8;
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[byte] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let r = LogReader::open(&path, None).unwrap();
+        let e = r.replay(&[10], |_, _, _| Ok(())).unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.contains("x.log: row 7 (byte") && text.contains("checksum"),
+            "{text}"
+        );
+        // Rows before it still read.
+        assert!(r.replay(&[5], |_, _, _| Ok(())).is_ok());
+    }
+
+    #[test]
+    fn a_record_cut_short_is_left_out_and_resume_goes_on_from_the_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let v = vars(2);
+        let want = write_run(&path, &v, 10, 4);
+        let full = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &full[..full.len() - 3]).unwrap();
+        let r = LogReader::open(&path, None).unwrap();
+        assert_eq!(r.rows(), 9);
+        // A checkpoint after row 5: the rest is cut, and writing goes on from row 5.
+        let r = LogReader::open(&path, None).unwrap();
+        let bytes = r.entries[r.rows[5].at].1 as u64;
+        let (mut log, read) = ReplayLog::resume(&path, bytes).unwrap();
+        assert_eq!(read.rows(), 5);
+        assert!(read.ends_at(&want[4]));
+        log.append_step(6, 6, 1.0, &want[5]).unwrap();
+        log.flush().unwrap();
+        let r = LogReader::open(&path, None).unwrap();
+        assert_eq!(r.rows(), 6);
+        // A row whose label does not follow (or a log with no definition) is written whole.
+        let (mut log, _) =
+            ReplayLog::resume(&path, std::fs::metadata(&path).unwrap().len()).unwrap();
+        log.append_step(9, 9, 1.0, &[1.5, 2.5]).unwrap();
+        drop(log);
+        let r = LogReader::open(&path, None).unwrap();
+        assert_eq!(r.last_label(), Some(9));
+        assert_eq!(r.theta_at_label(9).unwrap().unwrap(), [1.5, 2.5]);
+    }
+
+    /// Rows before a reshape replay with the optimizer they were made with, rows after with
+    /// the new one over more variables.
+    #[test]
+    fn a_reshape_starts_a_new_definition_and_the_old_rows_keep_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let v = vars(2);
+        let before = write_run(&path, &v, 70, 2);
+        let bytes = std::fs::metadata(&path).unwrap().len();
+        let (mut log, _) = ReplayLog::resume(&path, bytes).unwrap();
+        let wide = vars(3);
+        let names: Vec<String> = wide.iter().map(|v| v.name.clone()).collect();
+        let mut theta = before[69].clone();
+        theta.push(wide[2].start);
+        let s3 = spsa(&wide);
+        log.names(&names);
+        log.define(2, &s3, 70, &theta).unwrap();
+        for k in 71..=80u64 {
+            crate::spsa::driver::step(&s3, 2, &mut theta, s3.factors(k), signal(k));
+            log.append_step(k, k, signal(k), &theta).unwrap();
+        }
+        drop(log);
+        let r = LogReader::open(&path, None).unwrap();
+        assert_eq!(r.names.len(), 3);
+        assert_eq!(r.rows(), 80);
+        r.replay(&[3, 69, 79], |i, _, got| {
+            match i {
+                79 => assert_eq!(bits(got), bits(&theta)),
+                // Before it joined, the new variable stood at its start.
+                _ => assert_eq!(bits(got), bits(&[&before[i][..], &[2.0]].concat())),
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    /// A write that fails (the disk is full) is reported with the file's name, and every
+    /// later call fails too: no length is claimed for rows that may not be in the file.
+    #[test]
+    fn a_failing_write_fails_every_later_call() {
+        let full = Path::new("/dev/full");
+        let file = OpenOptions::new().write(true).open(full).unwrap();
+        let mut log = ReplayLog::wrap(full, file, 0, 3);
+        let mut failed = None;
+        for k in 1..=20_000u64 {
+            if let Err(e) = log.append_theta(k, &[1.5, -2.25, k as f64]) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let text = format!("{:#}", failed.unwrap());
+        assert!(text.starts_with("/dev/full: cannot write log: "), "{text}");
+        assert_eq!(format!("{:#}", log.flush().unwrap_err()), text);
+    }
+
+    #[test]
+    fn the_optimizer_round_trips_through_its_bytes() {
+        let v = vars(4);
+        let parts = [
+            crate::spsa::Part::Always,
+            crate::spsa::Part::Held,
+            crate::spsa::Part::After {
+                after: 10,
+                curve: 500,
+            },
+            crate::spsa::Part::Always,
+        ];
+        let s = Spsa::with_parts(&v, *spsa(&v).schedule(), 900, &parts);
+        let mut bytes = Vec::new();
+        s.encode(&mut bytes);
+        bytes.push(7);
+        let (back, rest) = Spsa::decode(&bytes).unwrap();
+        assert_eq!(rest, [7]);
+        let mut again = Vec::new();
+        back.encode(&mut again);
+        assert_eq!(again, bytes[..bytes.len() - 1]);
+        assert!(Spsa::decode(&bytes[..20]).is_none());
+    }
+
+    #[test]
+    fn the_checksum_sees_every_bit_and_the_width() {
+        let a = [1.0f64, 2.0, 3.0, 4.0, 5.0];
+        let mut b = a;
+        b[4] = f64::from_bits(b[4].to_bits() ^ 1);
+        assert_ne!(checksum(&a), checksum(&b));
+        assert_ne!(checksum(&a[..4]), checksum(&[1.0, 2.0, 3.0, 4.0, 0.0]));
+        assert_ne!(checksum(&[0.0]), checksum(&[-0.0]));
+    }
+
+    #[test]
+    fn csv_logs_read_through_the_same_reader_and_say_their_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        std::fs::write(&path, "iteration,a,b\n1,1,2\n2,3,4\n3,5").unwrap();
+        let r = LogReader::open(&path, None).unwrap();
+        assert_eq!((r.format, r.rows()), (Format::Csv, 2));
+        assert_eq!(r.theta_at_label(2).unwrap().unwrap(), [3.0, 4.0]);
+        std::fs::write(&path, "1,1.5,2\n2,3,4\n").unwrap();
+        let names = ["a".to_string(), "b".to_string()];
+        let r = LogReader::open(&path, Some(&names)).unwrap();
+        assert_eq!((r.format, r.rows()), (Format::Classic, 2));
+        assert!(Format::Classic.describe().starts_with("format 0"));
+    }
+}
