@@ -64,7 +64,24 @@ pub fn load(path: &Path) -> Result<Vec<Variable>, VarsError> {
     parse(&text, path)
 }
 
-/// Parse variables from text; `path` is only used in messages.
+/// Add `var` (read at `line`) to `vars` unless an earlier row has its name.
+fn push_unique(
+    vars: &mut Vec<Variable>,
+    seen: &mut std::collections::HashMap<String, usize>,
+    var: Variable,
+    line: usize,
+) -> Result<(), String> {
+    if let Some(first) = seen.get(&var.name) {
+        return Err(format!(
+            "duplicate variable name `{}` (first at line {first})",
+            var.name
+        ));
+    }
+    seen.insert(var.name.clone(), line);
+    vars.push(var);
+    Ok(())
+}
+
 /// The line of the variables file `path` whose row names `name` (for an error about that row).
 pub fn line_of(path: &Path, name: &str) -> Option<usize> {
     let text = std::fs::read_to_string(path).ok()?;
@@ -77,6 +94,7 @@ pub fn line_of(path: &Path, name: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// Parse variables from text; `path` is only used in messages.
 pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
     let invalid = |line: usize, message: String| VarsError::Invalid {
         path: path.to_path_buf(),
@@ -84,6 +102,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
         message,
     };
     let mut vars: Vec<Variable> = Vec::new();
+    // Names seen so far, with the line of each: a file of 50,000 variables is checked in
+    // one pass, not by comparing every pair.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (index, raw) in crate::textfile::strip_bom_str(text).lines().enumerate() {
         let line_no = index + 1;
         let line = raw.trim();
@@ -106,13 +127,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
         }
         if let Some(var) = fishtest_row(&fields).map_err(|m| invalid(line_no, m))? {
             var.check().map_err(|m| invalid(line_no, m))?;
-            if vars.iter().any(|v| v.name == var.name) {
-                return Err(invalid(
-                    line_no,
-                    format!("duplicate variable name `{}`", var.name),
-                ));
-            }
-            vars.push(var);
+            push_unique(&mut vars, &mut seen, var, line_no).map_err(|m| invalid(line_no, m))?;
             continue;
         }
         let name = fields[0].to_string();
@@ -146,13 +161,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Variable>, VarsError> {
             simul_elo,
         };
         var.check().map_err(|m| invalid(line_no, m))?;
-        if vars.iter().any(|v| v.name == var.name) {
-            return Err(invalid(
-                line_no,
-                format!("duplicate variable name `{}`", var.name),
-            ));
-        }
-        vars.push(var);
+        push_unique(&mut vars, &mut seen, var, line_no).map_err(|m| invalid(line_no, m))?;
     }
     if vars.is_empty() {
         return Err(VarsError::Empty {
@@ -573,7 +582,7 @@ mod tests {
             ("a,1,0,2,1,-1,1\n", "t.var:1: `a`: R_end (-1) must be >= 0"),
             (
                 "a,1,0,2,1,0,1\na,1,0,2,1,0,1\n",
-                "t.var:2: duplicate variable name `a`",
+                "t.var:2: duplicate variable name `a` (first at line 1)",
             ),
             ("a,nan,0,2,1,0,1\n", "t.var:1: field `start`"),
             ("# only\n", "t.var: no variables"),

@@ -15,8 +15,8 @@ use crate::error::user_error;
 use crate::game::{BookPart, Holdout};
 use crate::matchrun::setup::plan;
 use crate::matchrun::{MatchEnding, MatchOutcome, Plan, describe_options};
-use crate::report::history::History;
 use crate::tuner::checkpoint;
+use crate::tuner::replay::LogReader;
 use crate::vars::{self, Variable};
 
 /// `spsa verify CONFIG`: does the tuned θ beat the start values?
@@ -213,7 +213,7 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
             config.path.display()
         )));
     }
-    let history = History::read_named(log, Some(&start.names))?;
+    let history = LogReader::open(log, Some(&start.names))?;
     if history.names != start.names {
         return Err(user_error(format!(
             "{}: the θ log's variables {:?} differ from {}'s {:?}",
@@ -223,8 +223,8 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
             start.names
         )));
     }
-    let Some(row) = history.iterations.iter().position(|&i| i == iteration) else {
-        let last = history.iterations.last().copied().unwrap_or(0);
+    let Some(theta) = history.theta_at_label(iteration)? else {
+        let last = history.last_label().unwrap_or(0);
         return Err(user_error(format!(
             "{}: no row for iteration {iteration} (the log holds iterations up to {last})",
             log.display()
@@ -233,7 +233,7 @@ fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<Va
     Ok(ValueSet {
         label: format!("tuned ({}, iteration {iteration})", log.display()),
         names: history.names.clone(),
-        values: history.values.iter().map(|c| c[row].round()).collect(),
+        values: theta.iter().map(|t| t.round()).collect(),
     })
 }
 

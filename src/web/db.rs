@@ -242,6 +242,7 @@ impl SharedRuns {
             uci,
             csv,
             summary,
+            var_page: Default::default(),
         }))
     }
 

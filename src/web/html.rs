@@ -47,7 +47,8 @@ polyline{fill:none;vector-effect:non-scaling-stroke}\
 const LIVE: &str = "(function(){var m=document.getElementById('live');var busy=false;\
 function sel(){var t=m.querySelectorAll('textarea');for(var i=0;i<t.length;i++){t[i].onfocus=function(){this.select();};}}\
 sel();setInterval(function(){if(busy)return;busy=true;var v=m.firstElementChild?m.firstElementChild.getAttribute('data-version'):'';\
-fetch(m.getAttribute('data-src')+'?v='+encodeURIComponent(v),{cache:'no-store'}).then(function(r){\
+var s=m.getAttribute('data-src');\
+fetch(s+(s.indexOf('?')<0?'?':'&')+'v='+encodeURIComponent(v),{cache:'no-store'}).then(function(r){\
 if(r.status===200){return r.text().then(function(t){m.innerHTML=t;sel();});}}).catch(function(){})\
 .then(function(){busy=false;});},2000);})();";
 
@@ -633,7 +634,9 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
             .unwrap_or_else(|| "-".into()),
     );
     // Current values.
-    out.push_str("<h2>Values</h2><table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th><th>c_end</th><th>moved/c_end</th></tr>");
+    out.push_str("<h2>Values</h2>");
+    var_search(&mut out, d);
+    out.push_str("<table id=\"values\"><tr><th>variable</th><th>current</th><th>engine</th><th>start</th><th>min</th><th>max</th><th>c_k</th><th>c_end</th><th>moved/c_end</th></tr>");
     for (i, v) in d.vars.iter().enumerate() {
         let _ = write!(
             out,
@@ -779,6 +782,14 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         }
         out.push_str("</table>");
     }
+    if d.uci.is_empty() && d.var_page.total > d.vars.len() {
+        let _ = write!(
+            out,
+            "<h2>Current values</h2><p id=\"values-all\">{} variables: `spsa report LOG --format uci` (or csv, openbench, …) gives every value.</p></div>",
+            d.var_page.total
+        );
+        return out;
+    }
     let _ = write!(
         out,
         "<h2>Current values</h2><p>For the engine (UCI):</p><textarea id=\"uci\" readonly rows=\"{}\">{}</textarea>\
@@ -789,6 +800,59 @@ pub fn run_page(d: &RunDetail, version: &str) -> String {
         esc(&d.csv)
     );
     out
+}
+
+/// A run with many variables: the search box, which of them the page shows, and the pages.
+fn var_search(out: &mut String, d: &RunDetail) {
+    let p = &d.var_page;
+    if p.total <= model::PAGE_VARS && p.query.is_empty() {
+        return;
+    }
+    let first = p.page * model::PAGE_VARS;
+    let which = if p.query.is_empty() {
+        "the most moved in units of c_end first".to_string()
+    } else {
+        format!("{} match “{}”, most moved first", p.matched, esc(&p.query))
+    };
+    let _ = write!(
+        out,
+        "<form id=\"var-search\" method=\"get\"><input type=\"search\" name=\"q\" value=\"{}\" placeholder=\"search {} variables\"> <button>search</button></form>\
+         <p id=\"var-note\">variables {}–{} of {} shown ({which}); their charts below</p><p>",
+        esc(&p.query),
+        p.total,
+        (first + 1).min(p.matched),
+        first + d.vars.len(),
+        p.matched,
+    );
+    let link = |page: usize| {
+        let query = model::VarQuery {
+            q: Some(p.query.clone()),
+            page: Some(page),
+        }
+        .query_string();
+        if query.is_empty() {
+            "?".to_string()
+        } else {
+            query
+        }
+    };
+    if p.page > 0 {
+        let _ = write!(
+            out,
+            "<a id=\"var-prev\" href=\"{}\">previous {}</a> ",
+            esc(&link(p.page - 1)),
+            model::PAGE_VARS
+        );
+    }
+    if p.page + 1 < p.pages {
+        let _ = write!(
+            out,
+            "<a id=\"var-next\" href=\"{}\">next {}</a>",
+            esc(&link(p.page + 1)),
+            model::PAGE_VARS
+        );
+    }
+    out.push_str("</p>");
 }
 
 /// The admin buttons of a shared run (only when serve was given a token file).
@@ -861,7 +925,61 @@ mod tests {
             engines: Vec::new(),
             uci: format!("setoption name {name} value 2\n"),
             csv: format!("{name},2,0,10,1,0.002,0\n"),
+            var_page: Default::default(),
         }
+    }
+
+    /// A run of many variables: the page shows a search box and the 40 that moved most, with
+    /// their charts, and pages through the rest; a search keeps those whose name has it.
+    #[test]
+    fn a_run_of_many_variables_shows_the_most_moved_a_search_box_and_pages() {
+        let mut d = detail(5);
+        let one = d.vars[0].clone();
+        let n = 1000;
+        d.vars = (0..n)
+            .map(|i| model::VarView {
+                name: format!("w{i}"),
+                drift_c_end: if i == 777 { -9.0 } else { i as f64 / 1000.0 },
+                ..one.clone()
+            })
+            .collect();
+        d.series.values = (0..n)
+            .map(|i| vec![i as f64; d.series.iterations.len()])
+            .collect();
+        d.series.band = (0..n)
+            .map(|_| vec![1.0; d.series.band_points.len()])
+            .collect();
+        let mut all = d.clone();
+        model::focus(&mut all, &model::VarQuery::default());
+        assert_eq!(all.vars.len(), model::PAGE_VARS);
+        assert_eq!(all.vars[0].name, "w777", "the most moved first");
+        assert_eq!(all.vars[1].name, "w999");
+        assert_eq!(all.series.values.len(), model::PAGE_VARS);
+        assert_eq!(all.series.values[0][0], 777.0, "its own trajectory");
+        assert!(all.uci.is_empty());
+        let page = run_page(&all, "v");
+        assert!(page.contains("id=\"var-search\"") && page.contains("search 1000 variables"));
+        assert!(page.contains("variables 1–40 of 1000 shown"), "{page}");
+        assert!(page.contains("href=\"?page=1\"") && !page.contains("var-prev"));
+        assert_eq!(
+            page.matches("<div class=\"cell\">").count(),
+            model::PAGE_VARS
+        );
+        assert!(page.contains("id=\"values-all\""));
+
+        let mut found = d.clone();
+        let q = model::VarQuery {
+            q: Some("W77".into()),
+            page: Some(5),
+        };
+        model::focus(&mut found, &q);
+        let names: Vec<&str> = found.vars.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(found.var_page.matched, 11);
+        assert_eq!(found.var_page.page, 0, "a page past the last is the last");
+        assert_eq!(names[..3], ["w777", "w779", "w778"]);
+        let page = run_page(&found, "v");
+        assert!(page.contains("11 match “W77”"), "{page}");
+        assert_eq!(q.query_string(), "?q=W77&page=5");
     }
 
     #[test]

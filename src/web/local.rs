@@ -259,6 +259,7 @@ pub fn detail_of(
         engines: Vec::new(),
         uci,
         csv,
+        var_page: Default::default(),
     }
 }
 

@@ -191,7 +191,16 @@ impl App {
             .collect()
     }
 
-    async fn detail(&self, id: &str) -> Result<Option<RunDetail>> {
+    /// A run's page data with the variables `query` asks for (see [`model::focus`]).
+    async fn detail(&self, id: &str, query: &model::VarQuery) -> Result<Option<RunDetail>> {
+        let mut d = self.whole_detail(id).await?;
+        if let Some(d) = d.as_mut() {
+            model::focus(d, query);
+        }
+        Ok(d)
+    }
+
+    async fn whole_detail(&self, id: &str) -> Result<Option<RunDetail>> {
         if let Some(n) = id.strip_prefix("local-") {
             let Some(run) = n
                 .parse::<usize>()
@@ -232,6 +241,18 @@ impl App {
 #[derive(Deserialize)]
 struct Poll {
     v: Option<String>,
+    /// A run page's search and page of variables (see [`model::VarQuery`]).
+    q: Option<String>,
+    page: Option<usize>,
+}
+
+impl Poll {
+    fn vars(&self) -> model::VarQuery {
+        model::VarQuery {
+            q: self.q.clone(),
+            page: self.page,
+        }
+    }
 }
 
 async fn list_page(State(app): State<Shared>) -> Response {
@@ -267,8 +288,13 @@ async fn list_fragment(State(app): State<Shared>, Query(p): Query<Poll>) -> Resp
     }
 }
 
-async fn run_page(State(app): State<Shared>, Path(id): Path<String>) -> Response {
-    match app.detail(&id).await {
+async fn run_page(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    Query(p): Query<Poll>,
+) -> Response {
+    let query = p.vars();
+    match app.detail(&id, &query).await {
         Ok(Some(d)) => {
             let v = d.version();
             let live = html::run_page(&d, &v);
@@ -278,7 +304,7 @@ async fn run_page(State(app): State<Shared>, Path(id): Path<String>) -> Response
                 String::new()
             };
             let n = nonce();
-            let src = format!("/fragment/runs/{}", d.summary.id);
+            let src = format!("/fragment/runs/{}{}", d.summary.id, query.query_string());
             html_response(
                 html::page(&d.summary.name, &src, &live, &extra, &n),
                 Some(&n),
@@ -294,7 +320,7 @@ async fn run_fragment(
     Path(id): Path<String>,
     Query(p): Query<Poll>,
 ) -> Response {
-    match app.detail(&id).await {
+    match app.detail(&id, &p.vars()).await {
         Ok(Some(d)) => {
             let v = d.version();
             if p.v.as_deref() == Some(v.as_str()) {
@@ -318,8 +344,12 @@ async fn api_matches(State(app): State<Shared>) -> Response {
     axum::Json(app.matches()).into_response()
 }
 
-async fn api_run(State(app): State<Shared>, Path(id): Path<String>) -> Response {
-    match app.detail(&id).await {
+async fn api_run(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    Query(p): Query<Poll>,
+) -> Response {
+    match app.detail(&id, &p.vars()).await {
         Ok(Some(d)) => axum::Json(d).into_response(),
         Ok(None) => not_found(),
         Err(e) => failure(e),

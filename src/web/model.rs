@@ -266,6 +266,122 @@ pub struct RunDetail {
     pub uci: String,
     /// The variables CSV with the current values as start.
     pub csv: String,
+    /// Which of the run's variables `vars` and `series` hold (see [`focus`]).
+    pub var_page: VarPage,
+}
+
+/// Variables a run page (and a page of the JSON API) shows at most: a run with more shows the
+/// ones that moved most, or those a search names, a page at a time.
+pub const PAGE_VARS: usize = 40;
+
+/// Which variables to show: those whose name contains `q` (any case; all when empty), most
+/// moved first, page `page` (from 0) of [`PAGE_VARS`].
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct VarQuery {
+    pub q: Option<String>,
+    pub page: Option<usize>,
+}
+
+impl VarQuery {
+    /// The query as a URL's query string (`?q=..&page=..`), empty when there is none.
+    pub fn query_string(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(q) = self.q.as_deref().filter(|q| !q.is_empty()) {
+            parts.push(format!("q={}", url_escape(q)));
+        }
+        if let Some(p) = self.page.filter(|&p| p > 0) {
+            parts.push(format!("page={p}"));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        }
+    }
+}
+
+/// `text` with everything but letters, digits and `-_.~` percent-encoded.
+pub fn url_escape(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// What a run's page shows of its variables.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct VarPage {
+    /// The run's variables in all.
+    pub total: usize,
+    /// Those the search matched (all without one).
+    pub matched: usize,
+    /// This page (from 0) of `pages`.
+    pub page: usize,
+    pub pages: usize,
+    /// The search, as given.
+    pub query: String,
+    /// The shown variables' places among the run's (`vars[j]` is the run's `indices[j]`).
+    pub indices: Vec<usize>,
+}
+
+/// Keep in `d` only the variables `query` asks for (see [`VarQuery`]); a run of at most
+/// [`PAGE_VARS`] variables and no search keeps them all, in their order. A run with more gives
+/// no `uci` and `csv` (`spsa report --format uci|csv` has them all).
+pub fn focus(d: &mut RunDetail, query: &VarQuery) {
+    let total = d.vars.len();
+    let q = query.q.as_deref().unwrap_or("").trim().to_lowercase();
+    if total <= PAGE_VARS && q.is_empty() {
+        d.var_page = VarPage {
+            total,
+            matched: total,
+            page: 0,
+            pages: 1,
+            query: String::new(),
+            indices: (0..total).collect(),
+        };
+        return;
+    }
+    let order = crate::report::status::most_moved(d.vars.iter().map(|v| v.drift_c_end), total);
+    let matched: Vec<usize> = order
+        .into_iter()
+        .filter(|&i| q.is_empty() || d.vars[i].name.to_lowercase().contains(&q))
+        .collect();
+    let pages = matched.len().div_ceil(PAGE_VARS).max(1);
+    let page = query.page.unwrap_or(0).min(pages - 1);
+    let indices: Vec<usize> = matched
+        .iter()
+        .skip(page * PAGE_VARS)
+        .take(PAGE_VARS)
+        .copied()
+        .collect();
+    let pick = |column: &mut Vec<Vec<f64>>| {
+        if column.len() == total {
+            *column = indices
+                .iter()
+                .map(|&i| std::mem::take(&mut column[i]))
+                .collect();
+        }
+    };
+    pick(&mut d.series.values);
+    pick(&mut d.series.band);
+    d.vars = indices.iter().map(|&i| d.vars[i].clone()).collect();
+    if total > PAGE_VARS {
+        d.uci.clear();
+        d.csv.clear();
+    }
+    d.var_page = VarPage {
+        total,
+        matched: matched.len(),
+        page,
+        pages,
+        query: query.q.clone().unwrap_or_default(),
+        indices,
+    };
 }
 
 impl RunDetail {
