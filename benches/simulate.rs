@@ -339,7 +339,7 @@ fn wide_run(binary: &Path, dir: &Path, vars: usize, iterations: u64, kill: bool)
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("w.var"), wide_vars(vars)).unwrap();
     let toml = format!(
-        "simulate = true\nvariables = \"w.var\"\nlog = \"w.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 7\n",
+        "simulate = true\nvariables = \"w.var\"\nlog = \"w.log\"\niterations = {iterations}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 7\ncheckpoint_seconds = 1\n",
         iterations / 10
     );
     std::fs::write(dir.join("w.toml"), &toml).unwrap();

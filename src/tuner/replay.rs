@@ -63,14 +63,11 @@ pub fn checksum(theta: &[f64]) -> u32 {
     ];
     let chunks = theta.chunks_exact(4);
     let rest = chunks.remainder();
+    let mix = |h: &mut u64, x: &f64| *h = (*h ^ x.to_bits()).wrapping_mul(M).rotate_left(29);
     for c in chunks {
-        for j in 0..4 {
-            h[j] = (h[j] ^ c[j].to_bits()).wrapping_mul(M).rotate_left(29);
-        }
+        h.iter_mut().zip(c).for_each(|(h, x)| mix(h, x));
     }
-    for (j, x) in rest.iter().enumerate() {
-        h[j] = (h[j] ^ x.to_bits()).wrapping_mul(M).rotate_left(29);
-    }
+    h.iter_mut().zip(rest).for_each(|(h, x)| mix(h, x));
     let mut x = h[0]
         ^ h[1].rotate_left(16)
         ^ h[2].rotate_left(32)
@@ -644,7 +641,13 @@ impl LogReader {
         let mut def: Option<usize> = None;
         let mut row_done: Option<usize> = None;
         for &want in wanted {
-            let target = self.rows[want].at;
+            // A snapshot right after the row holds θ after it (checked against the row's
+            // checksum when the log was read): nothing to replay.
+            let row_at = self.rows[want].at;
+            let target = match self.entries.get(row_at + 1) {
+                Some((Entry::Theta { row: false, .. }, _)) => row_at + 1,
+                _ => row_at,
+            };
             // Jump to the last θ record at or before the row, if it is past where we are.
             if let Some(start) = self.theta_at_or_before(target)
                 && (start >= next || row_done.is_none_or(|r| r > want))

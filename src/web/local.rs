@@ -213,7 +213,7 @@ pub fn detail_of(
     let mut series = Series::default();
     if let Some(h) = &l.log {
         let rows = model::downsample(h.rows(), model::MAX_POINTS);
-        series.rows = h.rows() as u64;
+        series.rows = h.log_rows.max(h.rows()) as u64;
         series.iterations = rows.iter().map(|&r| h.iterations[r]).collect();
         series.values = h
             .values
