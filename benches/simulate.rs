@@ -293,6 +293,7 @@ fn wide_vars(n: usize) -> String {
 }
 
 /// A child's wall seconds and peak resident memory (KB), and whether it succeeded.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its peak memory
 fn measured(cmd: &mut Command) -> (f64, u64, bool) {
     let t = Instant::now();
     let child = cmd

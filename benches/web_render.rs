@@ -46,6 +46,8 @@ fn big_run() -> Loaded {
         values: (0..VARS)
             .map(|_| Vec::with_capacity(ITERATIONS as usize))
             .collect(),
+        format: None,
+        log_rows: ITERATIONS as usize,
     };
     for (i, col) in history.values.iter_mut().enumerate() {
         let mut x = 100.0;

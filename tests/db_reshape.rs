@@ -160,11 +160,12 @@ fn a_shared_run_goes_on_with_an_added_and_a_dropped_variable_exactly() {
 
     // A re-attach without the local checkpoint (a machine without the run's files: what is
     // there is kept as a backup) writes the same θ log from the database.
-    let written = std::fs::read(&log).unwrap();
+    // The same rows of θ (the file itself may differ in where the change is recorded).
+    let written = run_common::log_text(&log);
     std::fs::remove_file(dir.path().join("t.checkpoint.var")).unwrap();
     let again = spsa_in(dir.path(), &["run", "t.toml", "--db", &db.url, "--resume"]);
     assert!(again.status.success(), "{}", text(&again.stderr));
-    assert_eq!(std::fs::read(&log).unwrap(), written);
+    assert_eq!(run_common::log_text(&log), written);
 }
 
 #[test]

@@ -151,7 +151,7 @@ fn through_uci(method: Method, epochs: usize, shrink: f64) {
             .collect();
         assert!(losses.last() < losses.first(), "{losses:?}");
         assert!(read_checkpoint(&files.checkpoint).unwrap().finished);
-        let log = std::fs::read_to_string(&files.theta_log).unwrap();
+        let log = crate::run_common::log_text(&files.theta_log);
         assert_eq!(log.lines().count(), outcome.fitted.epochs + 2);
     }
 }

@@ -60,7 +60,7 @@ fn run(start: f64, seed: u64, concurrency: usize) -> (f64, f64) {
         .unwrap();
     rt.block_on(tuner.run(&sim, &Shutdown::new(), &mut Quiet))
         .unwrap();
-    let log = std::fs::read_to_string(&files.log).unwrap();
+    let log = crate::run_common::log_text(&files.log);
     let at = |k: u64| -> f64 {
         log.lines()
             .nth(k as usize)
