@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::process::{Child, Command};
 
+use crate::child_common;
 use crate::pg_common;
 use crate::run_common;
 use pg_common::{Cluster, TestDb, sim_config, wait_for};
@@ -58,8 +59,14 @@ fn a_shared_run_goes_on_with_an_added_and_a_dropped_variable_exactly() {
     );
     owner.kill().unwrap();
     owner.wait().unwrap();
+    // The worker is stopped while the owner is away (SIGSTOP, seen in /proc; it holds no
+    // transaction open between its statements), so that it cannot play the whole run before
+    // the owner is back: a simulated iteration takes microseconds, and under load the owner's
+    // start once took so long that z had a handful of iterations left to move in.
+    child_common::stop(&worker);
 
-    // The owner comes back with y dropped and z added; the worker has played on meanwhile.
+    // The owner comes back with y dropped and z added; the worker goes on with the leases it
+    // holds, then sees the change.
     std::fs::write(dir.path().join("t.var"), CHANGED).unwrap();
     let owner = spawn(
         dir.path(),
@@ -70,6 +77,7 @@ fn a_shared_run_goes_on_with_an_added_and_a_dropped_variable_exactly() {
         &format!("SELECT definition->'earlier'->0->>'until' FROM spsa.runs WHERE id = {run}"),
         |s| !s.is_empty(),
     );
+    child_common::go_on(&worker);
     let changed_at: i64 = changed_at.parse().unwrap();
     assert!(
         changed_at > 300 && changed_at < n,
