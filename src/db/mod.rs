@@ -60,6 +60,10 @@ pub use conn::{Db, DbError, redact};
 /// The schema and functions, installed idempotently by the owner.
 pub const SCHEMA: &str = include_str!("schema.sql");
 
+/// The layout of the database this spsa writes and reads (`spsa.schema_version`): installing
+/// [`SCHEMA`] migrates a database of an older layout and refuses one of a newer.
+pub const SCHEMA_VERSION: i32 = 2;
+
 /// How a worker runs: what its leasing (`worker`) and its engines' placement (`placement`)
 /// both read.
 #[derive(Clone, Debug)]
@@ -308,4 +312,17 @@ pub fn refuse_positions(config: &crate::config::Config) -> Result<(), crate::con
             message,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_schema_installs_the_version_the_code_reads() {
+        let v = super::SCHEMA_VERSION;
+        assert!(super::SCHEMA.contains(&format!("IF v > {v} THEN")));
+        assert!(super::SCHEMA.contains(&format!("(which knows versions up to {v})")));
+        assert!(super::SCHEMA.contains(&format!(
+            "INSERT INTO spsa.schema_version (version) VALUES ({v});"
+        )));
+    }
 }
