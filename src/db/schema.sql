@@ -440,11 +440,27 @@ BEGIN
 END
 $$;
 
+-- Version 2 made spsa.check_report return boolean (it returned void): the script of an spsa of
+-- version 1 replaces it with one returning void, which PostgreSQL refuses ("cannot change
+-- return type of existing function"), so such an owner fails to install on a database of
+-- version 2 and keeps nothing of its script, instead of putting back functions that write θ
+-- into the result rows.
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+              WHERE n.nspname = 'spsa' AND p.proname = 'check_report'
+                AND p.prorettype = 'void'::regtype) THEN
+    DROP FUNCTION spsa.check_report(spsa.work, text, uuid, text, int, int, int, int[], text[], text);
+  END IF;
+END
+$$;
+
 -- The checks every report of a work row passes (spsa.report, spsa.report_track): the lease is
--- the worker's current one, and the counts make the row's pairs. Raises SQLSTATE SP003/SP004.
+-- the worker's current one, and the counts make the row's pairs. Raises SQLSTATE SP003/SP004;
+-- true when it passes.
 CREATE OR REPLACE FUNCTION spsa.check_report(wk spsa.work, w text, p_token uuid, p_what text,
   p_wins int, p_draws int, p_losses int, p_pentanomial int[], p_faults text[], p_records text)
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
 BEGIN
   IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL
@@ -462,6 +478,7 @@ BEGIN
      OR array_length(p_faults, 1) > 1000 OR length(p_records) > 10000000 THEN
     RAISE EXCEPTION 'malformed pentanomial, faults or records' USING ERRCODE = 'SP004';
   END IF;
+  RETURN true;
 END
 $$;
 
