@@ -14,7 +14,7 @@
 //! new mirror (as after kill -9 of the owner) replays every result and checks each checksum.
 //!
 //! `cargo bench --bench db_scale [-- SECONDS [RESULTS]]` (default 3 s per level, 1,000 results
-//! of the wide run).
+//! of the wide run; SECONDS 0: the wide run only).
 
 use std::time::{Duration, Instant};
 
@@ -228,7 +228,8 @@ fn main() {
         (256, Some(20_000.0 / 64.0)),
     ];
     let mut best: f64 = 0.0;
-    for (level, (workers, offered)) in levels.into_iter().enumerate() {
+    let levels = if seconds > 0.0 { &levels[..] } else { &[] };
+    for (level, &(workers, offered)) in levels.iter().enumerate() {
         let run = rt.block_on(async {
             let mut handle = Db::new(&db.url).unwrap();
             owner::install_schema(&mut handle).await.unwrap();
@@ -332,6 +333,10 @@ fn main() {
             percentile(&waits, 0.99)
         );
     }
+    if levels.is_empty() {
+        wide(&rt, &db.url, wide_results);
+        return;
+    }
     // A 10 s + 0.1 s game lasts about 2 × (10 s + 60 moves × 0.1 s) = 32 s on one core (the
     // two engines alternate), so a pair (one work unit) is 64 core-seconds.
     let cores = best * 64.0;
@@ -419,6 +424,7 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
             let _ = conn.await;
         });
         let mut handle = Db::new(url).unwrap();
+        owner::install_schema(&mut handle).await.unwrap();
         let t = Instant::now();
         let run = owner::attach(
             &mut handle,
@@ -445,12 +451,10 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
         );
         // The owner follows as `spsa run --db` does: pull (handing out the next iterations),
         // 100 ms, again.
-        let follow = |target: i64| {
+        let follow = |mut mirror: Mirror, target: i64| {
             let url = url.to_string();
-            let def = def.clone();
             async move {
                 let mut db = Db::new(&url).unwrap();
-                let mut mirror = Mirror::new(run, def, 0);
                 while (mirror.applied() as i64) < target {
                     let got = mirror.pull(&mut db).await.unwrap();
                     if got.is_empty() {
@@ -472,8 +476,10 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
         };
         // Warm up past the first window and snapshot, then measure `results` more.
         let warm = (window + 100) as i64;
-        let (_, _) = tokio::join!(play(warm), follow(warm));
-        c.batch_execute("VACUUM").await.unwrap();
+        let (_, mut mirror) = tokio::join!(play(warm), follow(Mirror::new(run, def.clone(), 0), warm));
+        // Measured compacted (VACUUM FULL rewrites each table with its live rows only), so the
+        // growth is what the rows hold, not where dead row versions happened to leave space.
+        c.batch_execute("VACUUM FULL").await.unwrap();
         let before = table_sizes(&c).await;
         let applied_before: i64 = c
             .query_one("SELECT applied FROM spsa.runs WHERE id = $1", &[&run])
@@ -481,11 +487,21 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
             .unwrap()
             .get(0);
         let t = Instant::now();
-        let target = applied_before + results as i64;
-        let (_, mirror) = tokio::join!(play(target), follow(target));
+        // In ten slices, `spsa.runs` and `spsa.work` vacuumed after each, as autovacuum does
+        // at a real run's pace: every report rewrites θ in the run's row and empties a work
+        // row's step, 80 kB of dead TOAST each at 10,000 variables, whose space is used again
+        // once vacuumed.
+        let mut raw = 0;
+        for slice in 1..=10 {
+            let target = applied_before + (results * slice / 10) as i64;
+            let ((), m) = tokio::join!(play(target), follow(mirror, target));
+            mirror = m;
+            let sizes = table_sizes(&c).await;
+            raw = raw.max(sizes.iter().map(|t| t.1).sum::<i64>());
+            c.batch_execute("VACUUM spsa.runs, spsa.work").await.unwrap();
+        }
         let seconds = t.elapsed().as_secs_f64();
-        let raw = table_sizes(&c).await;
-        c.batch_execute("VACUUM").await.unwrap();
+        c.batch_execute("VACUUM FULL").await.unwrap();
         let after = table_sizes(&c).await;
         let applied_after: i64 = c
             .query_one("SELECT applied FROM spsa.runs WHERE id = $1", &[&run])
@@ -499,16 +515,16 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
             mirror.applied()
         );
         let total = |v: &[(String, i64)]| v.iter().map(|t| t.1).sum::<i64>();
-        println!("table            growth per applied result (after VACUUM)");
+        println!("table            growth per applied result (VACUUM FULL before and after)");
         for ((name, b), (_, a)) in before.iter().zip(&after) {
             if a != b {
                 println!("{name:16} {:>10.0} B", (a - b) as f64 / n);
             }
         }
         let new = (total(&after) - total(&before)) as f64 / n;
-        let unvacuumed = (total(&raw) - total(&before)) as f64 / n;
+        let unvacuumed = (raw - total(&before)) as f64 / n;
         println!(
-            "all spsa tables  {new:>10.0} B per applied result ({unvacuumed:.0} B before VACUUM: dead row versions autovacuum reclaims)"
+            "all spsa tables  {new:>10.0} B per applied result (at most {unvacuumed:.0} B between two vacuums: dead row versions, their space used again)"
         );
         // The old layout kept, per applied result, θ in the result row and the leased θ in the
         // done work row, and a step vector per iteration from the run's creation: measured here
@@ -518,11 +534,11 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
              CREATE TABLE public.old_arrays (a float8[] NOT NULL);
              INSERT INTO public.old_arrays
              SELECT (SELECT array_agg(100 + random()) FROM generate_series(1, 10000) i WHERE k > 0)
-               FROM generate_series(1, 200) k;
-             VACUUM public.old_arrays",
+               FROM generate_series(1, 200) k",
         )
         .await
         .unwrap();
+        c.batch_execute("VACUUM public.old_arrays").await.unwrap();
         let array: i64 = c
             .query_one("SELECT pg_total_relation_size('public.old_arrays') / 200", &[])
             .await
