@@ -262,3 +262,74 @@ fn init_writes_a_ready_config_that_runs() {
     assert!(stderr(&o).contains("--tc `fast`"), "{}", stderr(&o));
     assert!(!d.join("u.toml").exists() && !d.join("u.var").exists());
 }
+
+/// A tune of 750 options on a real UCI engine, in the two commands a user types: `spsa init`
+/// of the sparring engine with `--pst` (its 14 weights and its piece-square tables, 736
+/// entries) and `spsa run` of the config it writes. Every game is played, every option reaches
+/// the engines, and the tuned values of all 750 come out.
+#[test]
+fn a_tune_of_seven_hundred_fifty_options_plays_its_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = spsa()
+        .args(["init", "--engine", sparring(), "--arg", "--pst"])
+        .args(["-o", "s.var", "--config", "tune.toml"])
+        .args(["--depth", "1", "--iterations", "3"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let vars = spsa::vars::load(&d.join("s.var")).unwrap();
+    assert_eq!(vars.len(), 750);
+    let knight_e4 = vars.iter().find(|v| v.name == "PstKnightMgE4").unwrap();
+    // The built-in knight table has 18 on e4 (and 20 on e5), declared in [-300, 300].
+    assert_eq!(
+        (knight_e4.start, knight_e4.min, knight_e4.max),
+        (18.0, -300.0, 300.0)
+    );
+    let text = std::fs::read_to_string(d.join("tune.toml")).unwrap();
+    let text = text
+        .replace("pairs = 2000", "pairs = 1")
+        .replace("[games]\n", "[games]\npgn = \"games.pgn\"\n");
+    std::fs::write(d.join("tune.toml"), text).unwrap();
+    let o = spsa()
+        .args(["run", "tune.toml", "--engine-log", "engines.log"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = std::fs::read_to_string(d.join("engines.log")).unwrap();
+    let results = log.lines().filter(|l| l.contains(" < bestmove ")).count();
+    assert!(results > 0, "no game was played");
+    // The first game's engines get all 750 options; every one of them goes out.
+    for v in &vars {
+        let sent = format!("> setoption name {} value ", v.name);
+        assert!(log.contains(&sent), "never sent: {}", v.name);
+    }
+    assert!(
+        !log.contains("unknown option"),
+        "the engine refused an option"
+    );
+    assert!(
+        !log.contains("clamped"),
+        "a value out of the declared range"
+    );
+    // Each game's PGN names 16 of the 750 values and counts the rest (the θ log has them).
+    let pgn = std::fs::read_to_string(d.join("games.pgn")).unwrap();
+    let white = pgn
+        .lines()
+        .find(|l| l.starts_with("[WhiteOptions "))
+        .unwrap();
+    assert!(white.ends_with("… and 734 more\"]"), "{white}");
+    let o = spsa()
+        .args(["report", "logs/tune.log", "--format", "csv"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = stdout(&o)
+        .lines()
+        .filter(|l| l.starts_with("Pst") || vars.iter().any(|v| l.starts_with(&v.name)))
+        .count();
+    assert_eq!(rows, 750, "{}", stdout(&o));
+}

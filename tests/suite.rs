@@ -30,6 +30,7 @@ mod db_tls;
 mod db_track;
 mod docs_commands;
 mod engine_log;
+mod engine_many_options;
 mod engine_real;
 mod engine_standin;
 mod engine_stderr;

@@ -26,7 +26,7 @@ use crate::engine::{
 use crate::game::{Book, GameRecord, GameSettings, Opening, TimeControl, play_game};
 use crate::runtime::cores;
 use crate::runtime::thread_home::ThreadHome;
-pub use records::{describe_options, game_log_line, pgn_text};
+pub use records::{describe_options, game_log_line, pgn_text, summarize_options};
 pub use setup::{book_options, game_settings, time_control};
 
 /// Options for one side of one game: the values that differ between the sides.
@@ -270,11 +270,14 @@ impl<E: Seat + 'static> Arena<E> {
         self.slot(0)?
             .run(move |s| {
                 Box::pin(async move {
-                    let declared = s.b.uci.declared();
+                    // One index for all the names: 50,000 of them are not 50,000 scans.
+                    let declared =
+                        crate::engine::options::OptionTable::new(s.b.uci.declared().to_vec());
                     names
                         .iter()
                         .map(|n| {
-                            let default = crate::engine::options::find_option(declared, n)
+                            let default = declared
+                                .find(n)
                                 .and_then(|o| match &o.kind {
                                     crate::engine::options::OptionKind::Spin {
                                         default: Some(d),
@@ -444,8 +447,7 @@ async fn start_engine(
     nodestime: Option<u64>,
 ) -> Result<UciEngine> {
     let mut engine = UciEngine::start(setup.spec.clone()).await?;
-    let declares =
-        |name: &str| crate::engine::options::find_option(engine.options(), name).is_some();
+    let declares = |name: &str| engine.options().find(name).is_some();
     if chess960 && !declares(UCI_CHESS960) {
         return Err(OptionError::NoChess960 {
             engine: setup.spec.name.clone(),

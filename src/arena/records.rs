@@ -29,8 +29,14 @@ pub fn game_log_line(g: &GameRecord, round: &str, slot: usize, note: &str) -> St
     )
 }
 
-/// The game as PGN, with the option values each side played as `WhiteOptions`/`BlackOptions`,
-/// then `tags`.
+/// Options a PGN tag or game-log line lists in full; past this a game would carry a tune's
+/// whole θ twice (1.5 MB a game at 50,000 options), so it names the first [`TAG_SHOWN`] and
+/// counts the rest: the θ log has every game's values.
+const TAG_FULL: usize = 64;
+const TAG_SHOWN: usize = 16;
+
+/// The game as PGN, with the option values each side played as `WhiteOptions`/`BlackOptions`
+/// (cut short past 64 options), then `tags`.
 pub fn pgn_text(
     g: &GameRecord,
     event: &str,
@@ -45,8 +51,14 @@ pub fn pgn_text(
         date: pgn_date(),
         round: round.to_string(),
         extra_tags: [
-            ("WhiteOptions".into(), describe_options(white_options, "; ")),
-            ("BlackOptions".into(), describe_options(black_options, "; ")),
+            (
+                "WhiteOptions".into(),
+                summarize_options(white_options, "; "),
+            ),
+            (
+                "BlackOptions".into(),
+                summarize_options(black_options, "; "),
+            ),
         ]
         .into_iter()
         .chain(tags.iter().cloned())
@@ -54,6 +66,18 @@ pub fn pgn_text(
         move_comments: true,
     };
     write_pgn(g, &options)
+}
+
+/// [`describe_options`], cut short past 64 options (PGN tags and game-log lines).
+pub fn summarize_options(options: &[(String, OptionValue)], separator: &str) -> String {
+    if options.len() <= TAG_FULL {
+        return describe_options(options, separator);
+    }
+    format!(
+        "{}{separator}… and {} more",
+        describe_options(&options[..TAG_SHOWN], separator),
+        options.len() - TAG_SHOWN
+    )
 }
 
 /// Options as `name=value` joined by `separator` (text values unquoted), for logs and PGN tags.
@@ -89,4 +113,26 @@ fn pgn_date() -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}.{m:02}.{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(n: usize) -> Vec<(String, OptionValue)> {
+        (0..n)
+            .map(|i| (format!("W{i}"), OptionValue::Number(i as f64)))
+            .collect()
+    }
+
+    #[test]
+    fn sixty_four_options_are_listed_and_more_are_cut_to_sixteen_and_a_count() {
+        let full = summarize_options(&options(64), "; ");
+        assert_eq!(full.split("; ").count(), 64);
+        assert!(full.ends_with("W63=63"), "{full}");
+        let cut = summarize_options(&options(50_000), " ");
+        assert!(cut.starts_with("W0=0 W1=1 "), "{cut}");
+        assert!(cut.ends_with("W15=15 … and 49984 more"), "{cut}");
+        assert!(cut.len() < 200, "{}", cut.len());
+    }
 }

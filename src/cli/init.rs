@@ -220,6 +220,7 @@ fn write_config(
     let concurrency = std::thread::available_parallelism().map_or(1, |n| n.get());
     let text = config_text(&TuneConfig {
         engine: &engine,
+        args: &args.args,
         fixed: fixed_options(declared),
         variables: &relative_to(dir, &vars),
         log: &relative_to(dir, &log),

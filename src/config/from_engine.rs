@@ -148,6 +148,9 @@ pub enum Limit {
 pub struct TuneConfig<'a> {
     /// The engine's path as the config names it (absolute, so the config works from anywhere).
     pub engine: &'a str,
+    /// The engine's command-line arguments (`spsa init --arg`): the ones it declared its
+    /// options under, so the tune starts it the same way.
+    pub args: &'a [String],
     /// The options every game sets: Threads 1, Hash 16, Ponder and OwnBook off, where declared.
     pub fixed: Vec<(String, String)>,
     /// Paths relative to the config's folder.
@@ -221,6 +224,15 @@ pub fn config_text(c: &TuneConfig<'_>) -> String {
              inc_time_ms = {inc_ms}                 # ... and increment per move, in ms\n"
         ),
     };
+    let args = if c.args.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = c.args.iter().map(|a| toml_str(a)).collect();
+        format!(
+            "args = [{}]   # as `spsa init --arg` gave them\n",
+            list.join(", ")
+        )
+    };
     let a = (c.iterations / 10).max(1);
     format!(
         "# A tune of {engine}'s spin options, written by `spsa init --config`.\n\
@@ -235,6 +247,7 @@ pub fn config_text(c: &TuneConfig<'_>) -> String {
          \n\
          [engine1]                         # the engine; θ+ and θ− both play it\n\
          command = {engine}\n\
+         {args}\
          [engine1.options]                 # sent once after the handshake, never tuned\n\
          {options}\
          \n\

@@ -7,6 +7,7 @@
 //! spin bound longer than 12 digits, which its grammar rejects) falls back to our own reader
 //! below, so an odd declaration never costs us the whole option.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use vampirc_uci::{UciMessage, UciOptionConfig};
@@ -330,16 +331,69 @@ impl OptionError {
     }
 }
 
+/// The options an engine declared, in its order, with an index by name, so that setting 50,000
+/// options costs 50,000 hash lookups rather than 50,000 scans of 50,000 names. Reads as the
+/// slice of declarations.
+#[derive(Clone, Debug, Default)]
+pub struct OptionTable {
+    options: Vec<UciOption>,
+    /// [`name_key`] → position in `options`; the first declaration of a name wins.
+    index: HashMap<String, usize>,
+}
+
+impl OptionTable {
+    pub fn new(options: Vec<UciOption>) -> OptionTable {
+        let mut index = HashMap::with_capacity(options.len());
+        for (i, o) in options.iter().enumerate() {
+            index.entry(name_key(&o.name)).or_insert(i);
+        }
+        OptionTable { options, index }
+    }
+
+    /// The option called `name`, ignoring case and the spacing between words, as
+    /// [`find_option`] does.
+    pub fn find(&self, name: &str) -> Option<&UciOption> {
+        self.index.get(&name_key(name)).map(|&i| &self.options[i])
+    }
+}
+
+impl std::ops::Deref for OptionTable {
+    type Target = [UciOption];
+    fn deref(&self) -> &[UciOption] {
+        &self.options
+    }
+}
+
+/// An option name as UCI compares it: words in lower case, one space between them.
+fn name_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len());
+    for word in name.split_ascii_whitespace() {
+        if !key.is_empty() {
+            key.push(' ');
+        }
+        key.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+    }
+    key
+}
+
+/// Declarations listed in an error message: an engine with 50,000 options gets the first ones
+/// and a count, not a 50,000-line message.
+const DESCRIBED: usize = 40;
+
 /// List declared options one per line, spins with their ranges, for error messages.
 pub fn describe_options(options: &[UciOption]) -> String {
     if options.is_empty() {
         return "  (none)".to_string();
     }
-    options
+    let mut lines: Vec<String> = options
         .iter()
+        .take(DESCRIBED)
         .map(|o| format!("  {o}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    if options.len() > DESCRIBED {
+        lines.push(format!("  … and {} more", options.len() - DESCRIBED));
+    }
+    lines.join("\n")
 }
 
 /// Find a declared option by name, case-insensitively (UCI option names are case-insensitive)
@@ -363,12 +417,12 @@ pub fn find_option<'o>(options: &'o [UciOption], name: &str) -> Option<&'o UciOp
 /// (the engine's spelling of the name, the value text or `None` for a button).
 pub fn resolve(
     engine: &str,
-    options: &[UciOption],
+    options: &OptionTable,
     name: &str,
     value: &OptionValue,
 ) -> Result<(String, Option<String>), OptionError> {
     let available = || describe_options(options);
-    let Some(opt) = find_option(options, name) else {
+    let Some(opt) = options.find(name) else {
         return Err(OptionError::Unknown {
             engine: engine.to_string(),
             option: name.to_string(),
@@ -438,7 +492,7 @@ pub fn resolve(
 /// Validate a whole configuration's wishes before a match; the first problem is returned.
 pub fn validate<'a>(
     engine: &str,
-    options: &[UciOption],
+    options: &OptionTable,
     wanted: impl IntoIterator<Item = (&'a str, &'a OptionValue)>,
 ) -> Result<(), OptionError> {
     for (name, value) in wanted {
@@ -452,18 +506,59 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn toga() -> Vec<UciOption> {
-        [
-            "option name Hash type spin default 128 min 4 max 1024",
-            "option name Ponder type check default false",
-            "option name NullMove Pruning type combo default Always var Always var Fail High var Never",
-            "option name Material type spin default 100 min 0 max 400",
-            "option name BookFile type string default performance.bin",
-            "option name Clear Hash type button",
-        ]
-        .iter()
-        .map(|l| parse_option_line(l).unwrap())
-        .collect()
+    fn toga() -> OptionTable {
+        OptionTable::new(
+            [
+                "option name Hash type spin default 128 min 4 max 1024",
+                "option name Ponder type check default false",
+                "option name NullMove Pruning type combo default Always var Always var Fail High var Never",
+                "option name Material type spin default 100 min 0 max 400",
+                "option name BookFile type string default performance.bin",
+                "option name Clear Hash type button",
+            ]
+            .iter()
+            .map(|l| parse_option_line(l).unwrap())
+            .collect(),
+        )
+    }
+
+    #[test]
+    fn the_table_finds_what_find_option_finds_and_keeps_the_first_of_a_twice_declared_name() {
+        let mut lines: Vec<UciOption> = toga().to_vec();
+        lines.push(
+            parse_option_line("option name material type spin default 7 min 0 max 9").unwrap(),
+        );
+        let table = OptionTable::new(lines.clone());
+        for name in [
+            "material",
+            " nullmove   PRUNING ",
+            "CLEAR HASH",
+            "hash",
+            "Materiel",
+            "",
+            "Clear",
+        ] {
+            assert_eq!(table.find(name), find_option(&lines, name), "{name:?}");
+        }
+        assert_eq!(table.find("MATERIAL").unwrap().kind, lines[3].kind);
+        assert_eq!(table.len(), 7);
+    }
+
+    #[test]
+    fn an_error_lists_forty_declarations_and_counts_the_rest() {
+        let many: Vec<UciOption> = (0..50_000)
+            .map(|i| {
+                parse_option_line(&format!(
+                    "option name W{i} type spin default 0 min -9 max 9"
+                ))
+                .unwrap()
+            })
+            .collect();
+        let text = describe_options(&many);
+        assert_eq!(text.lines().count(), 41);
+        assert!(text.starts_with("  W0 "), "{text}");
+        assert!(text.ends_with("  … and 49960 more"), "{text}");
+        assert_eq!(describe_options(&many[..40]).lines().count(), 40);
     }
 
     #[test]

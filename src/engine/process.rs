@@ -1,6 +1,7 @@
 //! [`UciEngine`]: one engine process driven over UCI, with a deadline on every wait.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -13,7 +14,7 @@ use tokio::time::{Instant, timeout, timeout_at};
 use tracing::{debug, trace, warn};
 
 use super::log::{Direction, LineLog, LogSeat};
-use super::options::{self, OptionError, OptionValue, UciOption};
+use super::options::{self, OptionError, OptionTable, OptionValue};
 use super::parse::{EngineLine, SearchLine, parse_line, parse_search_line};
 use super::watchdog::{Verdict, Watchdog};
 use super::{BestMove, EngineFault, GoCommand, Player, Score, SearchReply};
@@ -414,9 +415,12 @@ pub struct UciEngine {
     proc: Option<Proc>,
     id_name: Option<String>,
     id_author: Option<String>,
-    options: Vec<UciOption>,
-    /// Options sent so far (engine spelling, wire value), re-sent after a restart.
+    options: OptionTable,
+    /// Options sent so far (engine spelling, wire value), in the order first sent; re-sent after
+    /// a restart.
     applied: Vec<(String, Option<String>)>,
+    /// Engine spelling → position in `applied`.
+    applied_at: HashMap<String, usize>,
     buf: String,
     /// [`Player::search`] reads by blocking the thread (see [`UciEngine::block_searches`]).
     blocking_searches: bool,
@@ -447,8 +451,9 @@ impl UciEngine {
             proc: None,
             id_name: None,
             id_author: None,
-            options: Vec::new(),
+            options: OptionTable::default(),
             applied: Vec::new(),
+            applied_at: HashMap::new(),
             buf: String::with_capacity(256),
             blocking_searches: false,
             yielded: std::time::Instant::now(),
@@ -470,7 +475,7 @@ impl UciEngine {
         self.id_author.as_deref()
     }
     /// Every option the engine declared during the handshake, in its order.
-    pub fn options(&self) -> &[UciOption] {
+    pub fn options(&self) -> &OptionTable {
         &self.options
     }
     /// Whether the process is running (false after a fatal fault until [`UciEngine::restart`]).
@@ -601,7 +606,7 @@ impl UciEngine {
         }
         self.id_name = id_name;
         self.id_author = id_author;
-        self.options = opts;
+        self.options = OptionTable::new(opts);
         let ready = self.spec.ready_timeout;
         self.is_ready().await.map_err(|e| match e {
             EngineFault::Stalled { .. } => startup(format!("no `readyok` within {ready:?}")),
@@ -727,13 +732,14 @@ impl UciEngine {
     pub async fn restart(&mut self) -> Result<(), EngineFault> {
         self.kill().await;
         self.launch().await?;
-        let applied = std::mem::take(&mut self.applied);
-        for (name, value) in &applied {
-            self.buf.clear();
-            push_setoption(&mut self.buf, name, value.as_deref());
+        self.buf.clear();
+        for (name, value) in &self.applied {
+            push_setoption_line(&mut self.buf, name, value.as_deref());
+        }
+        if !self.buf.is_empty() {
+            self.buf.pop(); // send_buf adds the last newline
             self.send_buf().await?;
         }
-        self.applied = applied;
         self.is_ready().await
     }
 
@@ -792,22 +798,60 @@ impl UciEngine {
         self.buf.clear();
         push_setoption(&mut self.buf, &name, value.as_deref());
         self.send_buf().await?;
-        match self.applied.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = value,
-            None => self.applied.push((name, value)),
-        }
+        self.note_applied(name, value);
         Ok(())
     }
 
-    /// Validate every wish first (nothing is sent if one is bad), then set them all and wait for
-    /// `readyok`.
+    fn note_applied(&mut self, name: String, value: Option<String>) {
+        match self.applied_at.get(&name) {
+            Some(&i) => self.applied[i].1 = value,
+            None => {
+                self.applied_at.insert(name.clone(), self.applied.len());
+                self.applied.push((name, value));
+            }
+        }
+    }
+
+    /// Whether the engine already has this value (a button is pressed every time).
+    fn has_applied(&self, name: &str, value: &Option<String>) -> bool {
+        value.is_some()
+            && self
+                .applied_at
+                .get(name)
+                .is_some_and(|&i| self.applied[i].1 == *value)
+    }
+
+    /// Validate every wish first (nothing is sent if one is bad), then send, in one write, every
+    /// wish the engine does not already have, and wait for `readyok`. One write lets the pipe
+    /// carry the lines as fast as the engine reads them: 50,000 options are one buffer, not
+    /// 50,000 wake-ups of each side.
     pub async fn configure<'a>(
         &mut self,
-        wanted: impl IntoIterator<Item = (&'a str, &'a OptionValue)> + Clone,
+        wanted: impl IntoIterator<Item = (&'a str, &'a OptionValue)>,
     ) -> Result<(), EngineError> {
-        self.validate_options(wanted.clone())?;
+        let mut resolved = Vec::new();
         for (name, value) in wanted {
-            self.set_option(name, value.clone()).await?;
+            resolved.push(options::resolve(
+                &self.spec.name,
+                &self.options,
+                name,
+                value,
+            )?);
+        }
+        self.buf.clear();
+        let mut fresh = Vec::new();
+        for (name, value) in resolved {
+            if !self.has_applied(&name, &value) {
+                push_setoption_line(&mut self.buf, &name, value.as_deref());
+                fresh.push((name, value));
+            }
+        }
+        if !self.buf.is_empty() {
+            self.buf.pop(); // send_buf adds the last newline
+            self.send_buf().await?;
+        }
+        for (name, value) in fresh {
+            self.note_applied(name, value);
         }
         Ok(self.is_ready().await?)
     }
@@ -1121,6 +1165,12 @@ impl Player for UciEngine {
             self.run_search(start_fen, moves, go, deadline).await
         }
     }
+}
+
+/// [`push_setoption`] and a newline.
+fn push_setoption_line(buf: &mut String, name: &str, value: Option<&str>) {
+    push_setoption(buf, name, value);
+    buf.push('\n');
 }
 
 /// `setoption name <name> [value <value>]`.

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use shakmaty::Color;
 
 use super::{Fault, GameScore, Measurement, OpenRequest, Record, Source, Trial};
-use crate::arena::{self, Arena, OptionSet, describe_options};
+use crate::arena::{self, Arena, OptionSet, summarize_options};
 use crate::config::{Config, GamesConfig};
 use crate::engine::{OptionError, OptionValue};
 use crate::game::{Book, BookOrder, BookPart, Holdout, Opening};
@@ -207,8 +207,8 @@ impl Source for GameSource {
                 let note = match self.sides {
                     Sides::Tuned { .. } => format!(
                         "θ+ {}; θ− {}",
-                        describe_options(&a, " "),
-                        describe_options(&b, " ")
+                        summarize_options(&a, " "),
+                        summarize_options(&b, " ")
                     ),
                     Sides::Fixed { .. } => String::new(),
                 };

@@ -5,6 +5,9 @@
 //! non-pawn material left on the board, and returned from the side to move's
 //! point of view, in centipawns.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use shakmaty::{Bitboard, Chess, Color, File, Position, Role, Square, attacks};
 
 /// One tunable evaluation weight, exposed as `option name <name> type spin`.
@@ -47,16 +50,148 @@ options! {
     PieceSquare = "PieceSquare", 100, 0, 300, "scale of the built-in piece-square tables (percent)";
 }
 
-/// The current value of every option in [`OPTIONS`], in the same order.
+/// One option as this process of the engine declares it: a core weight of [`OPTIONS`], an entry
+/// of a piece-square table (with `--pst`) or a stand-in that changes nothing (with
+/// `--extra-options N`, for measuring what many options cost a tuner).
+#[derive(Clone, Debug)]
+pub struct Declared {
+    pub name: String,
+    pub default: i32,
+    pub min: i32,
+    pub max: i32,
+    /// Where its value lives in [`Params::values`].
+    pub slot: usize,
+}
+
+/// Every option this process declares, in the order `uci` lists them, and a name index so
+/// that setting 50,000 options costs 50,000 lookups, not 50,000 scans.
+pub struct Catalog {
+    pub declared: Vec<Declared>,
+    /// Lower-cased name → index into `declared`.
+    index: HashMap<String, usize>,
+    /// The first slot of the piece-square tables when they are options, 12 tables of 64 squares
+    /// ([`PST_TABLES`] order); `None` when the built-in tables are used.
+    pub pst_at: Option<usize>,
+    /// Length of [`Params::values`].
+    pub slots: usize,
+}
+
+/// The piece-square tables as options: (name, role, middlegame or endgame), in slot order.
+pub const PST_TABLES: [(&str, Role, bool); 12] = [
+    ("PawnMg", Role::Pawn, true),
+    ("PawnEg", Role::Pawn, false),
+    ("KnightMg", Role::Knight, true),
+    ("KnightEg", Role::Knight, false),
+    ("BishopMg", Role::Bishop, true),
+    ("BishopEg", Role::Bishop, false),
+    ("RookMg", Role::Rook, true),
+    ("RookEg", Role::Rook, false),
+    ("QueenMg", Role::Queen, true),
+    ("QueenEg", Role::Queen, false),
+    ("KingMg", Role::King, true),
+    ("KingEg", Role::King, false),
+];
+/// The range of a piece-square entry as an option (cp).
+const PST_RANGE: (i32, i32) = (-300, 300);
+
+impl Catalog {
+    /// The core weights, then with `pst` one option per square a piece can stand on of each
+    /// table (`PstKnightMgE4`; pawns skip the first and last rank: 736 in all), then `extra`
+    /// options `Extra1`… that change nothing.
+    pub fn new(pst: bool, extra: usize) -> Catalog {
+        let mut declared: Vec<Declared> = OPTIONS
+            .iter()
+            .enumerate()
+            .map(|(slot, o)| Declared {
+                name: o.name.to_string(),
+                default: o.default,
+                min: o.min,
+                max: o.max,
+                slot,
+            })
+            .collect();
+        let mut slots = OPTIONS.len();
+        let pst_at = pst.then_some(slots);
+        if pst {
+            for (t, (table, role, mg)) in PST_TABLES.iter().enumerate() {
+                for idx in 0..64 {
+                    let rank = 8 - idx / 8; // tables are written rank 8 first
+                    if *role == Role::Pawn && (rank == 1 || rank == 8) {
+                        continue;
+                    }
+                    let file = (b'A' + (idx % 8) as u8) as char;
+                    declared.push(Declared {
+                        name: format!("Pst{table}{file}{rank}"),
+                        default: builtin_square(*role, *mg, idx),
+                        min: PST_RANGE.0,
+                        max: PST_RANGE.1,
+                        slot: slots + t * 64 + idx,
+                    });
+                }
+            }
+            slots += PST_TABLES.len() * 64;
+        }
+        for i in 1..=extra {
+            declared.push(Declared {
+                name: format!("Extra{i}"),
+                default: 0,
+                min: -1000,
+                max: 1000,
+                slot: slots,
+            });
+            slots += 1;
+        }
+        let index = declared
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.to_ascii_lowercase(), i))
+            .collect();
+        Catalog {
+            declared,
+            index,
+            pst_at,
+            slots,
+        }
+    }
+
+    /// The option called `name` (case-insensitive, as UCI GUIs vary).
+    pub fn find(&self, name: &str) -> Option<&Declared> {
+        self.index
+            .get(&name.to_ascii_lowercase())
+            .map(|&i| &self.declared[i])
+    }
+}
+
+static CATALOG: OnceLock<Catalog> = OnceLock::new();
+
+/// Choose what this process declares, once, before the first command (see [`Catalog::new`]).
+pub fn set_catalog(pst: bool, extra: usize) {
+    let _ = CATALOG.set(Catalog::new(pst, extra));
+}
+
+/// What this process declares: the core weights only unless [`set_catalog`] said otherwise.
+pub fn catalog() -> &'static Catalog {
+    CATALOG.get_or_init(|| Catalog::new(false, 0))
+}
+
+/// The current value of every option of the [`catalog`], each at its slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
     pub values: Vec<i32>,
+    /// The catalog's [`Catalog::pst_at`].
+    pub pst_at: Option<usize>,
 }
 
 impl Default for Params {
     fn default() -> Self {
+        let c = catalog();
+        let mut values = vec![0; c.slots];
+        for d in &c.declared {
+            values[d.slot] = d.default;
+        }
         Params {
-            values: OPTIONS.iter().map(|o| o.default).collect(),
+            values,
+            pst_at: c.pst_at,
         }
     }
 }
@@ -67,11 +202,25 @@ impl Params {
         self.values[w as usize]
     }
 
-    /// Index of the option called `name` (case-insensitive, as UCI GUIs vary).
+    /// Slot of the option called `name` (case-insensitive, as UCI GUIs vary).
+    #[cfg(test)]
     pub fn index_of(name: &str) -> Option<usize> {
-        OPTIONS
-            .iter()
-            .position(|o| o.name.eq_ignore_ascii_case(name))
+        catalog().find(name).map(|d| d.slot)
+    }
+
+    /// A piece's middlegame and endgame square values (`idx` from its own side, rank 8 first).
+    #[inline]
+    fn square_values(&self, role: Role, idx: usize) -> (i32, i32) {
+        match self.pst_at {
+            None => (
+                builtin_square(role, true, idx),
+                builtin_square(role, false, idx),
+            ),
+            Some(at) => {
+                let t = at + (role as usize - 1) * 128 + idx;
+                (self.values[t], self.values[t + 64])
+            }
+        }
     }
 
     pub fn piece_value(&self, role: Role) -> i32 {
@@ -177,6 +326,21 @@ const KING_EG: [i32; 64] = [
     -50, -35, -25, -20, -20, -25, -35, -50,
 ];
 
+/// The built-in table entry of a piece on `idx` (its own side's view, rank 8 first).
+#[inline]
+fn builtin_square(role: Role, mg: bool, idx: usize) -> i32 {
+    match role {
+        Role::Pawn if mg => PAWN_MG[idx],
+        Role::Pawn => PAWN_EG[idx],
+        Role::Knight => KNIGHT[idx],
+        Role::Bishop => BISHOP[idx],
+        Role::Rook => ROOK[idx],
+        Role::Queen => QUEEN[idx],
+        Role::King if mg => KING_MG[idx],
+        Role::King => KING_EG[idx],
+    }
+}
+
 /// Passed pawn bonus by relative rank, in sixteenths of `PassedPawn`.
 const PASSED_SCALE: [i32; 8] = [0, 2, 3, 5, 9, 16, 26, 0];
 
@@ -269,14 +433,7 @@ fn side_score(pos: &Chess, p: &Params, color: Color) -> (i64, i64) {
             Color::White => sq.to_usize() ^ 56,
             Color::Black => sq.to_usize(),
         };
-        let (m, e) = match role {
-            Role::Pawn => (PAWN_MG[idx], PAWN_EG[idx]),
-            Role::Knight => (KNIGHT[idx], KNIGHT[idx]),
-            Role::Bishop => (BISHOP[idx], BISHOP[idx]),
-            Role::Rook => (ROOK[idx], ROOK[idx]),
-            Role::Queen => (QUEEN[idx], QUEEN[idx]),
-            Role::King => (KING_MG[idx], KING_EG[idx]),
-        };
+        let (m, e) = p.square_values(role, idx);
         pst_mg += i64::from(m);
         pst_eg += i64::from(e);
         match role {

@@ -107,6 +107,7 @@ fn export(input: &Path, output: &Path) -> Result<usize, String> {
         }
         let mut zero = Params {
             values: vec![0; OPTIONS.len()],
+            pst_at: None,
         };
         let mut line = String::new();
         let mut mg = Vec::with_capacity(OPTIONS.len());

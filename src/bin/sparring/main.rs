@@ -10,6 +10,11 @@
 //! printf 'uci\nposition startpos moves e2e4\ngo depth 6\n' | target/release/sparring
 //! ```
 //!
+//! `sparring --pst` also declares its piece-square tables as 736 spin options
+//! (`PstKnightMgE4`: table, square from the piece's own side), for tunes of many
+//! parameters; `--extra-options N` adds N options `Extra1`… that change nothing,
+//! for measuring what sending many options costs.
+//!
 //! Besides the standard commands it understands `help`, which lists the
 //! evaluation options with their meaning as `info string` lines, and `eval`,
 //! which prints the static evaluation of the current position as
@@ -38,5 +43,34 @@ fn main() {
     if args.first().map(String::as_str) == Some("coefficients") {
         std::process::exit(export::run(&args[1..]));
     }
+    match declarations(&args) {
+        Ok((pst, extra)) => eval::set_catalog(pst, extra),
+        Err(e) => {
+            eprintln!(
+                "sparring: {e}\nusage: sparring [--pst] [--extra-options N] | sparring coefficients IN.epd OUT.coef"
+            );
+            std::process::exit(2);
+        }
+    }
     uci::run();
+}
+
+/// `--pst` (the piece-square tables as 736 options) and `--extra-options N` (N options that
+/// change nothing, for measuring what many options cost).
+fn declarations(args: &[String]) -> Result<(bool, usize), String> {
+    let (mut pst, mut extra) = (false, 0);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--pst" => pst = true,
+            "--extra-options" => {
+                let n = it.next().ok_or("--extra-options needs a count")?;
+                extra = n
+                    .parse()
+                    .map_err(|_| format!("--extra-options: `{n}` is not a count"))?;
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok((pst, extra))
 }

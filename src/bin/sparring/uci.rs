@@ -2,6 +2,7 @@
 //! that owns the transposition table until it prints `bestmove` and hands the
 //! table back, so `isready` and `stop` are answered while it searches.
 
+use std::fmt::Write as _;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +13,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use crate::eval::{OPTIONS, Params, evaluate, white_tapered};
+use crate::eval::{OPTIONS, Params, catalog, evaluate, white_tapered};
 use crate::search::{Limits, Report, Searcher, Tt, format_score, hash_of};
 
 const HASH_DEFAULT: usize = 16;
@@ -105,6 +106,24 @@ impl Engine {
                         o.name, o.default, o.min, o.max, o.meaning
                     ));
                 }
+                let c = catalog();
+                if c.pst_at.is_some() {
+                    send(
+                        "info string Pst<table><square> (--pst): a piece-square entry in cp, \
+                         the square seen from the piece's own side, tables PawnMg PawnEg \
+                         KnightMg … KingEg; pawns have no first or last rank",
+                    );
+                }
+                let extra = c
+                    .declared
+                    .iter()
+                    .filter(|d| d.name.starts_with("Extra"))
+                    .count();
+                if extra > 0 {
+                    send(&format!(
+                        "info string Extra1..Extra{extra} (--extra-options): change nothing"
+                    ));
+                }
             }
             // Accepted and ignored: no pondering, no debug output, no
             // registration.
@@ -121,13 +140,18 @@ impl Engine {
             "option name Hash type spin default {HASH_DEFAULT} min {HASH_MIN} max {HASH_MAX}"
         ));
         send("option name UCI_Chess960 type check default false");
-        for o in OPTIONS {
-            send(&format!(
+        // One write for every declaration: with `--extra-options 50000` a line each would be
+        // 50,000 flushes.
+        let mut text = String::new();
+        for o in &catalog().declared {
+            let _ = writeln!(
+                text,
                 "option name {} type spin default {} min {} max {}",
                 o.name, o.default, o.min, o.max
-            ));
+            );
         }
-        send("uciok");
+        text.push_str("uciok");
+        send(&text);
     }
 
     /// Stops a running search, waits for its `bestmove`, and takes the
@@ -194,9 +218,8 @@ impl Engine {
             }
             return;
         }
-        match Params::index_of(&name) {
-            Some(i) => {
-                let o = &OPTIONS[i];
+        match catalog().find(&name) {
+            Some(o) => {
                 let clamped = v.clamp(i64::from(o.min), i64::from(o.max)) as i32;
                 if i64::from(clamped) != v {
                     send(&format!(
@@ -204,7 +227,7 @@ impl Engine {
                         o.name
                     ));
                 }
-                self.params.values[i] = clamped;
+                self.params.values[o.slot] = clamped;
             }
             None => send(&format!("info string unknown option: {name}")),
         }
