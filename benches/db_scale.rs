@@ -7,7 +7,14 @@
 //! (median, 90th and 99th percentile), and the cores one database serves at 10 s + 0.1 s
 //! games. Starts its own throwaway cluster (.ci/pg) with fsync on, as a default cluster has it.
 //!
-//! `cargo bench --bench db_scale [-- SECONDS]` (default 3 s per level).
+//! Then what a wide run costs the database: 10,000 variables, two simulated workers that know
+//! only the URL, the owner's mirror following; the growth of the spsa tables per applied result
+//! (`pg_total_relation_size`), beside what the layout before schema version 2 kept (computed
+//! from the measured size of one row of 10,000 float8, not by running the old schema); then a
+//! new mirror (as after kill -9 of the owner) replays every result and checks each checksum.
+//!
+//! `cargo bench --bench db_scale [-- SECONDS [RESULTS]]` (default 3 s per level, 1,000 results
+//! of the wide run; SECONDS 0: the wide run only).
 
 use std::time::{Duration, Instant};
 
@@ -51,11 +58,15 @@ fn pair_records() -> String {
 }
 
 fn definition(iterations: u64) -> RunDefinition {
+    definition_of(iterations, 8)
+}
+
+fn definition_of(iterations: u64, vars: usize) -> RunDefinition {
     RunDefinition {
         config_name: "bench.toml".into(),
         config_text: String::new(),
         book: None,
-        vars: (0..8)
+        vars: (0..vars)
             .map(|i| VarDef {
                 name: format!("v{i}"),
                 start: 100.0,
@@ -186,10 +197,12 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    let seconds: f64 = std::env::args()
+    let numbers: Vec<f64> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(3.0);
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let seconds = numbers.first().copied().unwrap_or(3.0);
+    let wide_results = numbers.get(1).copied().unwrap_or(1000.0) as u64;
     let cluster = pg_common::Cluster::start_with_fsync(true);
     let files = tempfile::tempdir().unwrap();
     let db = cluster.database("bench");
@@ -215,7 +228,8 @@ fn main() {
         (256, Some(20_000.0 / 64.0)),
     ];
     let mut best: f64 = 0.0;
-    for (level, (workers, offered)) in levels.into_iter().enumerate() {
+    let levels = if seconds > 0.0 { &levels[..] } else { &[] };
+    for (level, &(workers, offered)) in levels.iter().enumerate() {
         let run = rt.block_on(async {
             let mut handle = Db::new(&db.url).unwrap();
             owner::install_schema(&mut handle).await.unwrap();
@@ -319,6 +333,10 @@ fn main() {
             percentile(&waits, 0.99)
         );
     }
+    if levels.is_empty() {
+        wide(&rt, &db.url, wide_results);
+        return;
+    }
     // A 10 s + 0.1 s game lasts about 2 × (10 s + 60 moves × 0.1 s) = 32 s on one core (the
     // two engines alternate), so a pair (one work unit) is 64 core-seconds.
     let cores = best * 64.0;
@@ -326,4 +344,230 @@ fn main() {
         "peak {best:.0} units/s ≈ {cores:.0} cores at 10 s + 0.1 s (one pair = 64 core-seconds); target 10 000 cores needs {:.0} units/s",
         10_000.0 / 64.0
     );
+    wide(&rt, &db.url, wide_results);
+}
+
+/// The spsa tables' bytes (`pg_total_relation_size`: heap, TOAST and indexes), per table.
+async fn table_sizes(c: &tokio_postgres::Client) -> Vec<(String, i64)> {
+    c.query(
+        "SELECT c.relname::text, pg_total_relation_size(c.oid) FROM pg_class c
+           JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = 'spsa' AND c.relkind = 'r' ORDER BY 1",
+        &[],
+    )
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect()
+}
+
+/// One simulated worker of the wide run until `results` are applied: leases one iteration
+/// (θ comes back with it, as a worker gets it), reports a win and a loss-free draw (signal 1)
+/// with no records, as a simulated worker's report has none.
+async fn wide_worker(url: String, run: i64, name: String, results: i64) {
+    let (c, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let lease = c
+        .prepare("SELECT iteration, token, theta FROM spsa.lease($1, ARRAY[$2::bigint], 1)")
+        .await
+        .unwrap();
+    let report = c
+        .prepare("SELECT spsa.report($1, $2, $3, $4, 1, 1, 1, 0, '{0,0,0,1,0}', '{}', '')")
+        .await
+        .unwrap();
+    let applied = c
+        .prepare("SELECT applied FROM spsa.runs WHERE id = $1")
+        .await
+        .unwrap();
+    loop {
+        let done: i64 = c.query_one(&applied, &[&run]).await.unwrap().get(0);
+        if done >= results {
+            return;
+        }
+        let rows = c.query(&lease, &[&name, &run]).await.unwrap();
+        let Some(row) = rows.first() else {
+            // The window is out: wait for the owner to hand out more.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let (k, token): (i64, uuid_text::Uuid) = (row.get(0), row.get(1));
+        let theta: Vec<f64> = row.get(2);
+        assert_eq!(theta.len(), WIDE_VARS);
+        c.query_one(&report, &[&name, &run, &k, &token])
+            .await
+            .unwrap();
+    }
+}
+
+const WIDE_VARS: usize = 10_000;
+const WIDE_ITERATIONS: u64 = 30_000;
+
+/// The wide run: growth per applied result, new layout against the old one's arrays.
+fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
+    let def = definition_of(WIDE_ITERATIONS, WIDE_VARS);
+    let window = owner::work_window(WIDE_VARS, WIDE_ITERATIONS);
+    println!();
+    println!(
+        "wide run: {WIDE_VARS} variables, {WIDE_ITERATIONS} iterations, two simulated workers with only the URL, the owner's mirror following; work window {window} iterations, a snapshot every {} results",
+        owner::snapshot_every(WIDE_VARS)
+    );
+    rt.block_on(async {
+        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut handle = Db::new(url).unwrap();
+        owner::install_schema(&mut handle).await.unwrap();
+        let t = Instant::now();
+        let run = owner::attach(
+            &mut handle,
+            "wide",
+            &def,
+            std::path::Path::new("wide.var"),
+            StartMode::New,
+            owner::Serving {
+                lease_seconds: 60.0,
+                reference_nps: None,
+                throughput: None,
+                track: None,
+            },
+        )
+        .await
+        .unwrap();
+        c.batch_execute("VACUUM").await.unwrap();
+        let created = table_sizes(&c).await;
+        let created_total: i64 = created.iter().map(|t| t.1).sum();
+        println!(
+            "created in {:.1} s: spsa tables {:.1} MB (the window's steps, every table of the bench's earlier runs included)",
+            t.elapsed().as_secs_f64(),
+            created_total as f64 / 1e6
+        );
+        // The owner follows as `spsa run --db` does: pull (handing out the next iterations),
+        // 100 ms, again.
+        let follow = |mut mirror: Mirror, target: i64| {
+            let url = url.to_string();
+            async move {
+                let mut db = Db::new(&url).unwrap();
+                while (mirror.applied() as i64) < target {
+                    let got = mirror.pull(&mut db).await.unwrap();
+                    if got.is_empty() {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+                mirror
+            }
+        };
+        let play = |target: i64| {
+            let tasks: Vec<_> = (0..2)
+                .map(|i| tokio::spawn(wide_worker(url.to_string(), run, format!("wide{i}"), target)))
+                .collect();
+            async move {
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            }
+        };
+        // Warm up past the first window and snapshot, then measure `results` more.
+        let warm = (window + 100) as i64;
+        let (_, mut mirror) = tokio::join!(play(warm), follow(Mirror::new(run, def.clone(), 0), warm));
+        // Measured compacted (VACUUM FULL rewrites each table with its live rows only), so the
+        // growth is what the rows hold, not where dead row versions happened to leave space.
+        c.batch_execute("VACUUM FULL").await.unwrap();
+        let before = table_sizes(&c).await;
+        let applied_before: i64 = c
+            .query_one("SELECT applied FROM spsa.runs WHERE id = $1", &[&run])
+            .await
+            .unwrap()
+            .get(0);
+        let t = Instant::now();
+        // In ten slices, `spsa.runs` and `spsa.work` vacuumed after each, as autovacuum does
+        // at a real run's pace: every report rewrites θ in the run's row and empties a work
+        // row's step, 80 kB of dead TOAST each at 10,000 variables, whose space is used again
+        // once vacuumed.
+        let mut raw = 0;
+        for slice in 1..=10 {
+            let target = applied_before + (results * slice / 10) as i64;
+            let ((), m) = tokio::join!(play(target), follow(mirror, target));
+            mirror = m;
+            let sizes = table_sizes(&c).await;
+            raw = raw.max(sizes.iter().map(|t| t.1).sum::<i64>());
+            c.batch_execute("VACUUM spsa.runs, spsa.work").await.unwrap();
+        }
+        let seconds = t.elapsed().as_secs_f64();
+        c.batch_execute("VACUUM FULL").await.unwrap();
+        let after = table_sizes(&c).await;
+        let applied_after: i64 = c
+            .query_one("SELECT applied FROM spsa.runs WHERE id = $1", &[&run])
+            .await
+            .unwrap()
+            .get(0);
+        let n = (applied_after - applied_before) as f64;
+        println!(
+            "{n:.0} results applied in {seconds:.1} s ({:.0}/s), the mirror checking each checksum ({} applied there)",
+            n / seconds,
+            mirror.applied()
+        );
+        let total = |v: &[(String, i64)]| v.iter().map(|t| t.1).sum::<i64>();
+        println!("table            growth per applied result (VACUUM FULL before and after)");
+        for ((name, b), (_, a)) in before.iter().zip(&after) {
+            if a != b {
+                println!("{name:16} {:>10.0} B", (a - b) as f64 / n);
+            }
+        }
+        let new = (total(&after) - total(&before)) as f64 / n;
+        let unvacuumed = (raw - total(&before)) as f64 / n;
+        println!(
+            "all spsa tables  {new:>10.0} B per applied result (at most {unvacuumed:.0} B between two vacuums: dead row versions, their space used again)"
+        );
+        // The old layout kept, per applied result, θ in the result row and the leased θ in the
+        // done work row, and a step vector per iteration from the run's creation: measured here
+        // as rows of 10,000 float8 in a table of their own.
+        c.batch_execute(
+            "DROP TABLE IF EXISTS public.old_arrays;
+             CREATE TABLE public.old_arrays (a float8[] NOT NULL);
+             INSERT INTO public.old_arrays
+             SELECT (SELECT array_agg(100 + random()) FROM generate_series(1, 10000) i WHERE k > 0)
+               FROM generate_series(1, 200) k",
+        )
+        .await
+        .unwrap();
+        c.batch_execute("VACUUM public.old_arrays").await.unwrap();
+        let array: i64 = c
+            .query_one("SELECT pg_total_relation_size('public.old_arrays') / 200", &[])
+            .await
+            .unwrap()
+            .get(0);
+        c.batch_execute("DROP TABLE public.old_arrays").await.unwrap();
+        let old = new + 2.0 * array as f64;
+        println!(
+            "one row of {WIDE_VARS} float8 (measured): {array} B; before schema version 2: {old:.0} B per applied result (this layout's + θ in the result + θ leased in the done work row) and {:.0} MB of steps at creation ({WIDE_ITERATIONS} × {array} B); now: {new:.0} B per applied result ({:.0}× less) and {:.1} MB of steps at any time ({window} iterations)",
+            WIDE_ITERATIONS as f64 * array as f64 / 1e6,
+            old / new.max(1.0),
+            window as f64 * array as f64 / 1e6
+        );
+        // kill -9 of the owner, then a re-attach: a new mirror replays every result from the
+        // first, checking each checksum against its own θ.
+        let t = Instant::now();
+        let mut db = Db::new(url).unwrap();
+        let mut again = Mirror::new(run, def.clone(), 0);
+        let mut replayed = 0;
+        loop {
+            let got = again.pull(&mut db).await.unwrap();
+            if got.is_empty() {
+                break;
+            }
+            replayed += got.len();
+        }
+        println!(
+            "re-attach: a new mirror replayed {replayed} results in {:.1} s, every checksum equal to its θ bit for bit",
+            t.elapsed().as_secs_f64()
+        );
+    });
 }

@@ -264,18 +264,26 @@ fn shared_run() {
             .unwrap()
             .get(0);
         c.execute(
-            "INSERT INTO spsa.work (run_id, iteration, step, pairs, state)
-             SELECT $1, k, array_fill(0.01::float8, ARRAY[$2::int]), 1, 'done' FROM generate_series(1, $3::bigint) k",
-            &[&id, &(VARS as i32), &(ITERATIONS as i64)],
+            "INSERT INTO spsa.work (run_id, iteration, pairs, state)
+             SELECT $1, k, 1, 'done' FROM generate_series(1, $2::bigint) k",
+            &[&id, &(ITERATIONS as i64)],
         )
         .await
         .unwrap();
         c.execute(
             "INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses,
-                                       pentanomial, faults, records, theta, reported)
+                                       pentanomial, faults, records, theta_sum, reported)
              SELECT $1, k, k, gen_random_uuid(), 'bench/w' || (k % 20), 0.5, 1, 0, 1, '{0,0,1,0,0}', '{}',
-                    repeat('x', 100), (SELECT array_agg(100 + k * 1e-4 + i) FROM generate_series(1, $2::int) i),
-                    now() - ($3::bigint - k) * interval '1 second'
+                    repeat('x', 100), 0, now() - ($2::bigint - k) * interval '1 second'
+               FROM generate_series(1, $2::bigint) k",
+            &[&id, &(ITERATIONS as i64)],
+        )
+        .await
+        .unwrap();
+        // θ after every result (a run of this size keeps a snapshot per result).
+        c.execute(
+            "INSERT INTO spsa.snapshots (run_id, seq, theta)
+             SELECT $1, k, (SELECT array_agg(100 + k * 1e-4 + i) FROM generate_series(1, $2::int) i)
                FROM generate_series(1, $3::bigint) k",
             &[&id, &(VARS as i32), &(ITERATIONS as i64)],
         )

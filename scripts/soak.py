@@ -544,18 +544,18 @@ def main():
         done = int(psql(db,
                         f"select count(*) from spsa.work where run_id = {run_id} and state = 'done'"))
         checks["work rows done = applied"] = done == n_applied
-        # θ replayed from the start with each result's step and signal, in the order applied.
-        steps = psql(db,
-                     "select w.step, r.signal from spsa.results r join spsa.work w "
-                     "using (run_id, iteration) "
-                     f"where r.run_id = {run_id} order by r.seq")
-        parse = lambda a: [float(x) for x in a.strip("{}").split(",")]
-        t, lo_v, hi_v = parse(start_theta), parse(lo), parse(hi)
-        for line in steps.splitlines():
-            step, sig = line.rsplit("|", 1)
-            sig = float(sig)
-            t = [min(max(x + s * sig, l), h) for x, s, l, h in zip(t, parse(step), lo_v, hi_v)]
-        checks["theta equals its replay"] = t == parse(theta)
+        # θ is replayed bit for bit by the owner's mirror against each result's checksum (a work
+        # row keeps its step only until applied); here: the run's θ is the last result's, and
+        # every snapshot of θ is its result's.
+        same = psql(db,
+                    "select coalesce(bool_and(x.theta_sum = spsa.theta_checksum(s.theta)), true) "
+                    "from spsa.results x join spsa.snapshots s using (run_id, seq) "
+                    f"where x.run_id = {run_id}")
+        last = psql(db,
+                    "select coalesce(bool_and(x.theta_sum = spsa.theta_checksum(r.theta)), true) "
+                    "from spsa.runs r join spsa.results x on x.run_id = r.id and x.seq = r.applied "
+                    f"where r.id = {run_id}")
+        checks["theta agrees with the results' checksums"] = same == "t" and last == "t"
         # The owner's files: every applied iteration's two games once, θ log rows once.
         pgn = (out / "logs" / f"{name}.pgn").read_text() if (out / "logs" / f"{name}.pgn").exists() else ""
         games = []

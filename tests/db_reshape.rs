@@ -122,26 +122,34 @@ fn a_shared_run_goes_on_with_an_added_and_a_dropped_variable_exactly() {
         )),
         0
     );
-    // Before the change θ has two columns, after it three; y never moves again, z stands at
+    // θ after every result (a snapshot per result at this size, spsa.snapshots), each agreeing
+    // with the result's checksum. Before the change θ has two columns, after it three; y never moves again, z stands at
     // its start until an iteration past its join is applied, then moves.
     assert_eq!(
         q(&format!(
-            "SELECT count(*) FROM spsa.results WHERE run_id = RUN AND array_length(theta, 1) <> CASE WHEN seq <= {changed_at} THEN 2 ELSE 3 END"
+            "SELECT count(*) FROM spsa.snapshots WHERE run_id = RUN AND array_length(theta, 1) <> CASE WHEN seq <= {changed_at} THEN 2 ELSE 3 END"
         )),
         0
     );
+    assert_eq!(
+        q(
+            "SELECT count(*) FROM spsa.results x JOIN spsa.snapshots s USING (run_id, seq)
+            WHERE x.run_id = RUN AND x.theta_sum = spsa.theta_checksum(s.theta)"
+        ),
+        n
+    );
     let y_at_change = db.psql(&format!(
-        "SELECT theta[2] FROM spsa.results WHERE run_id = {run} AND seq = {changed_at}"
+        "SELECT theta[2] FROM spsa.snapshots WHERE run_id = {run} AND seq = {changed_at}"
     ));
     assert_eq!(
         db.psql(&format!(
-            "SELECT string_agg(DISTINCT theta[2]::text, ',') FROM spsa.results WHERE run_id = {run} AND seq > {changed_at}"
+            "SELECT string_agg(DISTINCT theta[2]::text, ',') FROM spsa.snapshots WHERE run_id = {run} AND seq > {changed_at}"
         )),
         y_at_change,
         "a dropped variable is held at its θ"
     );
     let first_move = q(&format!(
-        "SELECT min(seq) FROM spsa.results WHERE run_id = RUN AND seq > {changed_at} AND theta[3] <> 60"
+        "SELECT min(seq) FROM spsa.snapshots WHERE run_id = RUN AND seq > {changed_at} AND theta[3] <> 60"
     ));
     assert!(
         q(&format!(

@@ -505,7 +505,7 @@ fn workers_can_only_lease_and_report() {
         format!("UPDATE spsa.runs SET theta = '{{0,0}}' WHERE id = {run}"),
         "SELECT * FROM spsa.work".to_string(),
         format!(
-            "INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses, pentanomial, faults, records, theta) VALUES ({run}, 1, 1, gen_random_uuid(), 'x', 2, 2, 0, 0, '{{0,0,0,0,1}}', '{{}}', '', '{{0,0}}')"
+            "INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses, pentanomial, faults, records, theta_sum) VALUES ({run}, 1, 1, gen_random_uuid(), 'x', 2, 2, 0, 0, '{{0,0,0,0,1}}', '{{}}', '', 0)"
         ),
         "DELETE FROM spsa.workers".to_string(),
         "CREATE TABLE spsa.mine (x int)".to_string(),
@@ -568,6 +568,11 @@ fn forged_results_are_refused() {
     };
     let (k, token) = lease("a");
     let theta_before = db.psql(&format!("SELECT theta FROM spsa.runs WHERE id = {run}"));
+    // The iteration's step, which its work row keeps only until the result is applied.
+    let step = db.psql(&format!(
+        "SELECT step FROM spsa.work WHERE run_id = {run} AND iteration = {k}"
+    ));
+    assert!(step.starts_with('{'), "{step}");
     let wrong = "00000000-0000-0000-0000-000000000000";
     for (why, r, code) in [
         (
@@ -624,11 +629,20 @@ fn forged_results_are_refused() {
         ),
         1
     );
-    // θ moved by exactly step·signal (clipped) — the driver's step, the report's signal.
+    // θ moved by exactly step·signal (clipped) — the driver's step, the report's signal; the
+    // result keeps θ's checksum, a snapshot θ itself, and the done row no array.
     let moved = db.psql(&format!(
-        "SELECT bool_and(r.theta[i] = least(r.hi[i], greatest(r.lo[i], r.start_theta[i] + w.step[i] * 2))) FROM spsa.runs r JOIN spsa.work w ON w.run_id = r.id AND w.iteration = {k}, generate_subscripts(r.theta, 1) i WHERE r.id = {run}"
+        "SELECT bool_and(r.theta[i] = least(r.hi[i], greatest(r.lo[i], r.start_theta[i] + ('{step}'::float8[])[i] * 2))) FROM spsa.runs r, generate_subscripts(r.theta, 1) i WHERE r.id = {run}"
     ));
     assert_eq!(moved, "t");
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT x.theta_sum = spsa.theta_checksum(r.theta) AND s.theta = r.theta AND w.step IS NULL AND w.leased_theta IS NULL
+               FROM spsa.runs r JOIN spsa.results x ON x.run_id = r.id JOIN spsa.snapshots s ON s.run_id = r.id AND s.seq = 1
+                    JOIN spsa.work w ON w.run_id = r.id AND w.iteration = {k} WHERE r.id = {run}"
+        )),
+        "t"
+    );
     // A lease taken back (timed out and leased again) cannot be reported by its first holder.
     let (k2, old) = lease("a");
     wait_for(

@@ -135,10 +135,11 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
         log_iterations(&d.join("t.log")),
         (1..=n).collect::<Vec<_>>()
     );
-    // θ after each result, as the database applied it (full precision; the θ log rounds).
+    // θ after each result, as the database applied it (full precision; the θ log rounds): a
+    // snapshot per result at this size.
     let applied: std::collections::HashMap<u64, Vec<f64>> = db
         .psql(&format!(
-            "SELECT seq, array_to_string(theta, ',') FROM spsa.results WHERE run_id = {run}"
+            "SELECT seq, array_to_string(theta, ',') FROM spsa.snapshots WHERE run_id = {run}"
         ))
         .lines()
         .map(|l| {

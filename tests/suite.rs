@@ -21,6 +21,7 @@ mod coefficients_cli;
 mod config_paths;
 mod db_engines;
 mod db_heldout;
+mod db_layout;
 mod db_reshape;
 mod db_shared;
 mod db_shares;

@@ -8,14 +8,25 @@
 //! transaction that records its result, and it must keep being applied while the `spsa run`
 //! process is dead (the workers carry on). So it cannot wait for the owner: it happens in
 //! `spsa.report`, the SECURITY DEFINER function a worker calls with its result. To keep the SPSA
-//! math in Rust, the function does no schedule math: when the run is created, the owner's
-//! [`Driver`](crate::spsa::driver::Driver) hands out every iteration and the owner stores, per
-//! iteration k, the vector `step_k = a_k/c_k·δ_k` (computed by the same `Spsa::gains` the local
-//! tuner uses; it depends only on the schedule, the seed and k, not on θ). The report then does
+//! math in Rust, the function does no schedule math: the owner stores, per iteration k handed
+//! out, the vector `step_k = a_k/c_k·δ_k` (computed by the same `Spsa::gains` the local tuner
+//! uses; it depends only on the schedule, the seed and k, not on θ). The report then does
 //! `θ := clip(θ + step_k·signal)`, one multiply-add-clamp per variable. Since δ = ±1, that is
 //! bit for bit what `Spsa::apply` computes; the owner checks it: it replays every applied result
 //! through its own driver, in the order the database applied them (`results.seq`), and stops
-//! with an error if its θ ever differs from the database's in a single bit.
+//! with an error if its θ ever differs from the database's in a single bit (each result row
+//! keeps [`theta_checksum`](crate::spsa::checksum::theta_checksum) of θ after it, computed by
+//! the report).
+//!
+//! # What is stored per iteration
+//!
+//! Only what that iteration knows (schema version 2, [`SCHEMA_VERSION`]): its result, games and
+//! the checksum of θ. A work row holds its step from when the owner hands it out (a window of
+//! [`owner::work_window`] iterations ahead of the results, topped up by the owner's mirror)
+//! until its result is applied; θ is kept every [`owner::snapshot_every`] results
+//! (`spsa.snapshots`, the run page's chart). So a run's rows grow with its iterations, not with
+//! parameters × iterations. While the owner is down the workers play the window's iterations,
+//! then wait for it.
 //!
 //! θ± to play are not stored: a worker rebuilds the run's driver from the run's definition and
 //! asks it for `trial(k)` at the θ the lease returned, so rounding and clipping stay in Rust too.
@@ -59,6 +70,10 @@ pub use conn::{Db, DbError, redact};
 
 /// The schema and functions, installed idempotently by the owner.
 pub const SCHEMA: &str = include_str!("schema.sql");
+
+/// The layout of the database this spsa writes and reads (`spsa.schema_version`): installing
+/// [`SCHEMA`] migrates a database of an older layout and refuses one of a newer.
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// How a worker runs: what its leasing (`worker`) and its engines' placement (`placement`)
 /// both read.
@@ -308,4 +323,17 @@ pub fn refuse_positions(config: &crate::config::Config) -> Result<(), crate::con
             message,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_schema_installs_the_version_the_code_reads() {
+        let v = super::SCHEMA_VERSION;
+        assert!(super::SCHEMA.contains(&format!("IF v > {v} THEN")));
+        assert!(super::SCHEMA.contains(&format!("(which knows versions up to {v})")));
+        assert!(super::SCHEMA.contains(&format!(
+            "INSERT INTO spsa.schema_version (version) VALUES ({v});"
+        )));
+    }
 }

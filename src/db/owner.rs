@@ -1,7 +1,14 @@
-//! The run's owner: installs the schema, creates the run (one work row per iteration, with the
-//! driver's step vector), and follows the applied results through its own driver ([`Mirror`]),
-//! checking that the database's θ is the driver's, bit for bit. The run envelope writes them
-//! to the local files.
+//! The run's owner: installs the schema, creates the run (a work row per iteration of its first
+//! [`work_window`], each with the driver's step vector), and follows the applied results
+//! through its own driver ([`Mirror`]), checking that the database's θ is the driver's, bit for
+//! bit (by its checksum, [`theta_checksum`]), and handing out the next iterations as results
+//! are applied. The run envelope writes them to the local files.
+//!
+//! What the database keeps per iteration is what only that iteration knows: the result, its
+//! games and the checksum of θ after it. A step vector lives in a work row only until its result
+//! is applied, θ is stored every [`snapshot_every`] results, and everything else follows from
+//! the run's definition, seed and ordered results (docs/shared-runs.md, "What a run costs in the
+//! database").
 
 use std::path::Path;
 
@@ -11,7 +18,8 @@ use tokio_postgres::Client;
 use super::records::{self, Destinations};
 use super::{Db, DbError, RunDefinition};
 use crate::source::{Fault, GameScore, Measurement, Record};
-use crate::spsa::driver::{Driver, Rounding};
+use crate::spsa::checksum::theta_checksum;
+use crate::spsa::driver::{Driver, IterationRng, Rounding};
 use crate::tuner::reshape::{Reshape, Standing};
 use crate::tuner::{StartMode, UserError};
 
@@ -25,6 +33,48 @@ pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
         .await
     })
     .await
+}
+
+/// The layout version of the database's schema (see `spsa.schema_version` in the schema): 1
+/// for a database made before versions were recorded.
+pub async fn schema_version(db: &mut Db) -> Result<i32, DbError> {
+    db.run("read the schema's version", async |c: &Client| {
+        let recorded: bool = c
+            .query_one("SELECT to_regclass('spsa.schema_version') IS NOT NULL", &[])
+            .await?
+            .get(0);
+        if !recorded {
+            return Ok(1);
+        }
+        let v: Option<i32> = c
+            .query_one("SELECT max(version) FROM spsa.schema_version", &[])
+            .await?
+            .get(0);
+        Ok(v.unwrap_or(1))
+    })
+    .await
+}
+
+/// Refuse a database whose schema this spsa does not read (it only reads
+/// [`super::SCHEMA_VERSION`]): an older one until its owner migrates it, a newer one at all.
+pub async fn check_schema_version(db: &mut Db) -> Result<()> {
+    let v = schema_version(db).await?;
+    let ours = super::SCHEMA_VERSION;
+    if v < ours {
+        return Err(UserError(format!(
+            "database {}: its spsa schema is version {v}, from an older spsa; this one reads version {ours}. The run's owner migrates it by starting this spsa on it (`spsa run CONFIG --db URL --resume`, or `spsa prune --db URL --dry-run`), as the role that owns the schema",
+            db.url()
+        ))
+        .into());
+    }
+    if v > ours {
+        return Err(UserError(format!(
+            "database {}: its spsa schema is version {v}, made by a newer spsa than this one (which reads version {ours}): update spsa on this machine",
+            db.url()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// How a run is served, beyond its definition: set when it is created, and (the reference
@@ -181,15 +231,13 @@ pub async fn attach(
 async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) -> Result<i64> {
     let vars = def.variables();
     let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
-    let mut driver = def.driver_at(start.clone(), Rounding::Continuous);
-    // Every iteration is handed out to the database now; the step a_k/c_k·δ is all the report
-    // needs to apply a result (see the module docs of `db`).
-    let mut iterations = Vec::with_capacity(def.iterations as usize);
-    let mut steps = Vec::with_capacity(def.iterations as usize * vars.len());
-    while let Some(trial) = driver.next_trial() {
-        iterations.push(trial.iteration as i64);
-        steps.extend(step_vector(driver.spsa(), trial.iteration, &trial.delta));
-    }
+    // The first iterations are handed out to the database now (the mirror hands out the rest as
+    // results come); the step a_k/c_k·δ is all the report needs to apply a result (see the
+    // module docs of `db`).
+    let first = work_window(vars.len(), def.iterations).min(def.iterations);
+    let iterations: Vec<i64> = (1..=first as i64).collect();
+    let steps = steps_of(def, &iterations);
+    let snapshots = snapshot_every(vars.len()) as i64;
     let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
     let lo: Vec<f64> = vars.iter().map(|v| v.min).collect();
     let hi: Vec<f64> = vars.iter().map(|v| v.max).collect();
@@ -216,13 +264,20 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
                 &start,
                 total,
                 &serving,
-                &iterations,
-                &steps,
-                n_vars,
-                pairs,
+                snapshots,
                 &engines,
             )
             .await;
+            let done = match done {
+                Ok(id) => insert_work(c, id, 0, &iterations, &steps, n_vars, pairs)
+                    .await
+                    .map(|_| id),
+                Err(e) => Err(e),
+            };
+            let done = match done {
+                Ok(id) => c.batch_execute("COMMIT").await.map(|_| id),
+                Err(e) => Err(e),
+            };
             if done.is_err() {
                 let _ = c.batch_execute("ROLLBACK").await;
             }
@@ -243,49 +298,146 @@ async fn insert_run(
     start: &[f64],
     total: i64,
     serving: &Serving,
-    iterations: &[i64],
+    snapshot_every: i64,
+    engines: &[(String, String)],
+) -> Result<i64, tokio_postgres::Error> {
+    let (interval, units, track_pairs, against) = CurveShape::columns(serving.track.as_ref());
+    let id: i64 = c
+        .query_one(
+            "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput,
+                                    track_interval, track_units, track_pairs, track_against, snapshot_every)
+             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100), $11, $12, $13, $14, $15) RETURNING id",
+            &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput,
+              &interval, &units, &track_pairs, &against, &snapshot_every],
+        )
+        .await?
+        .get(0);
+    for (side, sha256) in engines {
+        c.execute(
+            "INSERT INTO spsa.run_engines (run_id, side, sha256) VALUES ($1, $2, $3)",
+            &[&id, side, sha256],
+        )
+        .await?;
+    }
+    Ok(id)
+}
+
+/// How many iterations not yet done the owner keeps handed out (work rows with their steps):
+/// as many as 32 MiB of step vectors hold, at least 64, all of a small run (8 variables: 524,288
+/// iterations). The run goes on while its owner is down until these are played; at 10,000
+/// variables that is 419 iterations. `SPSA_WORK_WINDOW=N` sets it (tests).
+pub fn work_window(n_vars: usize, iterations: u64) -> u64 {
+    if let Some(n) = std::env::var("SPSA_WORK_WINDOW")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|&n| n > 0)
+    {
+        return n;
+    }
+    let budget = 32 * 1024 * 1024 / (8 * n_vars.max(1) as u64);
+    budget.max(64).min(iterations.max(1))
+}
+
+/// Every how many results the database keeps θ (`spsa.snapshots`): about 128 bytes of
+/// snapshot per result, so every result up to 16 variables, every 625th at 10,000.
+pub fn snapshot_every(n_vars: usize) -> u64 {
+    (8 * n_vars as u64).div_ceil(128).max(1)
+}
+
+/// The steps a_k/c_k·δ_k of iterations `ks` in the run's shape now, one vector after another
+/// (δ drawn from each iteration's own stream, as the driver draws it).
+fn steps_of(def: &RunDefinition, ks: &[i64]) -> Vec<f64> {
+    let spsa = def.spsa();
+    let mut steps = Vec::with_capacity(ks.len() * spsa.len());
+    for &k in ks {
+        let k = k as u64;
+        let delta = spsa.draw_delta(&mut IterationRng::new(def.seed, k));
+        steps.extend(step_vector(&spsa, k, &delta));
+    }
+    steps
+}
+
+/// Work rows per statement: about 16 MB of steps, at most 2,000 rows.
+fn rows_per_statement(n_vars: i32) -> usize {
+    (2_000_000 / n_vars.max(1) as usize).clamp(1, 2000)
+}
+
+/// Insert the work rows of iterations `ks` with their steps (in a transaction the caller began),
+/// if run `id` is still in the shape they were computed in (`shape`: how many shapes came
+/// before it, see `RunDefinition::earlier`) and is not over; an iteration already there is left
+/// as it is. The run's row is held (shared) until the caller commits, so a reshape, which adds
+/// a shape and changes the steps of the rows not done, comes before or after, not between.
+async fn insert_work(
+    c: &Client,
+    id: i64,
+    shape: i32,
+    ks: &[i64],
     steps: &[f64],
     n_vars: i32,
     pairs: i32,
-    engines: &[(String, String)],
-) -> Result<i64, tokio_postgres::Error> {
-    {
-        {
-            let (interval, units, track_pairs, against) =
-                CurveShape::columns(serving.track.as_ref());
-            let id: i64 = c
-                .query_one(
-                    "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput,
-                                            track_interval, track_units, track_pairs, track_against)
-                     VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100), $11, $12, $13, $14) RETURNING id",
-                    &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput,
-                      &interval, &units, &track_pairs, &against],
-                )
-                .await?
-                .get(0);
-            for (ks, st) in iterations
-                .chunks(2000)
-                .zip(steps.chunks(2000 * n_vars as usize))
-            {
-                c.execute(
-                    "INSERT INTO spsa.work (run_id, iteration, step, pairs)
-                     SELECT $1, k, ($3::float8[])[(i - 1) * $4::int + 1 : i * $4::int], $5
-                       FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)",
-                    &[&id, &ks, &st, &n_vars, &pairs],
-                )
-                .await?;
-            }
-            for (side, sha256) in engines {
-                c.execute(
-                    "INSERT INTO spsa.run_engines (run_id, side, sha256) VALUES ($1, $2, $3)",
-                    &[&id, side, sha256],
-                )
-                .await?;
-            }
-            c.batch_execute("COMMIT").await?;
-            Ok(id)
-        }
+) -> Result<bool, tokio_postgres::Error> {
+    let current: bool = c
+        .query_opt(
+            "SELECT coalesce(jsonb_array_length(definition->'earlier'), 0) = $2
+                    AND state IN ('active', 'paused')
+               FROM spsa.runs WHERE id = $1 FOR SHARE",
+            &[&id, &shape],
+        )
+        .await?
+        .is_some_and(|r| r.get(0));
+    if !current {
+        return Ok(false);
     }
+    let per = rows_per_statement(n_vars);
+    for (ks, st) in ks.chunks(per).zip(steps.chunks(per * n_vars as usize)) {
+        c.execute(
+            "INSERT INTO spsa.work (run_id, iteration, step, pairs)
+             SELECT $1, k, ($3::float8[])[(i - 1) * $4::int + 1 : i * $4::int], $5
+               FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)
+             ON CONFLICT DO NOTHING",
+            &[&id, &ks, &st, &n_vars, &pairs],
+        )
+        .await?;
+    }
+    Ok(true)
+}
+
+/// Hand out run `id`'s iterations up to `through` (work rows with their steps, in the shape of
+/// `def`, which must be the run's definition now): returns the last iteration handed out, or
+/// `None` when the run's definition changed or the run is over (nothing inserted).
+async fn hand_out(db: &mut Db, id: i64, def: &RunDefinition, through: u64) -> Result<Option<u64>> {
+    let shape = def.earlier.len() as i32;
+    let n_vars = def.vars.len() as i32;
+    let pairs = def.pairs as i32;
+    let last: i64 = db
+        .run("read the work handed out", async |c: &Client| {
+            Ok(c.query_one(
+                "SELECT coalesce(max(iteration), 0) FROM spsa.work WHERE run_id = $1 AND iteration > 0",
+                &[&id],
+            )
+            .await?
+            .get(0))
+        })
+        .await?;
+    let ks: Vec<i64> = (last + 1..=through as i64).collect();
+    if ks.is_empty() {
+        return Ok(Some(last.max(0) as u64));
+    }
+    let steps = steps_of(def, &ks);
+    let current = db
+        .run("hand out iterations", async |c: &Client| {
+            c.batch_execute("BEGIN").await?;
+            let done = insert_work(c, id, shape, &ks, &steps, n_vars, pairs).await;
+            match &done {
+                Ok(_) => c.batch_execute("COMMIT").await?,
+                Err(_) => {
+                    let _ = c.batch_execute("ROLLBACK").await;
+                }
+            }
+            done
+        })
+        .await?;
+    Ok(current.then_some(through))
 }
 
 /// Go on with the variables `file` (read from `vars_path`) in run `id`: rows added join, rows
@@ -410,16 +562,9 @@ async fn reshape_within(
         held: reshape.held.clone(),
         joined: reshape.joined.clone(),
     };
-    let spsa = def.spsa();
-    let n = spsa.len();
-    for ks in todo.chunks(2000) {
-        let mut steps = Vec::with_capacity(ks.len() * n);
-        for &k in ks {
-            let k = k as u64;
-            // δ first from the iteration's stream, as the driver draws it.
-            let delta = spsa.draw_delta(&mut crate::spsa::driver::IterationRng::new(def.seed, k));
-            steps.extend(step_vector(&spsa, k, &delta));
-        }
+    let n = def.vars.len();
+    for ks in todo.chunks(rows_per_statement(n as i32)) {
+        let steps = steps_of(&def, ks);
         c.execute(
             "UPDATE spsa.work w SET step = ($3::float8[])[(t.i - 1) * $4::int + 1 : t.i * $4::int]
                FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)
@@ -507,6 +652,8 @@ pub struct Applied {
     pub records: String,
     /// Who reported it (qualified by its role).
     pub worker: String,
+    /// θ after it: the mirror's own, once its checksum matched the database's
+    /// (`results.theta_sum`).
     pub theta: Vec<f64>,
 }
 
@@ -516,6 +663,12 @@ pub struct Applied {
 /// and checkpoint, as it does for a local run's results.
 pub struct Mirror {
     pub run_id: i64,
+    /// The run's definition as it now stands: the shape new iterations are handed out in.
+    def: RunDefinition,
+    /// Iterations not yet done kept handed out (see [`work_window`]).
+    window: u64,
+    /// The last iteration known handed out (0: not yet read).
+    handed_out: u64,
     driver: Driver,
     /// The shapes still to come (a resume changed the variables), each with the results
     /// applied before it took effect, and every variable's start value.
@@ -535,10 +688,14 @@ impl Mirror {
         let mut reshapes: std::collections::VecDeque<_> = def.shapes().into();
         let (_, spsa, start) = reshapes.pop_front().expect("a run has a shape");
         let mut driver = def.driver_of(spsa, start, Rounding::Continuous);
-        // Every iteration was handed out to the database when the run was created.
+        // Every iteration is the database's to hand out (in order, a window ahead of the
+        // results: see `Mirror::pull`).
         while driver.next_trial().is_some() {}
         Mirror {
             run_id,
+            window: work_window(def.vars.len(), def.iterations),
+            handed_out: 0,
+            def,
             driver,
             reshapes,
             applied: 0,
@@ -568,12 +725,22 @@ impl Mirror {
     }
 
     /// Fetch the results the database applied since the last call, in their order, each
-    /// applied to the driver and checked; at most 5,000 a call.
+    /// applied to the driver and checked; at most 5,000 a call. First the next iterations are
+    /// handed out, so [`work_window`] of them stay not done ahead of the results.
     pub async fn pull(&mut self, db: &mut Db) -> Result<Vec<Applied>> {
         let (run, after) = (self.run_id, self.applied as i64);
         let written = self.written_through as i64;
         self.durable = durable_applied(db, run).await?;
         let durable = self.durable.applied;
+        let through = (durable.max(0) as u64 + self.window).min(self.def.iterations);
+        if !self.durable.finished && through > self.handed_out {
+            match hand_out(db, run, &self.def, through).await? {
+                Some(last) => self.handed_out = last,
+                // Another process changed the run's variables (its owner, resumed elsewhere):
+                // this one leaves the handing out to it.
+                None => self.handed_out = self.def.iterations,
+            }
+        }
         if durable <= after {
             return Ok(Vec::new());
         }
@@ -582,7 +749,7 @@ impl Mirror {
                 // Records already in the files are not fetched again.
                 c.query(
                     "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults,
-                            CASE WHEN seq > $3 THEN records ELSE '' END, theta, worker
+                            CASE WHEN seq > $3 THEN records ELSE '' END, theta_sum, worker
                        FROM spsa.results WHERE run_id = $1 AND seq > $2 AND seq <= $4
                       ORDER BY seq LIMIT 5000",
                     &[&run, &after, &written, &durable],
@@ -593,7 +760,8 @@ impl Mirror {
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let pentanomial = pentanomial(row.get(6));
-            let applied = Applied {
+            let theta_sum: i64 = row.get(9);
+            let mut applied = Applied {
                 seq: row.get::<_, i64>(0) as u64,
                 iteration: row.get::<_, i64>(1) as u64,
                 signal: row.get(2),
@@ -603,10 +771,10 @@ impl Mirror {
                 pentanomial,
                 faults: row.get(7),
                 records: row.get(8),
-                theta: row.get(9),
+                theta: Vec::new(),
                 worker: row.get(10),
             };
-            self.apply(&applied)?;
+            self.apply(&mut applied, theta_sum as u64)?;
             out.push(applied);
         }
         Ok(out)
@@ -641,7 +809,9 @@ impl Mirror {
             .collect())
     }
 
-    fn apply(&mut self, a: &Applied) -> Result<()> {
+    /// Apply `a` to the driver and check the database's checksum of θ after it (`theta_sum`)
+    /// against the driver's θ; `a.theta` becomes the driver's θ.
+    fn apply(&mut self, a: &mut Applied, theta_sum: u64) -> Result<()> {
         if a.seq != self.applied + 1 {
             bail!(
                 "run {}: result {} arrived after {} (the database skipped or repeated one)",
@@ -663,21 +833,17 @@ impl Mirror {
             .apply(a.iteration, a.signal)
             .with_context(|| format!("run {}: result {}", self.run_id, a.seq))?;
         let ours = self.driver.theta();
-        if ours.len() != a.theta.len()
-            || ours
-                .iter()
-                .zip(&a.theta)
-                .any(|(x, y)| x.to_bits() != y.to_bits())
-        {
+        let sum = theta_checksum(ours);
+        if sum != theta_sum {
             bail!(
-                "run {}: after result {} (iteration {}) the database's θ {:?} differs from the driver's {:?}",
+                "run {}: after result {} (iteration {}) the database's θ (checksum {theta_sum:016x}) differs from the driver's (checksum {sum:016x}) {:?}",
                 self.run_id,
                 a.seq,
                 a.iteration,
-                a.theta,
                 ours
             );
         }
+        a.theta = ours.to_vec();
         self.applied = a.seq;
         Ok(())
     }

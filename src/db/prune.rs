@@ -36,6 +36,8 @@ fn delete_sql() -> String {
               results AS (DELETE FROM spsa.results x USING old WHERE x.run_id = old.id
                           RETURNING x.run_id, octet_length(x.records) AS bytes),
               work AS (DELETE FROM spsa.work w USING old WHERE w.run_id = old.id RETURNING w.run_id),
+              -- θ's history goes with the results (the final θ stays in the run's row).
+              snapshots AS (DELETE FROM spsa.snapshots s USING old WHERE s.run_id = old.id RETURNING s.run_id),
               -- The curve's points stay (status shows them); their games' records go.
               curve AS (UPDATE spsa.track_results t SET records = '' FROM old
                          WHERE t.run_id = old.id RETURNING t.run_id),

@@ -5,6 +5,37 @@
 CREATE SCHEMA IF NOT EXISTS spsa;
 REVOKE ALL ON SCHEMA spsa FROM PUBLIC;
 
+-- The layout's version (one row; `db::SCHEMA_VERSION` in Rust). 1: the first layouts, with θ in
+-- every result row and a step vector in every iteration's work row, made at creation (no
+-- version row). 2: results hold a checksum of θ, θ itself is kept in snapshots, work rows hold
+-- a step only until their result is applied and the owner keeps a window of them ahead. A
+-- database of version 1 is migrated below; one of a version this script does not know (made
+-- by a newer spsa) is refused before anything is changed.
+DO $$
+DECLARE
+  v int;
+BEGIN
+  IF to_regclass('spsa.schema_version') IS NOT NULL THEN
+    EXECUTE 'SELECT max(version) FROM spsa.schema_version' INTO v;
+    IF v > 2 THEN
+      RAISE EXCEPTION 'the database''s spsa schema is version %, made by a newer spsa than this one (which knows versions up to 2): update spsa on this machine', v
+        USING ERRCODE = 'SP010';
+    END IF;
+  END IF;
+END
+$$;
+CREATE TABLE IF NOT EXISTS spsa.schema_version (version int NOT NULL);
+
+-- The checksum of θ that result rows keep (`spsa::checksum::theta_checksum` in Rust, bit for
+-- bit): the first 8 bytes of the SHA-256 of the values' IEEE 754 bytes, big-endian, as a
+-- signed bigint.
+CREATE OR REPLACE FUNCTION spsa.theta_checksum(t float8[]) RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT ('x' || encode(substr(sha256(coalesce(string_agg(float8send(x), ''::bytea ORDER BY i),
+                                               ''::bytea)), 1, 8), 'hex'))::bit(64)::bigint
+    FROM unnest(t) WITH ORDINALITY AS u(x, i);
+$$;
+
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker') THEN
@@ -62,12 +93,16 @@ ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_state_check;
 ALTER TABLE spsa.runs ADD CONSTRAINT runs_state_check
   CHECK (state IN ('active', 'paused', 'finished', 'stopped'));
 
--- One row per iteration, written by the owner when the run is created. `step` is the driver's
--- a_k/c_k·δ per variable: the report multiplies it by the measured signal, nothing more.
+-- One row per iteration handed out, written by the owner: when the run is created for the first
+-- `work_window` iterations, then topped up as results are applied (the owner's mirror keeps
+-- that many iterations not done ahead, see db::owner). `step` is the driver's a_k/c_k·δ per
+-- variable: the report multiplies it by the measured signal, nothing more, and clears it
+-- (with `leased_theta`) once applied, so a done row keeps no array. (Version 1 wrote every
+-- iteration's row, step included, at creation.)
 CREATE TABLE IF NOT EXISTS spsa.work (
   run_id        bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
   iteration     bigint NOT NULL,
-  step          float8[] NOT NULL,
+  step          float8[],
   pairs         int NOT NULL,
   state         text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'leased', 'done')),
   token         uuid,
@@ -114,6 +149,8 @@ CREATE TABLE IF NOT EXISTS spsa.track_results (
 );
 
 -- One row per applied iteration; `seq` is the order of application (runs.applied after it).
+-- `theta_sum` is spsa.theta_checksum of θ after it: the owner's mirror replays the results and
+-- compares. θ itself is kept every `snapshot_every` results (spsa.snapshots).
 CREATE TABLE IF NOT EXISTS spsa.results (
   run_id      bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
   iteration   bigint NOT NULL,
@@ -127,11 +164,44 @@ CREATE TABLE IF NOT EXISTS spsa.results (
   pentanomial int[] NOT NULL,
   faults      text[] NOT NULL,
   records     text NOT NULL,
-  theta       float8[] NOT NULL,
+  theta_sum   bigint NOT NULL,
   reported    timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (run_id, iteration),
   UNIQUE (run_id, seq)
 );
+
+-- θ after result `seq`, every `runs.snapshot_every` results and after the last (the run page's
+-- chart). The owner picks the interval when it creates the run so that snapshots cost about
+-- 128 bytes per result: every result up to 16 variables, every 625th at 10,000.
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS snapshot_every bigint NOT NULL DEFAULT 1
+  CHECK (snapshot_every > 0);
+CREATE TABLE IF NOT EXISTS spsa.snapshots (
+  run_id bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  seq    bigint NOT NULL,
+  theta  float8[] NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+
+-- From version 1: each result's θ becomes its checksum and a snapshot (every result: the
+-- interval of a run created before snapshots is 1), and done work rows lose their arrays.
+-- Work rows not done keep theirs (version 1 made them all at creation).
+ALTER TABLE spsa.results ADD COLUMN IF NOT EXISTS theta_sum bigint;
+ALTER TABLE spsa.work ALTER COLUMN step DROP NOT NULL;
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM information_schema.columns
+              WHERE table_schema = 'spsa' AND table_name = 'results' AND column_name = 'theta') THEN
+    INSERT INTO spsa.snapshots (run_id, seq, theta)
+    SELECT run_id, seq, theta FROM spsa.results ON CONFLICT DO NOTHING;
+    UPDATE spsa.results SET theta_sum = spsa.theta_checksum(theta);
+    ALTER TABLE spsa.results DROP COLUMN theta;
+    UPDATE spsa.work SET step = NULL, leased_theta = NULL WHERE state = 'done';
+  END IF;
+END
+$$;
+ALTER TABLE spsa.results ALTER COLUMN theta_sum SET NOT NULL;
+DELETE FROM spsa.schema_version;
+INSERT INTO spsa.schema_version (version) VALUES (2);
 
 CREATE TABLE IF NOT EXISTS spsa.workers (
   name       text PRIMARY KEY,
@@ -300,12 +370,13 @@ BEGIN
     UPDATE spsa.work wk
        SET state = 'leased', token = gen_random_uuid(), worker = w, leased_at = now(),
            lease_expires = now() + make_interval(secs => r.lease_seconds),
-           -- A point of the curve measures the θ it was added with.
-           leased_theta = CASE WHEN wk.iteration < 0 THEN wk.leased_theta ELSE r.theta END,
            attempts = wk.attempts + 1
       FROM spsa.runs r
      WHERE wk.run_id = pick_run AND wk.iteration = pick_iteration AND r.id = wk.run_id
-    RETURNING wk.run_id, wk.iteration, wk.token, wk.leased_theta, wk.pairs
+    -- A point of the curve measures the θ it was added with; an iteration, the run's θ now
+    -- (handed to the worker, not stored: the row would keep a copy of θ per iteration).
+    RETURNING wk.run_id, wk.iteration, wk.token,
+              CASE WHEN wk.iteration < 0 THEN wk.leased_theta ELSE r.theta END, wk.pairs
       INTO run_id, iteration, token, theta, pairs;
     got_runs := got_runs || pick_run;
     got_games := got_games || (2 * pairs)::float8;
@@ -369,11 +440,27 @@ BEGIN
 END
 $$;
 
+-- Version 2 made spsa.check_report return boolean (it returned void): the script of an spsa of
+-- version 1 replaces it with one returning void, which PostgreSQL refuses ("cannot change
+-- return type of existing function"), so such an owner fails to install on a database of
+-- version 2 and keeps nothing of its script, instead of putting back functions that write θ
+-- into the result rows.
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+              WHERE n.nspname = 'spsa' AND p.proname = 'check_report'
+                AND p.prorettype = 'void'::regtype) THEN
+    DROP FUNCTION spsa.check_report(spsa.work, text, uuid, text, int, int, int, int[], text[], text);
+  END IF;
+END
+$$;
+
 -- The checks every report of a work row passes (spsa.report, spsa.report_track): the lease is
--- the worker's current one, and the counts make the row's pairs. Raises SQLSTATE SP003/SP004.
+-- the worker's current one, and the counts make the row's pairs. Raises SQLSTATE SP003/SP004;
+-- true when it passes.
 CREATE OR REPLACE FUNCTION spsa.check_report(wk spsa.work, w text, p_token uuid, p_what text,
   p_wins int, p_draws int, p_losses int, p_pentanomial int[], p_faults text[], p_records text)
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
 BEGIN
   IF wk.state <> 'leased' OR wk.token IS DISTINCT FROM p_token OR p_token IS NULL
@@ -391,6 +478,7 @@ BEGIN
      OR array_length(p_faults, 1) > 1000 OR length(p_records) > 10000000 THEN
     RAISE EXCEPTION 'malformed pentanomial, faults or records' USING ERRCODE = 'SP004';
   END IF;
+  RETURN true;
 END
 $$;
 
@@ -430,6 +518,9 @@ BEGIN
   END IF;
   PERFORM spsa.check_report(wk, w, p_token, 'iteration ' || p_iteration, p_wins, p_draws,
                             p_losses, p_pentanomial, p_faults, p_records);
+  IF wk.step IS NULL THEN
+    RAISE EXCEPTION 'iteration % of run % has no step', p_iteration, p_run USING ERRCODE = 'SP001';
+  END IF;
   IF p_signal IS NULL OR p_signal = 'NaN'::float8 OR abs(p_signal) > 2 * wk.pairs THEN
     RAISE EXCEPTION 'signal % out of range [-%, %]', p_signal, 2 * wk.pairs, 2 * wk.pairs USING ERRCODE = 'SP004';
   END IF;
@@ -449,9 +540,11 @@ BEGIN
   IF r.state NOT IN ('active', 'paused') THEN
     RAISE EXCEPTION 'run % is %', p_run, r.state USING ERRCODE = 'SP005';
   END IF;
+  -- One pass over the arrays side by side (subscripting them in a loop reads each whole array
+  -- again per element: a second a report at 10,000 variables).
   new_theta := ARRAY(
-    SELECT least(r.hi[i], greatest(r.lo[i], r.theta[i] + wk.step[i] * p_signal))
-      FROM generate_subscripts(r.theta, 1) AS i ORDER BY i);
+    SELECT least(h, greatest(l, t + st * p_signal))
+      FROM unnest(r.theta, wk.step, r.lo, r.hi) WITH ORDINALITY AS u(t, st, l, h, i) ORDER BY i);
   UPDATE spsa.runs
      SET theta = new_theta, applied = applied + 1, updated = now(),
          wins = wins + p_wins, draws = draws + p_draws, losses = losses + p_losses,
@@ -462,7 +555,12 @@ BEGIN
                       ELSE state END
    WHERE id = p_run
   RETURNING applied INTO n;
-  UPDATE spsa.work SET state = 'done', lease_expires = NULL WHERE run_id = p_run AND iteration = p_iteration;
+  -- Applied: the row keeps no array (its step is the owner's to derive again, θ is replayed).
+  UPDATE spsa.work SET state = 'done', lease_expires = NULL, step = NULL, leased_theta = NULL
+   WHERE run_id = p_run AND iteration = p_iteration;
+  IF n % r.snapshot_every = 0 OR n >= r.iterations THEN
+    INSERT INTO spsa.snapshots (run_id, seq, theta) VALUES (p_run, n, new_theta);
+  END IF;
   -- The curve's point this result makes due, at the θ it leaves (see spsa.track_results).
   IF r.track_interval IS NOT NULL AND (n % r.track_interval = 0 OR n >= r.iterations) THEN
     INSERT INTO spsa.work (run_id, iteration, step, pairs, leased_theta)
@@ -472,9 +570,10 @@ BEGIN
     ON CONFLICT DO NOTHING;
   END IF;
   INSERT INTO spsa.results (run_id, iteration, seq, token, worker, signal, wins, draws, losses,
-                            pentanomial, faults, records, theta)
+                            pentanomial, faults, records, theta_sum)
   VALUES (p_run, p_iteration, n, p_token, w, p_signal, p_wins, p_draws, p_losses,
-          p_pentanomial, coalesce(p_faults, '{}'), coalesce(p_records, ''), new_theta);
+          p_pentanomial, coalesce(p_faults, '{}'), coalesce(p_records, ''),
+          spsa.theta_checksum(new_theta));
   INSERT INTO spsa.worker_runs (run_id, worker, results, faults, last_report)
   VALUES (p_run, w, 1, coalesce(array_length(p_faults, 1), 0), now())
   ON CONFLICT (run_id, worker) DO UPDATE
@@ -529,7 +628,8 @@ BEGIN
   IF r.state NOT IN ('active', 'paused') THEN
     RAISE EXCEPTION 'run % is %', p_run, r.state USING ERRCODE = 'SP005';
   END IF;
-  UPDATE spsa.work SET state = 'done', lease_expires = NULL WHERE run_id = p_run AND iteration = p_iteration;
+  UPDATE spsa.work SET state = 'done', lease_expires = NULL, leased_theta = NULL
+   WHERE run_id = p_run AND iteration = p_iteration;
   UPDATE spsa.runs
      SET track_reported = track_reported + 1, updated = now(),
          state = CASE WHEN applied >= iterations

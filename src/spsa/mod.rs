@@ -13,6 +13,7 @@
 //! ends at c_end and R_end with the run. A variable a resume dropped is held where it is: no
 //! perturbation, no update. Both are [`Part`]s (see [`Spsa::with_parts`]).
 
+pub mod checksum;
 pub mod driver;
 pub mod rounding;
 pub mod track;

@@ -81,6 +81,8 @@ impl SharedRuns {
             c.query_one("SELECT count(*) FROM spsa.runs", &[]).await
         })
         .await?;
+        // A layout this spsa does not read is refused, never misread.
+        crate::db::owner::check_schema_version(&mut db).await?;
         Ok(SharedRuns {
             db: Mutex::new(db),
             url: shown,
@@ -139,15 +141,25 @@ impl SharedRuns {
         let vars = def.variables();
         let spsa = def.spsa();
         let applied = summary.applied;
-        // The results kept for the chart: every one up to MAX_POINTS, else evenly spread.
-        let keep: Vec<i64> = model::downsample(applied as usize, model::MAX_POINTS)
+        // θ is kept every `snapshot_every` results and after the last (`spsa.snapshots`): the
+        // chart's points are those, every one up to MAX_POINTS, else evenly spread.
+        let snapshots: Vec<i64> = c
+            .query(
+                "SELECT seq FROM spsa.snapshots WHERE run_id = $1 ORDER BY seq",
+                &[&id],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let keep: Vec<i64> = model::downsample(snapshots.len(), model::MAX_POINTS)
             .into_iter()
-            .map(|i| i as i64 + 1)
+            .map(|i| snapshots[i])
             .collect();
         let (points, rates, workers) = {
             let points = c
                     .query(
-                        "SELECT seq, theta FROM spsa.results WHERE run_id = $1 AND seq = ANY ($2) ORDER BY seq",
+                        "SELECT seq, theta FROM spsa.snapshots WHERE run_id = $1 AND seq = ANY ($2) ORDER BY seq",
                         &[&id, &keep],
                     )
                     .await?;

@@ -1,0 +1,367 @@
+//! What a shared run keeps in the database (schema version 2): result rows with a checksum of θ
+//! instead of θ, θ in snapshots every so many results, work rows handed out a window ahead and
+//! emptied of their arrays once applied; a database of version 1 migrated and read bit for bit,
+//! one of a newer version refused.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use crate::pg_common;
+use crate::run_common;
+use pg_common::{Cluster, TestDb, wait_for};
+use run_common::text;
+
+const SPSA: &str = env!("CARGO_BIN_EXE_spsa");
+
+/// `spsa args` in `dir`, its output piped, with `env` set.
+fn spawn_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    Command::new(SPSA)
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+fn count(db: &TestDb, sql: &str) -> i64 {
+    db.psql(sql).parse().unwrap_or_else(|_| panic!("{sql}"))
+}
+
+/// A simulated run of `n` iterations over `vars` variables in `dir` (`t.toml`, `t.var`).
+fn config(dir: &Path, vars: usize, n: u64) {
+    let rows: String = (0..vars)
+        .map(|i| format!("v{i},{},-1000,1000,100,0.002,1\n", 100 + (i % 7) as i64))
+        .collect();
+    std::fs::write(dir.join("t.var"), rows).unwrap();
+    std::fs::write(
+        dir.join("t.toml"),
+        format!(
+            "simulate = true\nvariables = \"t.var\"\nlog = \"t.log\"\niterations = {n}\nA = {}\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 11\n",
+            n / 10
+        ),
+    )
+    .unwrap();
+}
+
+/// The checksum is the same function in SQL and in Rust (the values pinned in
+/// `spsa::checksum`'s unit test).
+#[test]
+fn the_database_computes_the_checksum_of_theta_as_spsa_does() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("checksum");
+    let dir = tempfile::tempdir().unwrap();
+    config(dir.path(), 2, 4);
+    // The schema is installed by an owner: a run created and followed without playing.
+    let owner = spawn_with(
+        dir.path(),
+        &["run", "t.toml", "--db", &db.url, "--no-play"],
+        &[],
+    );
+    pg_common::wait_for_run(&db);
+    assert_eq!(
+        db.psql("SELECT spsa.theta_checksum('{1.0,-2.5}'), spsa.theta_checksum('{}')"),
+        format!(
+            "{}|{}",
+            0xf6cf_2457_29bf_73f7_u64 as i64, 0xe3b0_c442_98fc_1c14_u64 as i64
+        )
+    );
+    assert_eq!(
+        db.psql("SELECT spsa.theta_checksum('{0}') <> spsa.theta_checksum('{-0}')"),
+        "t"
+    );
+    let mut owner = owner;
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+}
+
+/// 300 variables, a window of 10 iterations, two workers with only the URL: the owner killed
+/// with SIGKILL, the workers stop at the window's end, the owner re-attaches and every
+/// iteration is applied once; the database keeps no array per applied result beyond the
+/// snapshots, and a re-attach elsewhere writes the θ log byte for byte.
+#[test]
+fn a_wide_run_keeps_a_window_of_work_and_a_checksum_per_result() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("layout_wide");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n: i64 = 120;
+    config(d, 300, n as u64);
+    let window = [("SPSA_WORK_WINDOW", "10")];
+    let owner = spawn_with(d, &["run", "t.toml", "--db", &db.url, "--no-play"], &window);
+    let run = pg_common::wait_for_run(&db);
+    let q = |sql: &str| count(&db, &sql.replace("RUN", &run));
+    // Created with the first 10 iterations handed out, a snapshot every 19 results
+    // (300 × 8 bytes over 128).
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT snapshot_every, (SELECT max(iteration) FROM spsa.work WHERE run_id = {run}) <= 10 FROM spsa.runs WHERE id = {run}"
+        )),
+        "19|t"
+    );
+    let url = db.worker_role("layout_w", "pwl");
+    let workers: Vec<Child> = (1..=2)
+        .map(|i| {
+            spawn_with(
+                d,
+                &[
+                    "worker",
+                    "--db",
+                    &url,
+                    "--until-idle",
+                    "--concurrency",
+                    "1",
+                    "--name",
+                    &format!("w{i}"),
+                ],
+                &[],
+            )
+        })
+        .collect();
+    wait_for(
+        &db,
+        &format!("SELECT applied >= 30 FROM spsa.runs WHERE id = {run}"),
+        |s| s == "t",
+    );
+    let mut owner = owner;
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    // Without the owner the workers play what was handed out, and no further.
+    let handed = q("SELECT max(iteration) FROM spsa.work WHERE run_id = RUN");
+    assert!(handed < n, "handed out {handed} of {n}");
+    wait_for(
+        &db,
+        &format!("SELECT applied = {handed} FROM spsa.runs WHERE id = {run}"),
+        |s| s == "t",
+    );
+    assert_eq!(
+        q("SELECT max(iteration) FROM spsa.work WHERE run_id = RUN"),
+        handed
+    );
+    // The owner re-attaches with its local checkpoint and hands out the rest.
+    let owner = spawn_with(
+        d,
+        &["run", "t.toml", "--db", &db.url, "--no-play", "--resume"],
+        &window,
+    );
+    let said = finish(owner);
+    assert!(said.status.success(), "{}", text(&said.stderr));
+    for w in workers {
+        let out = finish(w);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+
+    // Exactly once, in order; by both workers.
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT applied, state FROM spsa.runs WHERE id = {run}"
+        )),
+        format!("{n}|finished")
+    );
+    assert_eq!(
+        q(
+            "SELECT count(DISTINCT iteration) FROM spsa.results WHERE run_id = RUN AND seq BETWEEN 1 AND 120"
+        ),
+        n
+    );
+    assert_eq!(
+        q("SELECT count(DISTINCT worker) FROM spsa.results WHERE run_id = RUN"),
+        2
+    );
+    // No work row keeps an array once done; never more than the window was out.
+    assert_eq!(
+        q(
+            "SELECT count(*) FROM spsa.work WHERE run_id = RUN AND (state <> 'done' OR step IS NOT NULL OR leased_theta IS NOT NULL)"
+        ),
+        0
+    );
+    // Snapshots every 19 results and after the last, each agreeing with its result's
+    // checksum; the run's θ is the last result's.
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT string_agg(seq::text, ',' ORDER BY seq) FROM spsa.snapshots WHERE run_id = {run}"
+        )),
+        "19,38,57,76,95,114,120"
+    );
+    assert_eq!(
+        q("SELECT count(*) FROM spsa.results x JOIN spsa.snapshots s USING (run_id, seq)
+            WHERE x.run_id = RUN AND x.theta_sum = spsa.theta_checksum(s.theta) AND array_length(s.theta, 1) = 300"),
+        7
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT x.theta_sum = spsa.theta_checksum(r.theta) FROM spsa.runs r JOIN spsa.results x ON x.run_id = r.id AND x.seq = r.applied WHERE r.id = {run}"
+        )),
+        "t"
+    );
+    let log = std::fs::read_to_string(d.join("t.log")).unwrap();
+    assert_eq!(log.lines().count() as i64, n + 1, "{log}");
+
+    // A re-attach on another machine (no local files) writes the same θ log from the database.
+    let elsewhere = tempfile::tempdir().unwrap();
+    for f in ["t.toml", "t.var"] {
+        std::fs::copy(d.join(f), elsewhere.path().join(f)).unwrap();
+    }
+    db.psql(&format!(
+        "UPDATE spsa.runs SET name = '{}' WHERE id = {run}",
+        std::fs::canonicalize(elsewhere.path().join("t.toml"))
+            .unwrap()
+            .display()
+    ));
+    let again = finish(spawn_with(
+        elsewhere.path(),
+        &["run", "t.toml", "--db", &db.url, "--no-play", "--resume"],
+        &[],
+    ));
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.path().join("t.log")).unwrap(),
+        log
+    );
+}
+
+/// psql -f FILE as the database's admin.
+fn restore(db: &TestDb, file: &Path) {
+    let out = Command::new("/usr/lib/postgresql/15/bin/psql")
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", &db.url, "-f"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// A database made by spsa before schema version 2 (θ in every result row, a step vector in
+/// every work row; `tests/db_v1_fixture`, a run stopped after 37 of 60 results): the page refuses
+/// it until it is migrated, naming what to do; the owner's resume migrates it, its mirror
+/// replays the 37 old results against the checksums the migration computed from their θ, and
+/// the run goes on to its end.
+#[test]
+fn a_database_of_version_1_is_migrated_and_read_bit_for_bit() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("layout_v1");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/db_v1_fixture");
+    restore(&db, &fixture.join("run.sql"));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for f in ["t.toml", "t.var"] {
+        std::fs::copy(fixture.join(f), d.join(f)).unwrap();
+    }
+    db.psql(&format!(
+        "UPDATE spsa.runs SET name = '{}'",
+        std::fs::canonicalize(d.join("t.toml")).unwrap().display()
+    ));
+    let theta_37 = db.psql("SELECT theta FROM spsa.results WHERE seq = 37");
+
+    // Not yet migrated: the page refuses it, saying what to do.
+    let serve = finish(spawn_with(
+        d,
+        &["serve", "--db", &db.url, "--listen", "127.0.0.1:0"],
+        &[],
+    ));
+    let said = text(&serve.stderr);
+    assert_eq!(serve.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("its spsa schema is version 1, from an older spsa")
+            && said.contains("--resume"),
+        "{said}"
+    );
+
+    // The owner's resume migrates it and plays the run to its end.
+    let owner = finish(spawn_with(
+        d,
+        &["run", "t.toml", "--db", &db.url, "--resume"],
+        &[],
+    ));
+    assert!(owner.status.success(), "{}", text(&owner.stderr));
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "2");
+    assert_eq!(
+        db.psql("SELECT applied, state FROM spsa.runs"),
+        "60|finished"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(DISTINCT iteration) FROM spsa.results WHERE seq BETWEEN 1 AND 60"
+        ),
+        60
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'spsa' AND table_name = 'results' AND column_name = 'theta'"
+        ),
+        0
+    );
+    // The old results' θ became snapshots (a run made before snapshots keeps one per result).
+    assert_eq!(
+        db.psql("SELECT theta FROM spsa.snapshots WHERE seq = 37"),
+        theta_37
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM spsa.snapshots"), 60);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM spsa.work WHERE step IS NOT NULL OR leased_theta IS NOT NULL"
+        ),
+        0
+    );
+    assert_eq!(
+        run_common::log_iterations(&d.join("t.log")),
+        (1..=60).collect::<Vec<_>>()
+    );
+    // And the page reads it now.
+    let mut serve = spawn_with(
+        d,
+        &["serve", "--db", &db.url, "--listen", "127.0.0.1:0"],
+        &[],
+    );
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with("http://"), "{first}");
+    serve.kill().unwrap();
+    serve.wait().unwrap();
+}
+
+/// A database whose schema a newer spsa made is refused before anything is changed in it.
+#[test]
+fn a_database_of_a_newer_version_is_refused() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("layout_newer");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    config(d, 2, 4);
+    let made = finish(spawn_with(d, &["run", "t.toml", "--db", &db.url], &[]));
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    db.psql("UPDATE spsa.schema_version SET version = 3");
+    let resumed = finish(spawn_with(
+        d,
+        &["run", "t.toml", "--db", &db.url, "--resume"],
+        &[],
+    ));
+    let said = text(&resumed.stderr);
+    assert!(!resumed.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "the database's spsa schema is version 3, made by a newer spsa than this one"
+        ),
+        "{said}"
+    );
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "3");
+    let serve = finish(spawn_with(
+        d,
+        &["serve", "--db", &db.url, "--listen", "127.0.0.1:0"],
+        &[],
+    ));
+    let said = text(&serve.stderr);
+    assert_eq!(serve.status.code(), Some(2), "{said}");
+    assert!(said.contains("update spsa on this machine"), "{said}");
+}
