@@ -1,6 +1,8 @@
-//! One checksum of θ, the same wherever θ is kept: a shared run's result rows (computed by
-//! PostgreSQL in `spsa.report`, where the update is applied), the owner's mirror that checks
-//! them, and the θ log files.
+//! The checksum of θ a shared run keeps: in its result rows (computed by PostgreSQL in
+//! `spsa.report`, where the update is applied) and in the owner's mirror that checks them. The θ
+//! log files use another, `tuner::replay::checksum`: 32 bits computed on every row of a local
+//! run, where SHA-256 of 50,000 values a row would cost more than the run's own arithmetic, and
+//! no database needs to compute it too.
 //!
 //! `theta_checksum(θ)` is the first 8 bytes, read as a big-endian `u64`, of the SHA-256 of θ's
 //! values written one after another as IEEE 754 binary64 in big-endian byte order (their bit
