@@ -1,25 +1,52 @@
 //! The end-of-run table: each variable's start, final value and bounds.
 
-use super::status::table;
+use super::status::{TABLE_VARS, most_moved, table};
 use crate::vars::{Variable, format_value};
 
 /// Render the final table. `decimals` is how values are shown: 0 for engine runs (spin options
-/// take integers), more for simulations.
+/// take integers), more for simulations. Past [`TABLE_VARS`] variables it shows those that
+/// moved most in units of c_end, as `spsa report` does, and a line for the rest: a run of
+/// 50,000 variables does not end in 50,000 lines.
 pub fn final_table(vars: &[Variable], start: &[f64], theta: &[f64], decimals: usize) -> String {
-    let rows: Vec<Vec<String>> = vars
+    let moved = |i: usize| {
+        let scale = if vars[i].c_end > 0.0 {
+            vars[i].c_end
+        } else {
+            1.0
+        };
+        (theta[i] - start[i]) / scale
+    };
+    let shown: Vec<usize> = if vars.len() > TABLE_VARS {
+        most_moved((0..vars.len()).map(moved), TABLE_VARS)
+    } else {
+        (0..vars.len()).collect()
+    };
+    let rows: Vec<Vec<String>> = shown
         .iter()
-        .zip(start.iter().zip(theta))
-        .map(|(v, (&s, &t))| {
+        .map(|&i| {
+            let v = &vars[i];
             vec![
                 v.name.clone(),
-                format_value(s, decimals),
-                format_value(t, decimals),
+                format_value(start[i], decimals),
+                format_value(theta[i], decimals),
                 format_value(v.min, decimals.max(4)),
                 format_value(v.max, decimals.max(4)),
             ]
         })
         .collect();
-    table(&["variable", "start", "final", "min", "max"], &rows)
+    let mut text = table(&["variable", "start", "final", "min", "max"], &rows);
+    if shown.len() < vars.len() {
+        let rest = vars.len() - shown.len();
+        let most = (0..vars.len())
+            .filter(|i| !shown.contains(i))
+            .map(|i| moved(i).abs())
+            .fold(0.0, f64::max);
+        text.push_str(&format!(
+            "(the {} that moved most in units of c_end; the other {rest} moved at most {most:.2} c_end: `spsa report LOG --format csv` lists every one)\n",
+            shown.len()
+        ));
+    }
+    text
 }
 
 /// The games a run played, as its last line says them (θ+ view, pentanomial, faults).
@@ -62,6 +89,32 @@ pub fn track_lines(t: &crate::spsa::track::TrackState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_forty_variables_the_most_moved_and_a_line_for_the_rest() {
+        let text: String = (0..100)
+            .map(|i| format!("v{i},0,-1000,1000,{},0.002,0\n", 1 + i % 2))
+            .collect();
+        let vars = crate::vars::parse(&text, std::path::Path::new("v")).unwrap();
+        let start = vec![0.0; 100];
+        // v_i moves i: in units of c_end (1 or 2) the odd ones move half as far, so the 40
+        // shown are the even ones from 98 down to 40 and the odd ones from 99 down to 81.
+        let theta: Vec<f64> = (0..100).map(|i| i as f64).collect();
+        let t = final_table(&vars, &start, &theta, 0);
+        let names: Vec<&str> = t
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| n.starts_with('v'))
+            .collect();
+        assert_eq!(names.len(), 40, "{t}");
+        assert_eq!(&names[..3], ["v98", "v96", "v94"], "{t}");
+        assert!(t.contains("the other 60 moved at most 39.50 c_end"), "{t}");
+        // Forty or fewer: every one, in file order.
+        let t = final_table(&vars[..40], &start[..40], &theta[..40], 0);
+        assert_eq!(t.lines().count(), 41);
+        assert!(t.lines().nth(1).unwrap().starts_with("v0 "), "{t}");
+    }
 
     #[test]
     fn aligned_table_with_rounded_values() {
