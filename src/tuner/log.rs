@@ -187,18 +187,24 @@ pub fn cut_back(path: &Path, bytes: u64) -> Result<File> {
     Ok(file)
 }
 
+/// A new, empty log file at `path`, its folder made if missing; fails if the file exists (a
+/// run never overwrites a log unasked). Both log formats start here.
+pub fn create_new(path: &Path) -> Result<File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    }
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("{}: cannot create log", path.display()))
+}
+
 impl ThetaLog {
     /// Start a new log; fails if the file exists (a run never overwrites a log unasked).
     pub fn create(path: &Path, names: &[String]) -> Result<ThetaLog> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("{}: cannot create folder", dir.display()))?;
-        }
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("{}: cannot create log", path.display()))?;
+        let file = create_new(path)?;
         let mut rows = Rows::new(path, file, 0);
         let header = header_line(names);
         rows.buffer.truncate(rows.filled);

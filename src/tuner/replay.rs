@@ -28,7 +28,7 @@
 //! | `T` | a row with θ whole: label u64, count u32, θ as f64 each |
 //! | `R` | an SPSA row, label the previous row's + 1: k u64, signal f64, checksum u32 |
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -151,15 +151,7 @@ pub struct ReplayLog {
 impl ReplayLog {
     /// Start a new log of variables `names`; fails if the file exists.
     pub fn create(path: &Path, names: &[String]) -> Result<ReplayLog> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("{}: cannot create folder", dir.display()))?;
-        }
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("{}: cannot create log", path.display()))?;
+        let file = super::log::create_new(path)?;
         let mut log = ReplayLog::wrap(path, file, 0, names.len());
         log.buffer.extend_from_slice(MAGIC);
         log.bytes = MAGIC.len() as u64;
@@ -801,6 +793,7 @@ mod tests {
     use crate::spsa::Schedule;
     use crate::spsa::driver::{Driver, DriverState, Rounding};
     use crate::vars::Variable;
+    use std::fs::OpenOptions;
 
     fn vars(n: usize) -> Vec<Variable> {
         (0..n)
