@@ -82,12 +82,20 @@ impl Gain {
                 self.points, self.from, self.to
             )
         };
-        format!(
-            "gained {} [95%: {}, {}] ({pooled})",
-            super::format_elo(self.elo),
-            super::format_elo(self.low),
-            super::format_elo(self.high)
-        )
+        let elo = super::format_elo(self.elo);
+        // An end at ±∞ means the points bound nothing on that side (few points, a t with few
+        // degrees of freedom, wide scatter): say that in words rather than print `inf`.
+        let interval = match (self.low.is_finite(), self.high.is_finite()) {
+            (true, true) => format!(
+                "[95%: {}, {}]",
+                super::format_elo(self.low),
+                super::format_elo(self.high)
+            ),
+            (true, false) => format!("[95%: above {}]", super::format_elo(self.low)),
+            (false, true) => format!("[95%: below {}]", super::format_elo(self.high)),
+            (false, false) => "[95%: unbounded, the points scatter too widely]".to_string(),
+        };
+        format!("gained {elo} {interval} ({pooled})")
     }
 }
 
@@ -320,6 +328,51 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn an_interval_the_points_cannot_bound_is_said_in_words() {
+        // The first pooled points of issue 44's 40,000-node tune (20 pairs each, iterations
+        // 320-560): a line through four scattered points has two degrees of freedom, and its
+        // 95% interval runs past both ends of the score scale.
+        let scattered = [
+            (80, [1, 1, 11, 5, 2]),
+            (160, [1, 1, 9, 8, 1]),
+            (320, [1, 1, 9, 8, 1]),
+            (400, [5, 6, 3, 4, 2]),
+            (480, [0, 1, 7, 8, 4]),
+            (560, [0, 1, 4, 10, 5]),
+        ];
+        let g = gained(&scattered).unwrap();
+        assert_eq!(
+            (g.points, g.low, g.high),
+            (4, f64::NEG_INFINITY, f64::INFINITY)
+        );
+        let text = g.text();
+        assert!(
+            text.contains("[95%: unbounded, the points scatter too widely]")
+                && !text.contains("inf"),
+            "{text}"
+        );
+        // One open end is named as a bound on the other.
+        let one_sided = Gain {
+            high: f64::INFINITY,
+            ..g
+        };
+        let one_sided = Gain {
+            low: 12.0,
+            ..one_sided
+        };
+        assert!(
+            one_sided.text().contains("[95%: above +12.0]"),
+            "{}",
+            one_sided.text()
+        );
+        // Points that agree give a closed interval with both ends.
+        let steady: Vec<(u64, [u64; 5])> = (1..=8u64).map(|k| (k * 80, [2, 4, 8, 4, 2])).collect();
+        let g = gained(&steady).unwrap();
+        assert!(g.low.is_finite() && g.high.is_finite());
+        assert!(g.text().starts_with("gained +0.0 [95%: -"), "{}", g.text());
+    }
 
     /// The first point a run would stop at (index), or `None`.
     fn stop_at(curve: &[(u64, [u64; 5])], rule: impl Fn(&Gain) -> bool) -> Option<usize> {
