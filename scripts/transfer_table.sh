@@ -13,7 +13,7 @@
 #
 # Every cell plays one game at a time, the match and its engines bound to core CORE (default:
 # the machine's last core), so two copies of the script on CORE=0 and CORE=1 fill a 2-core
-# machine. The clock checks play the real clock, so that core must carry nothing else: keep
+# machine; CORE=all plays one game on every core (a long cell, with nothing else running). The clock checks play the real clock, so that core must carry nothing else: keep
 # other work off it (`taskset -c 0 nice -n 19 spsa run ...` for a tune beside it) and note
 # the load printed before each cell. A clock
 # counted in nodes (Stockfish's `nodestime`) did not give the real clock's verdict side by side
@@ -50,9 +50,10 @@ check() {
 
 cells=("$@")
 if [ ${#cells[@]} -eq 0 ]; then
-    # The cells not played before this script (docs/proofs.md has the others), the 3 s + 30 ms
-    # column first: the best tune by it is the one the 10 s + 0.1 s SPRT plays.
-    cells=(A:3s B:3s C:3s C:own D:own D:1s D:3s A:10s)
+    # The cells still to play (docs/proofs.md has the others): the 10 s + 0.1 s SPRT of A,
+    # the best tune by its 3 s + 30 ms result, then tune C's row, then tune D's once it is tuned.
+    # A cell already played to its end prints its result again.
+    cells=(A:10s C:own C:3s C:10s D:own D:1s D:3s D:10s)
 fi
 for cell in "${cells[@]}"; do
     t=${cell%%:*}; c=${cell#*:}
@@ -67,6 +68,10 @@ for cell in "${cells[@]}"; do
         name=${name}_nodestime
         flags="$flags --nodestime $nodestime --stall-timeout 600000 --concurrency 2 --no-bind-cores"
         run=(nice -n 19)
+    elif [ "$core" = all ]; then
+        # One game on each core, each slot and its engines bound to a core by spsa itself.
+        flags="$flags --concurrency $(nproc)"
+        run=(env)
     else
         flags="$flags --concurrency 1 --no-bind-cores"
         run=(taskset -c "$core")
