@@ -355,12 +355,9 @@ mod tests {
         );
         // One open end is named as a bound on the other.
         let one_sided = Gain {
+            low: 12.0,
             high: f64::INFINITY,
             ..g
-        };
-        let one_sided = Gain {
-            low: 12.0,
-            ..one_sided
         };
         assert!(
             one_sided.text().contains("[95%: above +12.0]"),
