@@ -771,6 +771,13 @@ fn a_resumed_match_plays_the_pairs_its_record_lacks_and_counts_them_all() {
     let o = run(&resumed.iter().map(String::as_str).collect::<Vec<_>>());
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
+    // The speed is this run's: its own 4 pairs, the 2 before the resume named apart.
+    let err = stderr(&o);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("8 games in ") && l.contains(" (4 before the resume), ")),
+        "{err}"
+    );
     let c = counts(&out);
     assert_eq!(c.pairs, 6, "{out}");
     assert_eq!(c, whole, "{out}");

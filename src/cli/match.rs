@@ -419,12 +419,17 @@ pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
     (f.progress > 0.0 && f.progress.is_finite()).then(|| Duration::from_secs_f64(f.progress))
 }
 
-/// Games per minute and the median time between games, on stderr.
+/// This run's games, their speed and the median time between games, on stderr (a resumed
+/// match's earlier games are counted in its results, not here).
 pub fn print_speed(out: &MatchOutcome) {
-    let games = out.tally.games();
+    let games = out.tally.games().saturating_sub(out.earlier.games);
     let minutes = out.elapsed.as_secs_f64() / 60.0;
+    let before = match out.earlier.games {
+        0 => String::new(),
+        n => format!(" ({n} before the resume)"),
+    };
     eprintln!(
-        "{games} games in {}, {:.1} games/min, median overhead per game {:.1} ms",
+        "{games} games in {}{before}, {:.1} games/min, median overhead per game {:.1} ms",
         crate::report::progress::format_duration(out.elapsed.as_secs_f64()),
         if minutes > 0.0 {
             games as f64 / minutes

@@ -61,6 +61,17 @@ pub struct MatchOutcome {
     pub book_len: usize,
     /// The pairs handed out so far (a resumed match's earlier ones included).
     pub next_pair: u64,
+    /// What the runs before a resume played: the counts above include it, the speed and the
+    /// ETA are this run's own.
+    pub earlier: EarlierRuns,
+}
+
+/// A resumed match's pairs, games and seconds of play before this run (zero for a new match).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EarlierRuns {
+    pub pairs: u64,
+    pub games: u64,
+    pub seconds: f64,
 }
 
 impl MatchOutcome {
@@ -107,7 +118,8 @@ impl MatchOutcome {
         out
     }
 
-    /// `openings: 60 of 60 used, each played 2-3 times (1 pair = 2 games)`, once a pair finished.
+    /// `openings: 60 of 60 used, each played 2-3 times (1 pair = 2 games)`, once a pair finished
+    /// in this run.
     pub fn openings_text(&self) -> Option<String> {
         let min = self.openings.values().min()?;
         let max = self.openings.values().max()?;
@@ -123,8 +135,13 @@ impl MatchOutcome {
         } else {
             format!("{min}-{max} times")
         };
+        // A resumed match knows its earlier pairs' counts, not their openings.
+        let scope = match self.earlier.pairs {
+            0 => String::new(),
+            n => format!(" in this run (the {n} pairs before the resume not counted)"),
+        };
         Some(format!(
-            "openings: {} of {} used, each played {each} (a pair plays one opening with both colours)\n",
+            "openings{scope}: {} of {} used, each played {each} (a pair plays one opening with both colours)\n",
             self.openings.len(),
             self.book_len
         ))
@@ -153,6 +170,11 @@ pub async fn play(
     let earlier = record.as_ref().filter(|r| r.resumed).map(|r| &r.record);
     let tally = earlier.map(MatchRecord::tally).unwrap_or_default();
     let next = earlier.map_or(0, MatchRecord::resume_at);
+    let earlier_runs = earlier.map_or_else(EarlierRuns::default, |r| EarlierRuns {
+        pairs: tally.pairs(),
+        games: tally.games(),
+        seconds: r.elapsed_seconds,
+    });
     let mut faults = BTreeMap::new();
     if let Some(n) = earlier.map(|r| r.faults).filter(|&n| n > 0) {
         faults.insert(("before the resume".to_string(), "faults".to_string()), n);
@@ -171,6 +193,7 @@ pub async fn play(
             openings: BTreeMap::new(),
             book_len: source.arena().book().len(),
             next_pair: next,
+            earlier: earlier_runs,
         },
         book: source.arena().book(),
         outputs: Outputs::new(&source.outputs()),
@@ -268,11 +291,12 @@ impl Feed for MatchFeed<'_> {
         {
             *status = test.status(&self.out.tally.pentanomial);
         }
+        self.out.elapsed = self.started.elapsed();
         self.write_record(None)?;
         if let Some(every) = self.progress_every
             && self.last_progress.elapsed() >= every
         {
-            eprintln!("{}", progress_line(&self.out, self.started));
+            eprintln!("{}", progress_line(&self.out, self.started.elapsed()));
             self.last_progress = Instant::now();
         }
         self.faulty_streak = if m.all_faulty() {
@@ -307,14 +331,17 @@ impl MatchOutcome {
     }
 }
 
-/// `pairs 12/100 (12.0%), 1.52 games/s, ETA 58s, +5 =10 -9, Elo -12.3 [-80.1, +51.0]`.
-pub fn progress_line(out: &MatchOutcome, started: Instant) -> String {
+/// `pairs 12/100 (12.0%), 1.52 games/s, ETA 58s, +5 =10 -9, Elo -12.3 [-80.1, +51.0]`: the
+/// counts are the whole match's, the speed and the ETA this run's (a resumed match's earlier
+/// pairs were not played in this run's time).
+pub fn progress_line(out: &MatchOutcome, this_run: Duration) -> String {
     let t = &out.tally;
-    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    let secs = this_run.as_secs_f64().max(1e-9);
     let done = t.pairs();
-    let rate = t.games() as f64 / secs;
-    let eta = if done > 0 {
-        format_duration(out.planned.saturating_sub(done) as f64 * secs / done as f64)
+    let done_now = done.saturating_sub(out.earlier.pairs);
+    let rate = t.games().saturating_sub(out.earlier.games) as f64 / secs;
+    let eta = if done_now > 0 {
+        format_duration(out.planned.saturating_sub(done) as f64 * secs / done_now as f64)
     } else {
         "?".into()
     };

@@ -130,7 +130,8 @@ pub struct MatchRecord {
     /// Unix seconds: the start, and the last write.
     pub started: f64,
     pub updated: f64,
-    /// Seconds from the start to the last write.
+    /// Seconds of play to the last write, over every run of the match: the pauses between a
+    /// stop and its `--resume` are not counted (records written before this rule count them).
     pub elapsed_seconds: f64,
     /// The process and machine playing it (a record whose process is gone is a stopped match).
     pub pid: u32,
@@ -232,7 +233,7 @@ impl MatchRecord {
         }
         .into();
         self.updated = unix_now();
-        self.elapsed_seconds = (self.updated - self.started).max(0.0);
+        self.elapsed_seconds = out.earlier.seconds + out.elapsed.as_secs_f64();
     }
 
     /// The first pair a resumed match plays.
@@ -294,7 +295,7 @@ impl MatchRecord {
             .unwrap_or_else(|| "-".into())
     }
 
-    /// Pairs per second over the match so far.
+    /// Pairs per second of play over the match so far (pauses between runs not counted).
     pub fn pairs_per_second(&self) -> Option<f64> {
         (self.elapsed_seconds > 0.0 && self.pairs_played > 0)
             .then(|| self.pairs_played as f64 / self.elapsed_seconds)
@@ -378,6 +379,7 @@ mod tests {
             openings: BTreeMap::new(),
             book_len: 0,
             next_pair: 0,
+            earlier: Default::default(),
         }
     }
 
@@ -391,6 +393,47 @@ mod tests {
             100,
             sprt,
         )
+    }
+
+    /// A resumed match: its counts are the whole match's, its speed and ETA this run's, and
+    /// its seconds of play leave out the pause before the resume.
+    #[test]
+    fn a_resumed_match_reports_this_runs_speed_and_no_pause() {
+        let mut out = outcome([10, 30, 40, 30, 10], None);
+        out.planned = 400;
+        // 100 of the 120 pairs were played by earlier runs, in 900 s.
+        out.earlier = crate::matchrun::EarlierRuns {
+            pairs: 100,
+            games: 200,
+            seconds: 900.0,
+        };
+        out.elapsed = Duration::from_secs(100);
+        let line = crate::matchrun::progress_line(&out, out.elapsed);
+        // 40 games in 100 s; 280 pairs to go at 20 pairs per 100 s.
+        assert!(
+            line.starts_with("pairs 120/400 (30.0%), 0.40 games/s, ETA 23m20s, +"),
+            "{line}"
+        );
+        out.openings = BTreeMap::from([(3, 1), (7, 1)]);
+        out.book_len = 1000;
+        assert_eq!(
+            out.openings_text().unwrap(),
+            "openings in this run (the 100 pairs before the resume not counted): 2 of 1000 used, \
+             each played once (a pair plays one opening with both colours)\n"
+        );
+        let mut r = record(None);
+        r.started -= 50_000.0; // the first run started long ago; the pause is not play
+        r.update(&out, None);
+        assert_eq!(r.elapsed_seconds, 1000.0);
+        assert_eq!(r.pairs_per_second(), Some(0.12));
+        // Just resumed, nothing played yet in this run: no speed and no ETA to guess from.
+        out.earlier.pairs = 120;
+        out.earlier.games = 240;
+        let line = crate::matchrun::progress_line(&out, Duration::from_secs(1));
+        assert!(
+            line.starts_with("pairs 120/400 (30.0%), 0.00 games/s, ETA ?, +"),
+            "{line}"
+        );
     }
 
     #[test]
