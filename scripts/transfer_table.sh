@@ -15,7 +15,9 @@
 # the machine's last core), so two copies of the script on CORE=0 and CORE=1 fill a 2-core
 # machine; CORE=all plays one game on every core (a long cell, with nothing else running). The clock checks play the real clock, so that core must carry nothing else: keep
 # other work off it (`taskset -c 0 nice -n 19 spsa run ...` for a tune beside it) and note
-# the load printed before each cell. A clock
+# the load printed before each cell. Separate work by core, not by nice: where the kernel's
+# autogroup is on (it was on the machine that filled the table), nice only ranks processes of
+# one terminal session, and a nice-19 tune started from another took half a core from a build. A clock
 # counted in nodes (Stockfish's `nodestime`) did not give the real clock's verdict side by side
 # (docs/proofs.md), so it is only played when asked for: NODESTIME=2000 plays the clock checks
 # in nodes at nice 19 on both cores, each with its own record (`..._nodestime.match.json`).
