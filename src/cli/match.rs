@@ -422,7 +422,7 @@ pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
 /// This run's games, their speed and the median time between games, on stderr (a resumed
 /// match's earlier games are counted in its results, not here).
 pub fn print_speed(out: &MatchOutcome) {
-    let games = out.tally.games().saturating_sub(out.earlier.games);
+    let games = out.games_this_run();
     let minutes = out.elapsed.as_secs_f64() / 60.0;
     let before = match out.earlier.games {
         0 => String::new(),

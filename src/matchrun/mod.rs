@@ -75,6 +75,12 @@ pub struct EarlierRuns {
 }
 
 impl MatchOutcome {
+    /// The games this run played (a resumed match's earlier ones left out): what its speed is
+    /// measured on.
+    pub fn games_this_run(&self) -> u64 {
+        self.tally.games().saturating_sub(self.earlier.games)
+    }
+
     /// Whether the SPRT (if any) has accepted a hypothesis.
     pub fn sprt_decided(&self) -> bool {
         self.sprt
@@ -296,7 +302,7 @@ impl Feed for MatchFeed<'_> {
         if let Some(every) = self.progress_every
             && self.last_progress.elapsed() >= every
         {
-            eprintln!("{}", progress_line(&self.out, self.started.elapsed()));
+            eprintln!("{}", progress_line(&self.out, self.out.elapsed));
             self.last_progress = Instant::now();
         }
         self.faulty_streak = if m.all_faulty() {
@@ -339,7 +345,7 @@ pub fn progress_line(out: &MatchOutcome, this_run: Duration) -> String {
     let secs = this_run.as_secs_f64().max(1e-9);
     let done = t.pairs();
     let done_now = done.saturating_sub(out.earlier.pairs);
-    let rate = t.games().saturating_sub(out.earlier.games) as f64 / secs;
+    let rate = out.games_this_run() as f64 / secs;
     let eta = if done_now > 0 {
         format_duration(out.planned.saturating_sub(done) as f64 * secs / done_now as f64)
     } else {
