@@ -129,8 +129,7 @@ fn a_wide_run_keeps_a_window_of_work_and_a_checksum_per_result() {
         |s| s == "t",
     );
     let mut owner = owner;
-    owner.kill().unwrap();
-    owner.wait().unwrap();
+    pg_common::kill_owner(&db, &mut owner);
     // Without the owner the workers play what was handed out, and no further.
     let handed = q("SELECT max(iteration) FROM spsa.work WHERE run_id = RUN");
     assert!(handed < n, "handed out {handed} of {n}");

@@ -69,6 +69,19 @@ pub fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
     }
 }
 
+/// Kill an owner (`spsa run --db` as the admin) with SIGKILL and wait until its sessions are
+/// gone: a statement it sent just before it died still commits on the server, so what the
+/// database holds settles only then. Workers connect as other roles and are not waited for.
+pub fn kill_owner(db: &TestDb, owner: &mut std::process::Child) {
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    wait_for(
+        db,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND usename = current_user AND application_name = 'spsa'",
+        |s| s == "0",
+    );
+}
+
 /// The id of the newest run, once an owner started in the background has created one.
 pub fn wait_for_run(db: &TestDb) -> String {
     wait_for(db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
