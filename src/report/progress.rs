@@ -31,9 +31,9 @@ fn track_line(
 
 /// One point of the live Elo curve, as the progress output and the summary say it.
 pub fn point_text(p: &crate::spsa::track::Point) -> String {
-    use crate::stats::format_elo;
+    use crate::stats::{format_elo, format_interval};
     let band = match (p.low, p.high) {
-        (Some(l), Some(h)) => format!("[95%: {}, {}]", format_elo(l), format_elo(h)),
+        (Some(l), Some(h)) => format_interval(l, h),
         _ => "[95%: n/a]".to_string(),
     };
     format!(

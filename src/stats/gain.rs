@@ -86,11 +86,7 @@ impl Gain {
         // An end at ±∞ means the points bound nothing on that side (few points, a t with few
         // degrees of freedom, wide scatter): say that in words rather than print `inf`.
         let interval = match (self.low.is_finite(), self.high.is_finite()) {
-            (true, true) => format!(
-                "[95%: {}, {}]",
-                super::format_elo(self.low),
-                super::format_elo(self.high)
-            ),
+            (true, true) => super::format_interval(self.low, self.high),
             (true, false) => format!("[95%: above {}]", super::format_elo(self.low)),
             (false, true) => format!("[95%: below {}]", super::format_elo(self.high)),
             (false, false) => "[95%: unbounded, the points scatter too widely]".to_string(),

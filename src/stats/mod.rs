@@ -191,6 +191,11 @@ pub fn trinomial(wins: u64, draws: u64, losses: u64) -> Option<Estimate> {
     )
 }
 
+/// A 95% interval as every report prints it: `[95%: -12.0, +30.5]`.
+pub fn format_interval(low: f64, high: f64) -> String {
+    format!("[95%: {}, {}]", format_elo(low), format_elo(high))
+}
+
 /// A signed Elo value with one decimal; ±∞ as `+inf`/`-inf`.
 pub fn format_elo(elo: f64) -> String {
     if elo == f64::INFINITY {
@@ -226,7 +231,7 @@ impl Estimate {
     /// (`[95%: n/a below 10 pairs]`); `unit` names the samples (`pairs`, `games`).
     pub fn interval_text(&self, unit: &str) -> String {
         match self.interval {
-            Some((low, high)) => format!("[95%: {}, {}]", format_elo(low), format_elo(high)),
+            Some((low, high)) => format_interval(low, high),
             None => format!("[95%: {}]", no_interval_reason(unit)),
         }
     }
