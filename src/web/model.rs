@@ -524,6 +524,27 @@ mod tests {
         assert!(downsample(0, 400).is_empty());
     }
 
+    /// docs/web.md: an end of "gained so far" the points do not bound is `null` in the JSON API
+    /// (JSON has no infinity), and the text says so in words.
+    #[test]
+    fn an_unbounded_gain_end_is_null_in_the_json_and_words_in_the_text() {
+        use crate::spsa::track::{Against, Point};
+        let all_won = [Point::measured(
+            1,
+            10,
+            Against::Start,
+            Vec::new(),
+            [0, 0, 0, 0, 32],
+        )];
+        let views = GainView::of(&all_won);
+        assert_eq!(views.len(), 1);
+        assert!(views[0].high.is_infinite(), "{:?}", views[0]);
+        let json: serde_json::Value = serde_json::to_value(&views[0]).unwrap();
+        assert!(json["high"].is_null(), "{json}");
+        assert!(json["trend"][0][3].is_null(), "{json}");
+        assert!(views[0].text.contains("[95%: above "), "{}", views[0].text);
+    }
+
     #[test]
     fn elo_of_even_and_lopsided_scores() {
         assert_eq!(elo([1, 0, 1]), Some(0.0));
