@@ -55,7 +55,11 @@ pub fn t_value(p: &[f64; 5]) -> f64 {
 }
 
 /// Solve Σ wᵢgᵢ/(1 + x·gᵢ) = 0 for x, keeping every 1 + x·gᵢ > 0. The left side falls strictly
-/// in x, from +∞ to −∞ when g has both signs; Newton steps guarded by a shrinking bracket.
+/// in x, from +∞ to −∞ when g has both signs. Newton steps are taken only inside the shrinking
+/// bracket and only when they at least halve the residual; else the bracket is halved. (A plain
+/// Newton step from 0 can land a few ulps from a pole, where the residual is huge and each later
+/// step moves by a few ulps, which looked converged: the SPRT then accepted H1 for 36 pairs
+/// scoring 42%.)
 fn secular_root(w: &[f64; 5], g: &[f64; 5]) -> f64 {
     let gmax = g.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let gmin = g.iter().copied().fold(f64::INFINITY, f64::min);
@@ -73,8 +77,8 @@ fn secular_root(w: &[f64; 5], g: &[f64; 5]) -> f64 {
         (s, ds)
     };
     let mut x = 0.0f64.clamp(lo, hi);
-    for _ in 0..200 {
-        let (s, ds) = value(x);
+    let (mut s, mut ds) = value(x);
+    for _ in 0..400 {
         if s == 0.0 {
             return x;
         }
@@ -84,15 +88,23 @@ fn secular_root(w: &[f64; 5], g: &[f64; 5]) -> f64 {
             hi = x;
         }
         let newton = x - s / ds;
-        let next = if ds < 0.0 && newton > lo && newton < hi {
-            newton
-        } else {
-            0.5 * (lo + hi)
-        };
-        if (next - x).abs() <= 1e-15 * (1.0 + x.abs()) || hi - lo <= 1e-15 * (1.0 + x.abs()) {
-            return next;
+        if ds < 0.0 && newton > lo && newton < hi {
+            let (s_newton, ds_newton) = value(newton);
+            if s_newton.abs() < 0.5 * s.abs() {
+                let step = (newton - x).abs();
+                (x, s, ds) = (newton, s_newton, ds_newton);
+                if step <= 1e-15 * (1.0 + x.abs()) {
+                    return x;
+                }
+                continue;
+            }
         }
-        x = next;
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi || hi - lo <= 1e-15 * (1.0 + mid.abs()) {
+            return mid;
+        }
+        x = mid;
+        (s, ds) = value(x);
     }
     x
 }
@@ -288,6 +300,9 @@ mod tests {
     /// A typical engine-test pair distribution (symmetric, about 50% pairs scoring 1 point).
     const BASE: [f64; 5] = [0.04, 0.2, 0.52, 0.2, 0.04];
 
+    /// A pair's score for each pentanomial count, as a fraction of the pair's two points.
+    const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
     #[test]
     fn nelo_and_t_invert() {
         // nElo 1 = ln10·√2/800 = 0.00407 σ.
@@ -402,6 +417,42 @@ mod tests {
         assert!(s.llr(&[50, 0, 0, 0, 0]) < 0.0);
     }
 
+    /// A profile likelihood ratio cannot favour nElo elo1 over elo0 for data whose own t-value
+    /// lies at or below elo0's, nor the reverse: checked on every pentanomial count of up to 14
+    /// pairs, and on the counts where the SPRT once accepted H1 for a score of 42% (36 pairs,
+    /// one pair won twice; a root finder stuck beside a pole).
+    #[test]
+    fn the_llr_never_favours_the_hypothesis_the_data_lie_beyond() {
+        let s = Sprt::parse("0,10").unwrap();
+        let (t0, t1) = (t_from_nelo(s.elo0), t_from_nelo(s.elo1));
+        let st = s.status(&[1, 14, 18, 2, 1]);
+        assert!(st.llr < 0.0 && st.decision.is_none(), "{st:?}");
+        let mut checked = 0;
+        for n in 1..=14u64 {
+            for a in 0..=n {
+                for b in 0..=n - a {
+                    for c in 0..=n - a - b {
+                        for d in 0..=n - a - b - c {
+                            let counts = [a, b, c, d, n - a - b - c - d];
+                            let f = counts.map(|v| v as f64 / n as f64);
+                            let (t_data, llr) = (t_value(&f), s.llr(&counts));
+                            assert!(llr.is_finite(), "{counts:?}");
+                            let (mu, _) = moments(&f);
+                            if t_data <= t0 && mu < 0.5 {
+                                assert!(llr <= 1e-9, "{counts:?}: t {t_data}, LLR {llr}");
+                            }
+                            if t_data >= t1 && mu > 0.5 {
+                                assert!(llr >= -1e-9, "{counts:?}: t {t_data}, LLR {llr}");
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
+
     /// Play simulated matches pair by pair from `truth` until the test decides; the fraction that
     /// accepted H1, and the mean number of pairs.
     fn simulate(sprt: &Sprt, truth: &[f64; 5], matches: usize, seed: u64) -> (f64, f64) {
@@ -431,6 +482,74 @@ mod tests {
             }
         }
         (h1 as f64 / matches as f64, pairs as f64 / matches as f64)
+    }
+
+    /// What an SPRT's closing Elo line says when the test stopped it: the mean of the Elo it
+    /// printed against the truth, and how often its 95% interval held the truth, by how the
+    /// match ended. SPRT nElo [0, 10] with the 400-pair cap of the proofs' 10 s + 0.1 s checks,
+    /// 2,000 seeded matches per true nElo. Prints the table of docs/matches.md:
+    /// `cargo test --release --lib stats::sprt::tests::stop_bias_table -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement (about a minute in release); its table is in docs/matches.md"]
+    fn stop_bias_table() {
+        let sprt = Sprt::parse("0,10").unwrap();
+        let (cap, matches) = (400u64, 2000usize);
+        eprintln!(
+            "| true nElo | true Elo | ended | share | mean Elo printed | 95% interval held the truth |"
+        );
+        eprintln!("|---:|---:|---|---:|---:|---:|");
+        for (i, nelo) in [-15.0, 0.0, 10.0, 25.0].into_iter().enumerate() {
+            let truth = constrained_mle(&BASE, t_from_nelo(nelo));
+            let score: f64 = truth.iter().zip(PAIR_SCORES).map(|(p, v)| p * v).sum();
+            let true_elo = crate::stats::elo_from_score(score);
+            let mut cumulative = [0.0; 5];
+            let mut acc = 0.0;
+            for (c, p) in cumulative.iter_mut().zip(&truth) {
+                acc += p;
+                *c = acc;
+            }
+            let mut rng = ChaCha8Rng::seed_from_u64(50 + i as u64);
+            // Per ending (H1, H0, cap): matches, sum of printed Elo, intervals holding the truth.
+            let mut by_end = [(0usize, 0.0f64, 0usize); 3];
+            for _ in 0..matches {
+                let mut counts = [0u64; 5];
+                let end = loop {
+                    let u: f64 = rng.random();
+                    counts[cumulative.iter().position(|&c| u < c).unwrap_or(4)] += 1;
+                    match sprt.status(&counts).decision {
+                        Some(Decision::H1) => break 0,
+                        Some(Decision::H0) => break 1,
+                        None if counts.iter().sum::<u64>() >= cap => break 2,
+                        None => {}
+                    }
+                };
+                let e = crate::stats::pentanomial(&counts).unwrap();
+                let held = e
+                    .interval
+                    .is_some_and(|(low, high)| low <= true_elo && true_elo <= high);
+                let slot = &mut by_end[end];
+                slot.0 += 1;
+                slot.1 += e.elo.clamp(-1000.0, 1000.0);
+                slot.2 += held as usize;
+            }
+            for (end, (n, sum, held)) in ["H1", "H0", "cap"].iter().zip(by_end) {
+                if n == 0 {
+                    continue;
+                }
+                eprintln!(
+                    "| {nelo:+.0} | {true_elo:+.1} | {end} | {:.1}% | {:+.1} | {:.1}% |",
+                    100.0 * n as f64 / matches as f64,
+                    sum / n as f64,
+                    100.0 * held as f64 / n as f64
+                );
+            }
+            let all_held: usize = by_end.iter().map(|b| b.2).sum();
+            // Over all endings the interval must still hold the truth nearly 95% of the time.
+            assert!(
+                all_held as f64 / matches as f64 > 0.85,
+                "nElo {nelo}: held {all_held} of {matches}"
+            );
+        }
     }
 
     #[test]
