@@ -95,45 +95,16 @@ impl Sample<'_> {
                 .map(|(c, v)| c * (v - mu) / (1.0 + lambda * (v - mu)))
                 .sum()
         };
-        let (mut lo, mut hi) = (-1.0 / (1.0 - mu), 1.0 / mu);
+        let (lo, hi) = (-1.0 / (1.0 - mu), 1.0 / mu);
         let positive = |l: f64| self.observed().all(|(_, v)| 1.0 + l * (v - mu) > 0.0);
         let lambda = if positive(lo) && g(lo) <= 0.0 {
             lo
         } else if positive(hi) && g(hi) >= 0.0 {
             hi
         } else {
-            // g decreases in λ from +∞ (or ≥ 0) at `lo` to −∞ (or ≤ 0) at `hi`: Newton's
-            // steps, kept inside the bracket (a step outside it bisects instead).
-            let mut l = 0.0f64.clamp(lo, hi);
-            for _ in 0..100 {
-                let (mut gv, mut dg) = (0.0, 0.0);
-                for (c, v) in self.observed() {
-                    let a = v - mu;
-                    let q = 1.0 + l * a;
-                    gv += c * a / q;
-                    dg -= c * a * a / (q * q);
-                }
-                if gv == 0.0 {
-                    break;
-                }
-                if gv > 0.0 {
-                    lo = l;
-                } else {
-                    hi = l;
-                }
-                let step = l - gv / dg;
-                let next = if step > lo && step < hi {
-                    step
-                } else {
-                    0.5 * (lo + hi)
-                };
-                let done = (next - l).abs() <= 1e-14 * (1.0 + l.abs());
-                l = next;
-                if done {
-                    break;
-                }
-            }
-            l
+            // g decreases in λ from +∞ (or ≥ 0) at `lo` to −∞ (or ≤ 0) at `hi`.
+            let terms: Vec<(f64, f64)> = self.observed().map(|(c, v)| (c, v - mu)).collect();
+            super::secular_root(&terms, lo, hi)
         };
         let w: f64 = self
             .observed()

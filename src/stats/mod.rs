@@ -191,6 +191,57 @@ pub fn trinomial(wins: u64, draws: u64, losses: u64) -> Option<Estimate> {
     )
 }
 
+/// Solve Σ wᵢgᵢ/(1 + x·gᵢ) = 0 for x in (lo, hi), the `(wᵢ, gᵢ)` in `terms`: the equation of a
+/// likelihood maximised under one linear constraint (the SPRT's, and the interval's for a sample
+/// without spread). The left side falls strictly in x. Newton steps are taken only inside the
+/// shrinking bracket and only when they at least halve the residual; else the bracket is halved.
+/// (A plain Newton step from 0 can land a few ulps from a pole, where the residual is huge and
+/// each later step moves by a few ulps, which looked converged: the SPRT then accepted H1 for
+/// 36 pairs scoring 42%.)
+pub(crate) fn secular_root(terms: &[(f64, f64)], mut lo: f64, mut hi: f64) -> f64 {
+    let value = |x: f64| -> (f64, f64) {
+        let mut s = 0.0;
+        let mut ds = 0.0;
+        for (w, g) in terms {
+            let d = 1.0 + x * g;
+            s += w * g / d;
+            ds -= w * g * g / (d * d);
+        }
+        (s, ds)
+    };
+    let mut x = 0.0f64.clamp(lo, hi);
+    let (mut s, mut ds) = value(x);
+    for _ in 0..400 {
+        if s == 0.0 {
+            return x;
+        }
+        if s > 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        let newton = x - s / ds;
+        if ds < 0.0 && newton > lo && newton < hi {
+            let (s_newton, ds_newton) = value(newton);
+            if s_newton.abs() < 0.5 * s.abs() {
+                let step = (newton - x).abs();
+                (x, s, ds) = (newton, s_newton, ds_newton);
+                if step <= 1e-15 * (1.0 + x.abs()) {
+                    return x;
+                }
+                continue;
+            }
+        }
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi || hi - lo <= 1e-15 * (1.0 + mid.abs()) {
+            return mid;
+        }
+        x = mid;
+        (s, ds) = value(x);
+    }
+    x
+}
+
 /// A 95% interval as every report prints it: `[95%: -12.0, +30.5]`.
 pub fn format_interval(low: f64, high: f64) -> String {
     format!("[95%: {}, {}]", format_elo(low), format_elo(high))
