@@ -256,9 +256,6 @@ mod tests {
     /// A typical engine-test pair distribution (symmetric, about 50% pairs scoring 1 point).
     const BASE: [f64; 5] = [0.04, 0.2, 0.52, 0.2, 0.04];
 
-    /// A pair's score for each pentanomial count, as a fraction of the pair's two points.
-    const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
-
     #[test]
     fn nelo_and_t_invert() {
         // nElo 1 = ln10·√2/800 = 0.00407 σ.
@@ -409,23 +406,31 @@ mod tests {
         assert!(checked > 10_000, "{checked}");
     }
 
+    /// The running sums of a pentanomial distribution, for [`draw`].
+    fn cumulative(p: &[f64; 5]) -> [f64; 5] {
+        let mut acc = 0.0;
+        p.map(|p| {
+            acc += p;
+            acc
+        })
+    }
+
+    /// One pair's pentanomial bucket drawn from `cumulative`.
+    fn draw(rng: &mut ChaCha8Rng, cumulative: &[f64; 5]) -> usize {
+        let u: f64 = rng.random();
+        cumulative.iter().position(|&c| u < c).unwrap_or(4)
+    }
+
     /// Play simulated matches pair by pair from `truth` until the test decides; the fraction that
     /// accepted H1, and the mean number of pairs.
     fn simulate(sprt: &Sprt, truth: &[f64; 5], matches: usize, seed: u64) -> (f64, f64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut cumulative = [0.0; 5];
-        let mut acc = 0.0;
-        for (c, p) in cumulative.iter_mut().zip(truth) {
-            acc += p;
-            *c = acc;
-        }
+        let cumulative = cumulative(truth);
         let (mut h1, mut pairs) = (0usize, 0u64);
         for _ in 0..matches {
             let mut counts = [0u64; 5];
             loop {
-                let u: f64 = rng.random();
-                let bucket = cumulative.iter().position(|&c| u < c).unwrap_or(4);
-                counts[bucket] += 1;
+                counts[draw(&mut rng, &cumulative)] += 1;
                 pairs += 1;
                 match sprt.status(&counts).decision {
                     Some(Decision::H1) => {
@@ -446,7 +451,7 @@ mod tests {
     /// 2,000 seeded matches per true nElo. Prints the table of docs/matches.md:
     /// `cargo test --release --lib stats::sprt::tests::stop_bias_table -- --ignored --nocapture`.
     #[test]
-    #[ignore = "a measurement (about a minute in release); its table is in docs/matches.md"]
+    #[ignore = "a measurement (about 10 s in release); its table is in docs/matches.md"]
     fn stop_bias_table() {
         let sprt = Sprt::parse("0,10").unwrap();
         let (cap, matches) = (400u64, 2000usize);
@@ -456,22 +461,15 @@ mod tests {
         eprintln!("|---:|---:|---|---:|---:|---:|");
         for (i, nelo) in [-15.0, 0.0, 10.0, 25.0].into_iter().enumerate() {
             let truth = constrained_mle(&BASE, t_from_nelo(nelo));
-            let score: f64 = truth.iter().zip(PAIR_SCORES).map(|(p, v)| p * v).sum();
-            let true_elo = crate::stats::elo_from_score(score);
-            let mut cumulative = [0.0; 5];
-            let mut acc = 0.0;
-            for (c, p) in cumulative.iter_mut().zip(&truth) {
-                acc += p;
-                *c = acc;
-            }
+            let true_elo = crate::stats::elo_from_score(moments(&truth).0);
+            let cumulative = cumulative(&truth);
             let mut rng = ChaCha8Rng::seed_from_u64(50 + i as u64);
             // Per ending (H1, H0, cap): matches, sum of printed Elo, intervals holding the truth.
             let mut by_end = [(0usize, 0.0f64, 0usize); 3];
             for _ in 0..matches {
                 let mut counts = [0u64; 5];
                 let end = loop {
-                    let u: f64 = rng.random();
-                    counts[cumulative.iter().position(|&c| u < c).unwrap_or(4)] += 1;
+                    counts[draw(&mut rng, &cumulative)] += 1;
                     match sprt.status(&counts).decision {
                         Some(Decision::H1) => break 0,
                         Some(Decision::H0) => break 1,
