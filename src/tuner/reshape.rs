@@ -209,6 +209,27 @@ impl Reshape {
         }))
     }
 
+    /// Whether `ck` stands in this shape already: the same variables in the same order with
+    /// the same bounds and schedule, and the same ones held and joined. Start values are not
+    /// compared (a checkpoint's start column holds θ, the run's start values are in its
+    /// state), and settings are compared to the digits a checkpoint keeps of them
+    /// ([`crate::vars::format_setting`]).
+    pub fn stands_in(&self, ck: &Checkpoint) -> bool {
+        let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-9 * b.abs();
+        let same = |a: &Variable, b: &Variable| {
+            a.name == b.name
+                && close(a.min, b.min)
+                && close(a.max, b.max)
+                && close(a.c_end, b.c_end)
+                && close(a.r_end, b.r_end)
+                && close(a.simul_elo, b.simul_elo)
+        };
+        ck.vars.len() == self.vars.len()
+            && ck.vars.iter().zip(&self.vars).all(|(a, b)| same(a, b))
+            && ck.state.held == self.held
+            && ck.state.joined == self.joined
+    }
+
     /// `ck` as the reshaped run continues from it: added variables at their start values,
     /// joining after the last iteration handed out (one still missing is played without them,
     /// as it was drawn), on a curve of the run's iterations.
@@ -439,5 +460,36 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(r.iterations, 2000);
+    }
+
+    #[test]
+    fn a_checkpoint_read_back_stands_in_its_runs_shape_whatever_its_theta() {
+        // Written and read back as a resume reads it: its start column holds θ (1, 2, 3), the
+        // run's definition (a shared run's database) keeps the start values (0, 0, 0).
+        let dir = tempfile::tempdir().unwrap();
+        let written = checkpoint();
+        let path = dir.path().join("run.checkpoint.var");
+        let mut vars = written.vars.clone();
+        vars[0].c_end = 0.1 + 0.2; // not a 4-decimal number: kept in full
+        crate::tuner::checkpoint::write_with(&path, &written.state, &written.parts, &vars).unwrap();
+        let ck = crate::tuner::checkpoint::read(&path).unwrap();
+        assert_eq!(ck.vars[0].start, 1.0, "the start column holds θ");
+        let shape = |vars: &[Variable], held: &[&str]| Reshape {
+            vars: vars.to_vec(),
+            joining: Vec::new(),
+            dropping: Vec::new(),
+            iterations: 1000,
+            held: held.iter().map(|h| h.to_string()).collect(),
+            joined: Vec::new(),
+        };
+        assert!(shape(&vars, &[]).stands_in(&ck));
+        // A bound moved, a variable held, or one more: another shape.
+        let mut moved = vars.clone();
+        moved[2].max = 25.0;
+        assert!(!shape(&moved, &[]).stands_in(&ck));
+        assert!(!shape(&vars, &["b"]).stands_in(&ck));
+        let mut more = vars.clone();
+        more.push(var("d", -5.0, 5.0, 1.0));
+        assert!(!shape(&more, &[]).stands_in(&ck));
     }
 }

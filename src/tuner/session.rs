@@ -65,7 +65,7 @@ impl SessionStart {
     /// is reshaped to them as [`SessionStart::reshape`] does, and a new run starts with them.
     pub fn take_shape(&mut self, shape: &Reshape) {
         match &self.checkpoint {
-            Some(ck) if ck.vars != shape.vars => self.reshape(shape),
+            Some(ck) if !shape.stands_in(ck) => self.reshape(shape),
             Some(ck) => self.vars = ck.vars.clone(),
             None => {
                 let start: Vec<f64> = shape.vars.iter().map(|v| v.start).collect();
