@@ -61,19 +61,25 @@ pub fn games_line(c: &crate::tuner::Counts) -> String {
     )
 }
 
-/// The closing lines of the live Elo curve: the last point against each opponent, the pairs it
-/// cost, and why a stop rule ended the run.
+/// The closing lines of the live Elo curve: the latest point against each opponent (the one
+/// at the highest iteration: a shared run's points arrive in the order workers report them),
+/// the pairs it cost, and why a stop rule ended the run.
 pub fn track_lines(t: &crate::spsa::track::TrackState) -> String {
     let mut out = String::new();
     let mut seen = Vec::new();
-    for p in t.points.iter().rev() {
-        if !seen.contains(&p.against) {
-            seen.push(p.against);
-            let gained = crate::spsa::track::gained(&t.points, p.against)
-                .map(|g| format!("track: vs {}: {}\n", p.against.name(), g.text()))
-                .unwrap_or_default();
-            out.insert_str(0, &format!("{}\n{gained}", super::progress::point_text(p)));
+    for p in &t.points {
+        if seen.contains(&p.against) {
+            continue;
         }
+        seen.push(p.against);
+        let latest = crate::spsa::track::latest(&t.points, p.against).unwrap_or(p);
+        let gained = crate::spsa::track::gained(&t.points, p.against)
+            .map(|g| format!("track: vs {}: {}\n", p.against.name(), g.text()))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{}\n{gained}",
+            super::progress::point_text(latest)
+        ));
     }
     let pairs: u64 = t.points.iter().map(|p| p.pairs()).sum();
     out.push_str(&format!(
@@ -129,6 +135,40 @@ mod tests {
             "variable      start  final    min   max\n\
              Knight Value    150  301.6      0  1000\n\
              x               0.5  -0.12  -1.25     1\n"
+        );
+    }
+
+    #[test]
+    fn the_curves_closing_line_is_its_latest_point_whatever_order_the_points_came_in() {
+        use crate::spsa::track::{Against, Point, TrackState};
+        // A shared run: workers reported point 3 (iteration 300) before point 2 (200); against
+        // Stockfish's values only point 1 was measured.
+        let at = |point: u64, against: Against, penta: [u64; 5]| {
+            Point::measured(point, 100 * point, against, vec![0.0], penta)
+        };
+        let t = TrackState {
+            points: vec![
+                at(1, Against::Start, [0, 2, 6, 2, 0]),
+                at(1, Against::Defaults, [0, 1, 8, 1, 0]),
+                at(3, Against::Start, [0, 0, 6, 4, 0]),
+                at(2, Against::Start, [0, 4, 6, 0, 0]),
+            ],
+            ..Default::default()
+        };
+        let text = track_lines(&t);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("track: iteration 300 vs start: Elo +"),
+            "{text}"
+        );
+        assert!(lines[1].starts_with("track: vs start: "), "{text}");
+        assert!(
+            lines[2].starts_with("track: iteration 100 vs defaults: Elo +0.0"),
+            "{text}"
+        );
+        assert_eq!(
+            lines.last(),
+            Some(&"track: 4 measurements, 40 pairs on held-out openings")
         );
     }
 }

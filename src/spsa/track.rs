@@ -487,6 +487,15 @@ pub fn gained_trend(points: &[Point], against: Against) -> Vec<(u64, stats::gain
         .collect()
 }
 
+/// The point against `against` at the highest iteration (the latest θ measured; of two at one
+/// iteration, the one recorded last).
+pub fn latest(points: &[Point], against: Against) -> Option<&Point> {
+    points
+        .iter()
+        .filter(|p| p.against == against)
+        .max_by_key(|p| p.iteration)
+}
+
 /// The points against `against` as (iteration, pentanomial), by iteration (a shared run's
 /// points are in the order workers reported them).
 fn series(points: &[Point], against: Against) -> Vec<(u64, [u64; 5])> {
@@ -503,8 +512,7 @@ fn series(points: &[Point], against: Against) -> Vec<(u64, [u64; 5])> {
 /// points.
 pub fn stop_reason(plan: &TrackPlan, points: &[Point]) -> Option<String> {
     let first = *plan.against.first()?;
-    let mine: Vec<&Point> = points.iter().filter(|p| p.against == first).collect();
-    let last = mine.last()?;
+    let last = latest(points, first)?;
     if let Some(x) = plan.stop.lower_above
         && stats::gain::lower_above(&series(points, first), x)
     {
@@ -786,6 +794,15 @@ mod tests {
         let why = stop_reason(&p, &strong[..38]).unwrap();
         assert!(
             why.starts_with("stop_when_lower_above: at iteration 3800 the gain so far against start is above +5.0 Elo with 99.99% confidence (lower bound +"),
+            "{why}"
+        );
+        // A shared run's points come in the order workers report them: the rule still speaks
+        // of the latest iteration, not of the point that came last.
+        let mut shuffled = strong[..38].to_vec();
+        shuffled.swap(36, 37);
+        let why = stop_reason(&p, &shuffled).unwrap();
+        assert!(
+            why.starts_with("stop_when_lower_above: at iteration 3800 the gain"),
             "{why}"
         );
         p.stop.lower_above = Some(400.0);
