@@ -365,3 +365,68 @@ fn a_database_of_a_newer_version_is_refused() {
     assert_eq!(serve.status.code(), Some(2), "{said}");
     assert!(said.contains("update spsa on this machine"), "{said}");
 }
+
+/// An owner that re-attaches to a database holding its own schema installs nothing, so it does
+/// not wait for the transactions open on the run's tables (a report in flight, a reader): the
+/// install's ALTER TABLEs would wait for every one of them, and hold up every report after
+/// them. A schema text other than its own is installed again.
+#[test]
+fn a_reattach_to_its_own_schema_waits_for_no_open_transaction() {
+    use std::io::{BufRead, Write};
+    let cluster = Cluster::shared();
+    let db = cluster.database("layout_reattach");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    config(d, 2, 20);
+    let made = finish(spawn_with(d, &["run", "t.toml", "--db", &db.url], &[]));
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    assert_eq!(count(&db, "SELECT count(*) FROM spsa.schema_installed"), 1);
+
+    // A reader's transaction, left open on the table of runs.
+    let mut reader = Command::new("/usr/lib/postgresql/15/bin/psql")
+        .args(["-X", "-q", "-t", "-A", &db.url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = reader.stdin.take().unwrap();
+    writeln!(stdin, "BEGIN; SELECT count(*) FROM spsa.runs;").unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(reader.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "1");
+
+    // The resume of the finished run ends without waiting for it (it waited until the reader
+    // ended when every attach installed the schema).
+    let mut resumed = spawn_with(d, &["run", "t.toml", "--db", &db.url, "--resume"], &[]);
+    let t = std::time::Instant::now();
+    while resumed.try_wait().unwrap().is_none() {
+        if t.elapsed().as_secs() >= 60 {
+            resumed.kill().unwrap();
+            panic!("the resume still waits for a transaction it has nothing to do with");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let resumed = finish(resumed);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    drop(stdin);
+    reader.wait().unwrap();
+
+    // Another schema text recorded (an older spsa's): installed again.
+    db.psql("UPDATE spsa.schema_installed SET sha256 = 'older'");
+    let again = finish(spawn_with(
+        d,
+        &["run", "t.toml", "--db", &db.url, "--resume"],
+        &[],
+    ));
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM spsa.schema_installed WHERE sha256 ~ '^[0-9a-f]{64}$'"
+        ),
+        1
+    );
+}

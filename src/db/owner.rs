@@ -23,16 +23,63 @@ use crate::spsa::driver::{Driver, IterationRng, Rounding};
 use crate::tuner::reshape::{Reshape, Standing};
 use crate::tuner::{StartMode, UserError};
 
-/// Install (or upgrade) the schema; safe to run from several owners at once.
+/// Install (or upgrade) the schema; safe to run from several owners at once. A database that
+/// holds this very schema already (its text's SHA-256 recorded by the last install, and the
+/// workers' group role there) is left as it is: the install's ALTER TABLEs lock the tables
+/// every report writes, so an owner re-attaching to a busy run would hold up every worker's
+/// report while it waits for them, and deadlock with some (measured: two reports a resume).
 pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
+    let sha256 = schema_sha256();
+    let installed = db
+        .run("read the installed schema", async |c: &Client| {
+            let row = c
+                .query_one(
+                    "SELECT to_regclass('spsa.schema_installed') IS NOT NULL
+                            AND to_regclass('spsa.schema_version') IS NOT NULL,
+                            EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker')",
+                    &[],
+                )
+                .await?;
+            let (tables, role): (bool, bool) = (row.get(0), row.get(1));
+            if !(tables && role) {
+                return Ok(false);
+            }
+            // A version other than ours (a newer spsa's) goes through the install, which
+            // refuses it.
+            let row = c
+                .query_one(
+                    "SELECT (SELECT array_agg(sha256) FROM spsa.schema_installed),
+                            (SELECT max(version) FROM spsa.schema_version)",
+                    &[],
+                )
+                .await?;
+            let (hashes, version): (Option<Vec<String>>, Option<i32>) = (row.get(0), row.get(1));
+            Ok(hashes == Some(vec![sha256.clone()]) && version == Some(super::SCHEMA_VERSION))
+        })
+        .await?;
+    if installed {
+        return Ok(());
+    }
     db.run("install the spsa schema", async |c: &Client| {
         c.batch_execute(&format!(
-            "BEGIN; SELECT pg_advisory_xact_lock(2117321); {} COMMIT;",
+            "BEGIN; SELECT pg_advisory_xact_lock(2117321); {}
+             DELETE FROM spsa.schema_installed;
+             INSERT INTO spsa.schema_installed (sha256) VALUES ('{sha256}');
+             COMMIT;",
             super::SCHEMA
         ))
         .await
     })
     .await
+}
+
+/// The hex SHA-256 of this spsa's schema text.
+fn schema_sha256() -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(super::SCHEMA.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The layout version of the database's schema (see `spsa.schema_version` in the schema): 1

@@ -25,6 +25,9 @@ BEGIN
 END
 $$;
 CREATE TABLE IF NOT EXISTS spsa.schema_version (version int NOT NULL);
+-- The SHA-256 of the schema text last installed (this file, written by `install_schema` in
+-- src/db/owner.rs): an owner that finds its own text installed installs nothing.
+CREATE TABLE IF NOT EXISTS spsa.schema_installed (sha256 text NOT NULL);
 
 -- The checksum of θ that result rows keep (`spsa::checksum::theta_checksum` in Rust, bit for
 -- bit): the first 8 bytes of the SHA-256 of the values' IEEE 754 bytes, big-endian, as a
