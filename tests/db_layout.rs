@@ -49,6 +49,14 @@ fn config(dir: &Path, vars: usize, n: u64) {
     .unwrap();
 }
 
+/// A simulated run of `n` iterations over 2 variables in `dir`, played to its end in `db` by
+/// its owner alone.
+fn finished_run(db: &TestDb, dir: &Path, n: u64) {
+    config(dir, 2, n);
+    let made = finish(spawn_with(dir, &["run", "t.toml", "--db", &db.url], &[]));
+    assert!(made.status.success(), "{}", text(&made.stderr));
+}
+
 /// The checksum is the same function in SQL and in Rust (the values pinned in
 /// `spsa::checksum`'s unit test).
 #[test]
@@ -338,9 +346,7 @@ fn a_database_of_a_newer_version_is_refused() {
     let db = cluster.database("layout_newer");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    config(d, 2, 4);
-    let made = finish(spawn_with(d, &["run", "t.toml", "--db", &db.url], &[]));
-    assert!(made.status.success(), "{}", text(&made.stderr));
+    finished_run(&db, d, 4);
     db.psql("UPDATE spsa.schema_version SET version = 3");
     let resumed = finish(spawn_with(
         d,
@@ -377,9 +383,7 @@ fn a_reattach_to_its_own_schema_waits_for_no_open_transaction() {
     let db = cluster.database("layout_reattach");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    config(d, 2, 20);
-    let made = finish(spawn_with(d, &["run", "t.toml", "--db", &db.url], &[]));
-    assert!(made.status.success(), "{}", text(&made.stderr));
+    finished_run(&db, d, 20);
     assert_eq!(count(&db, "SELECT count(*) FROM spsa.schema_installed"), 1);
 
     // A reader's transaction, left open on the table of runs.

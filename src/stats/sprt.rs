@@ -421,26 +421,34 @@ mod tests {
         cumulative.iter().position(|&c| u < c).unwrap_or(4)
     }
 
-    /// Play simulated matches pair by pair from `truth` until the test decides; the fraction that
-    /// accepted H1, and the mean number of pairs.
+    /// One simulated match, pair by pair from `cumulative`, until the test decides or `cap`
+    /// pairs are played: its counts and the decision (`None` at the cap).
+    fn play(
+        sprt: &Sprt,
+        rng: &mut ChaCha8Rng,
+        cumulative: &[f64; 5],
+        cap: u64,
+    ) -> ([u64; 5], Option<Decision>) {
+        let mut counts = [0u64; 5];
+        loop {
+            counts[draw(rng, cumulative)] += 1;
+            let decision = sprt.status(&counts).decision;
+            if decision.is_some() || counts.iter().sum::<u64>() >= cap {
+                return (counts, decision);
+            }
+        }
+    }
+
+    /// Play simulated matches from `truth` until the test decides; the fraction that accepted
+    /// H1, and the mean number of pairs.
     fn simulate(sprt: &Sprt, truth: &[f64; 5], matches: usize, seed: u64) -> (f64, f64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let cumulative = cumulative(truth);
         let (mut h1, mut pairs) = (0usize, 0u64);
         for _ in 0..matches {
-            let mut counts = [0u64; 5];
-            loop {
-                counts[draw(&mut rng, &cumulative)] += 1;
-                pairs += 1;
-                match sprt.status(&counts).decision {
-                    Some(Decision::H1) => {
-                        h1 += 1;
-                        break;
-                    }
-                    Some(Decision::H0) => break,
-                    None => {}
-                }
-            }
+            let (counts, decision) = play(sprt, &mut rng, &cumulative, u64::MAX);
+            h1 += usize::from(decision == Some(Decision::H1));
+            pairs += counts.iter().sum::<u64>();
         }
         (h1 as f64 / matches as f64, pairs as f64 / matches as f64)
     }
@@ -467,15 +475,11 @@ mod tests {
             // Per ending (H1, H0, cap): matches, sum of printed Elo, intervals holding the truth.
             let mut by_end = [(0usize, 0.0f64, 0usize); 3];
             for _ in 0..matches {
-                let mut counts = [0u64; 5];
-                let end = loop {
-                    counts[draw(&mut rng, &cumulative)] += 1;
-                    match sprt.status(&counts).decision {
-                        Some(Decision::H1) => break 0,
-                        Some(Decision::H0) => break 1,
-                        None if counts.iter().sum::<u64>() >= cap => break 2,
-                        None => {}
-                    }
+                let (counts, decision) = play(&sprt, &mut rng, &cumulative, cap);
+                let end = match decision {
+                    Some(Decision::H1) => 0,
+                    Some(Decision::H0) => 1,
+                    None => 2,
                 };
                 let e = crate::stats::pentanomial(&counts).unwrap();
                 let held = e
