@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How many nodes a move classical Stockfish searches at a clock, on the real clock and with the
-# clock counted in nodes (Stockfish's `nodestime`), side by side (docs/proofs.md, "How many
+# clock counted in nodes (Stockfish's `nodestime`), side by side (proofs/transfer/README.md, "How many
 # nodes to tune at"). Plays PAIRS pairs (default 3) of tune A against Stockfish's values in each
 # mode, the match bound to core CORE (default: the last core; keep other work off it), logs
 # every engine line, and prints the median nodes of the last `info` before each `bestmove`:
@@ -24,8 +24,8 @@ for mode in real nodes; do
     [ "$mode" = nodes ] && extra=(--nodestime "$nodestime")
     log=$out/${tc}_$mode.log
     rm -f "$log"
-    taskset -c "$core" "$spsa" verify conf/sf_classical_defaults.toml \
-        --values vars/sf_classical_defaults_tuned.var --against defaults --tc "$tc" "${extra[@]}" \
+    taskset -c "$core" "$spsa" verify proofs/sf_classical_defaults/sf_classical_defaults.toml \
+        --values proofs/sf_classical_defaults/sf_classical_defaults_tuned.var --against defaults --tc "$tc" "${extra[@]}" \
         --pairs "$pairs" --seed 6 --concurrency 1 --no-bind-cores --engine-log "$log" \
         --pgn "$out/${tc}_$mode.pgn" >"$out/${tc}_$mode.out" 2>&1
     # Per move: "<move number of that engine in its game> <nodes>".

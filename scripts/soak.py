@@ -279,7 +279,7 @@ def main():
     (out / "nets").mkdir()
     (out / "nets/glaurung.weights").write_text("weights-v1\n")
     (out / "sparring.var").write_text((REPO / "vars/aggr.var").read_text())
-    (out / "glaurung.var").write_text((REPO / "vars/glaurung_bad.var").read_text())
+    (out / "glaurung.var").write_text((REPO / "proofs/glaurung_toga2/glaurung_bad.var").read_text())
     book = REPO / "openings/balanced_6ply.epd"
     common = ("A = 100\ngamma = 0.101\nalpha = 0.602\nconcurrency = 2\nseed = 1\n"
               "iterations = 100000\n")

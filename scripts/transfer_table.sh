@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The transfer table of docs/proofs.md ("How many nodes to tune at"): every fixed-node tune of
+# The transfer table of proofs/transfer/README.md ("How many nodes to tune at"): every fixed-node tune of
 # classical Stockfish against Stockfish's own values on the openings its tune held out, at its
 # own node count, 1 s + 10 ms, 3 s + 30 ms and 10 s + 0.1 s. Each cell keeps its match record in
 # proofs/transfer/ and goes on from it (`--resume`) when the script runs again, so the table
@@ -19,7 +19,7 @@
 # autogroup is on (it was on the machine that filled the table), nice only ranks processes of
 # one terminal session, and a nice-19 tune started from another took half a core from a build. A clock
 # counted in nodes (Stockfish's `nodestime`) did not give the real clock's verdict side by side
-# (docs/proofs.md), so it is only played when asked for: NODESTIME=2000 plays the clock checks
+# (proofs/transfer/README.md), so it is only played when asked for: NODESTIME=2000 plays the clock checks
 # in nodes at nice 19 on both cores, each with its own record (`..._nodestime.match.json`).
 #
 # A cell that is interrupted (Ctrl-C, kill) stops the script: run it again to go on.
@@ -32,10 +32,10 @@ mkdir -p logs/transfer proofs/transfer
 
 tune() {
     case $1 in
-        A) echo "conf/sf_classical_defaults.toml vars/sf_classical_defaults_tuned.var" ;;
-        B) echo "conf/sf_classical_bad_measured.toml vars/sf_classical_bad_measured_tuned.var" ;;
-        C) echo "conf/sf_classical_defaults_shared.toml vars/sf_classical_defaults_shared_tuned.var" ;;
-        D) echo "conf/sf_classical_defaults_40k.toml vars/sf_classical_defaults_40k_tuned.var" ;;
+        A) echo "proofs/sf_classical_defaults/sf_classical_defaults.toml proofs/sf_classical_defaults/sf_classical_defaults_tuned.var" ;;
+        B) echo "proofs/sf_classical_bad/sf_classical_bad_measured.toml proofs/sf_classical_bad/sf_classical_bad_measured_tuned.var" ;;
+        C) echo "proofs/sf_classical_defaults_shared/sf_classical_defaults_shared.toml proofs/sf_classical_defaults_shared/sf_classical_defaults_shared_tuned.var" ;;
+        D) echo "proofs/sf_classical_defaults_40k/sf_classical_defaults_40k.toml proofs/sf_classical_defaults_40k/sf_classical_defaults_40k_tuned.var" ;;
         *) echo "unknown tune $1" >&2; exit 2 ;;
     esac
 }
@@ -52,7 +52,7 @@ check() {
 
 cells=("$@")
 if [ ${#cells[@]} -eq 0 ]; then
-    # The cells still to play (docs/proofs.md has the others): the 10 s + 0.1 s SPRT of A,
+    # The cells still to play (proofs/transfer/README.md has the others): the 10 s + 0.1 s SPRT of A,
     # the best tune by its 3 s + 30 ms result, then tune C's row, then tune D's once it is tuned.
     # A cell already played to its end prints its result again.
     cells=(A:10s C:own C:3s C:10s D:own D:1s D:3s D:10s)
@@ -61,7 +61,7 @@ for cell in "${cells[@]}"; do
     t=${cell%%:*}; c=${cell#*:}
     read -r config values <<<"$(tune "$t")"
     flags=$(check "$c")
-    # A:1s replays the real-clock match of docs/proofs.md (seed 6): the same openings in the
+    # A:1s replays the real-clock match of proofs/transfer/README.md (seed 6): the same openings in the
     # same order.
     [ "$cell" = A:1s ] && flags=${flags/--seed 32/--seed 6}
     name=${t}_${c}

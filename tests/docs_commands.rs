@@ -1,6 +1,8 @@
-//! The guide cannot drift from the binary: every `spsa` command in a code block of the README or
-//! of `docs/*.md` must parse with the real command line (subcommand, flags, values), and every
-//! shipped file it names (`conf/`, `vars/`, `openings/`, `data/`, `examples/`) must exist.
+//! The guide cannot drift from the binary: every `spsa` command in a code block of the README, of
+//! `docs/*.md` or of a proof's `proofs/*/README.md` must parse with the real command line
+//! (subcommand, flags, values), and every shipped file it names (`conf/`, `vars/`, `openings/`,
+//! `data/`, `examples/`, `proofs/`) must exist. `conf/` and `vars/` hold only what a user starts
+//! from: every file there is named by the README or the guide (or by a config that is).
 
 use std::path::{Path, PathBuf};
 
@@ -11,16 +13,29 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The documents checked: the README and every Markdown file of the guide.
-fn documents() -> Vec<PathBuf> {
+/// The guide: the README and every Markdown file of `docs/`.
+fn guide() -> Vec<PathBuf> {
     let mut docs = vec![repo().join("README.md")];
-    let mut guide: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
         .expect("docs/ exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
-    guide.sort();
-    docs.extend(guide);
+    pages.sort();
+    docs.extend(pages);
+    docs
+}
+
+/// The documents checked: the guide and each proof's README (`proofs/NAME/README.md`).
+fn documents() -> Vec<PathBuf> {
+    let mut docs = guide();
+    let mut proofs: Vec<PathBuf> = std::fs::read_dir(repo().join("proofs"))
+        .expect("proofs/ exists")
+        .map(|e| e.unwrap().path().join("README.md"))
+        .filter(|p| p.exists())
+        .collect();
+    proofs.sort();
+    docs.extend(proofs);
     docs
 }
 
@@ -137,7 +152,14 @@ fn words(line: &str) -> Vec<String> {
 
 /// Shipped files a command names must exist (outputs under logs/ or /tmp need not).
 fn missing_files(args: &[String]) -> Vec<String> {
-    const SHIPPED: [&str; 5] = ["conf/", "vars/", "openings/", "data/", "examples/"];
+    const SHIPPED: [&str; 6] = [
+        "conf/",
+        "vars/",
+        "openings/",
+        "data/",
+        "examples/",
+        "proofs/",
+    ];
     args.iter()
         .flat_map(|a| a.split(['=', ',']))
         .filter(|a| SHIPPED.iter().any(|d| a.starts_with(d)))
@@ -183,6 +205,64 @@ fn every_documented_command_parses_and_names_files_that_exist() {
     assert!(checked >= 25, "only {checked} commands found");
 }
 
+/// Every proof folder has a README, and each README replays its claim with commands that parse.
+#[test]
+fn every_proof_has_a_readme_with_a_command() {
+    let mut bare = Vec::new();
+    for entry in std::fs::read_dir(repo().join("proofs")).unwrap() {
+        let dir = entry.unwrap().path();
+        let readme = dir.join("README.md");
+        let text = std::fs::read_to_string(&readme).unwrap_or_default();
+        if commands(&text).is_empty() {
+            bare.push(dir.display().to_string());
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "proofs without a README that replays them: {bare:?}"
+    );
+}
+
+/// `ls conf vars` shows only starting points: a file there is named by the README or the guide
+/// (its name anywhere in the text), or by a config of `conf/` that is. Records of results (the
+/// proofs' tunes, plans and tuned values) live in their proof's folder under `proofs/`.
+#[test]
+fn conf_and_vars_hold_only_what_the_guide_uses() {
+    let guide: String = guide()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let listed = |dir: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(repo().join(dir))
+            .unwrap()
+            .map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
+        names.sort();
+        names
+    };
+    let confs = listed("conf");
+    let used_confs: Vec<&String> = confs
+        .iter()
+        .filter(|c| guide.contains(c.as_str()))
+        .collect();
+    // A variables file is used when the guide names it or a used config reads it.
+    let read_by_used: String = used_confs
+        .iter()
+        .map(|c| std::fs::read_to_string(repo().join(c)).unwrap())
+        .collect();
+    let mut strays: Vec<&String> = confs.iter().filter(|c| !used_confs.contains(c)).collect();
+    let vars = listed("vars");
+    strays.extend(vars.iter().filter(|v| {
+        let name = v.trim_start_matches("vars/");
+        !guide.contains(v.as_str()) && !read_by_used.contains(&format!("vars/{name}"))
+    }));
+    assert!(
+        strays.is_empty(),
+        "files in conf/ or vars/ that neither the README nor the guide uses (move a proof's \
+         files to proofs/NAME/): {strays:?}"
+    );
+}
+
 #[test]
 fn the_extraction_sees_what_a_reader_sees() {
     let text = "x\n```sh\nspsa run a.toml   # comment\ncargo build && spsa simulate b.conf --seed 1\nspsa worker --db 'postgres://x y' \\\n  --concurrency 2\n# spsa not-a-command\n```\nspsa outside a block\n";
@@ -224,4 +304,45 @@ fn the_extraction_sees_what_a_reader_sees() {
     let bad = words("spsa status --db postgres://h/db?sslmode=verify");
     assert_eq!(database_urls(&bad), ["postgres://h/db?sslmode=verify"]);
     assert!(spsa::db::conn::parse_url(database_urls(&bad)[0]).is_err());
+}
+
+/// Every config shipped in `conf/` or a proof's folder loads, and the variables file and books it
+/// names are where it says (paths are relative to the config, so a moved config that was not
+/// rewritten fails here, not in a user's hands).
+#[test]
+fn every_shipped_config_loads_with_its_variables_and_book() {
+    let mut configs = Vec::new();
+    for dir in ["conf"].into_iter().map(|d| repo().join(d)).chain(
+        std::fs::read_dir(repo().join("proofs"))
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    ) {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml" || e == "conf") {
+                configs.push(path);
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for path in &configs {
+        let config = match spsa::config::Config::load(path) {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(format!("{}: {e}", path.display()));
+                continue;
+            }
+        };
+        if let Err(e) = spsa::vars::load(&config.variables) {
+            problems.push(format!("{}: {e}", path.display()));
+        }
+        let games = config.games.iter();
+        for book in games.flat_map(|g| g.book.iter().chain(&g.verify_book)) {
+            if !book.exists() {
+                problems.push(format!("{}: no book {}", path.display(), book.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(configs.len() > 40, "only {} configs found", configs.len());
 }
