@@ -133,7 +133,7 @@ fn page_html(d: &model::RunDetail) -> String {
         &d.summary.name,
         "/fragment/runs/db-0",
         &html::run_page(d, &d.version()),
-        "",
+        None,
         "0123456789abcdef",
     )
 }
@@ -144,7 +144,7 @@ fn list_html(runs: &[model::RunSummary], source: &str) -> String {
         "spsa runs",
         "/fragment/runs",
         &html::runs_list(runs, &[], &model::list_version(runs, &[]), source),
-        "",
+        None,
         "0123456789abcdef",
     )
 }

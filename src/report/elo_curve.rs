@@ -6,10 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use plotters::prelude::*;
 
 use super::ReportError;
-use super::plot::{FAMILY, draw_to_file, register_font};
+use super::chart::{Axis, Chart, Colour, Legend, Mark, Ticks};
 use crate::spsa::track::{self, Against, Point};
 use crate::stats::format_elo;
 
@@ -82,127 +81,84 @@ pub fn plot_path(theta_plot: &Path) -> PathBuf {
 
 /// Draw the curve to `file` (`.png` or `.svg`).
 pub fn draw(file: &Path, points: &[Point], title: &str) -> Result<()> {
-    register_font()?;
-    draw_to_file!(file, (1200, 600), |root| draw_on(root, points, title))
+    chart(points, title)
+        .draw(file, (1200, 600))
         .with_context(|| format!("{}: cannot draw the Elo curve", file.display()))
 }
 
 /// The chart as an SVG document of `size` pixels, for the page of `spsa serve`: the same chart
-/// as the plot's (axes with ticks and units, each point's bar, the gain so far and its band, a
-/// legend), so the page and `--plot` draw one chart.
+/// as the plot's, drawn by the one chart code ([`Chart`]).
 pub fn svg(points: &[Point], size: (u32, u32)) -> Result<String> {
-    register_font()?;
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        draw_on(root, points, "")?;
-    }
-    Ok(out)
+    chart(points, "").svg(size)
 }
 
 /// Elo shown on the plot: an infinite end (every pair won or lost) is drawn at the frame.
 const CLIP: f64 = 800.0;
 
-fn draw_on<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
-    points: &[Point],
-    title: &str,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE)?;
+/// The curve as a chart: per opponent, each point with its own 95% interval as a bar, and the
+/// pooled "gained so far" as it stood at each point with its 95% band; a line at 0.
+pub fn chart(points: &[Point], title: &str) -> Chart {
     let clip = |v: f64| v.clamp(-CLIP, CLIP);
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    for p in points {
-        for v in [Some(p.elo), p.low, p.high].into_iter().flatten() {
-            lo = lo.min(clip(v));
-            hi = hi.max(clip(v));
-        }
-    }
-    let pad = ((hi - lo) * 0.08).max(1.0);
     let last = points.iter().map(|p| p.iteration).max().unwrap_or(1).max(1) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 20))
-        .margin(14)
-        .margin_right(30)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
-    chart
-        .configure_mesh()
-        .x_desc("iteration")
-        .y_desc("Elo against the opponent")
-        .label_style((FAMILY, 14))
-        .axis_desc_style((FAMILY, 16))
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:+.0}"))
-        .light_line_style(BLACK.mix(0.04))
-        .draw()?;
-    chart.draw_series(LineSeries::new(
-        [(0.0, 0.0), (last, 0.0)],
-        BLACK.mix(0.4).stroke_width(1),
-    ))?;
-    let colours = [RGBColor(31, 119, 180), RGBColor(255, 127, 14)];
-    for (against, colour) in [Against::Start, Against::Defaults].into_iter().zip(colours) {
+    let mut c = Chart::new(
+        Axis::new("iteration", Ticks::Whole),
+        Axis::new("Elo against the opponent", Ticks::Signed),
+    );
+    c.title = title.into();
+    c.x_range = Some((0.0, last));
+    c.min_y_span = 2.0;
+    c.legend = Legend::LowerRight;
+    c.mark(
+        Mark::Rule {
+            y: 0.0,
+            in_frame: true,
+        },
+        Colour::BLACK.alpha(0.4),
+    );
+    for (against, colour) in [Against::Start, Against::Defaults]
+        .into_iter()
+        .zip([Colour::BLUE, Colour::ORANGE])
+    {
         let mine: Vec<&Point> = points.iter().filter(|p| p.against == against).collect();
         if mine.is_empty() {
             continue;
         }
-        // Each point's own 95% interval, as a thin bar.
-        chart.draw_series(mine.iter().filter_map(|p| {
-            let x = p.iteration as f64;
-            Some(PathElement::new(
-                vec![(x, clip(p.low?)), (x, clip(p.high?))],
-                colour.mix(0.25).stroke_width(1),
-            ))
-        }))?;
-        let line: Vec<(f64, f64)> = mine
+        let bars = mine
+            .iter()
+            .filter_map(|p| Some((p.iteration as f64, clip(p.low?), clip(p.high?))))
+            .collect();
+        c.mark(Mark::Bars(bars), colour.alpha(0.25));
+        let dots = mine
             .iter()
             .map(|p| (p.iteration as f64, clip(p.elo)))
             .collect();
-        chart
-            .draw_series(
-                line.iter()
-                    .map(|&p| Circle::new(p, 3, colour.mix(0.5).filled())),
-            )?
-            .label(format!(
-                "against {}: a point (its own games)",
-                against.name()
-            ))
-            .legend(move |(x, y)| Circle::new((x + 10, y), 3, colour.mix(0.5).filled()));
-        // The pooled estimate as it stood at each point, with its 95% band.
+        let name = against.name();
+        c.labelled(
+            Mark::Dots(dots),
+            colour.alpha(0.5),
+            &format!("against {name}: a point (its own games)"),
+        );
         let trend = track::gained_trend(points, against);
-        let trend_band: Vec<(f64, f64)> = trend
-            .iter()
-            .map(|(i, g)| (*i as f64, clip(g.high)))
-            .chain(trend.iter().rev().map(|(i, g)| (*i as f64, clip(g.low))))
-            .collect();
-        if trend_band.len() >= 3 {
-            chart.draw_series(std::iter::once(Polygon::new(trend_band, colour.mix(0.25))))?;
-        }
-        chart
-            .draw_series(LineSeries::new(
-                trend.iter().map(|(i, g)| (*i as f64, clip(g.elo))),
-                colour.stroke_width(3),
-            ))?
-            .label(format!(
-                "against {}: gained so far (pooled, shaded 95%)",
-                against.name()
-            ))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
-            });
+        let at = |f: fn(&crate::stats::gain::Gain) -> f64| -> Vec<(f64, f64)> {
+            trend.iter().map(|(i, g)| (*i as f64, clip(f(g)))).collect()
+        };
+        c.mark(
+            Mark::Band {
+                upper: at(|g| g.high),
+                lower: at(|g| g.low),
+            },
+            colour.alpha(0.25),
+        );
+        c.labelled(
+            Mark::Line {
+                points: at(|g| g.elo),
+                width: 3,
+            },
+            colour,
+            &format!("against {name}: gained so far (pooled, shaded 95%)"),
+        );
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FAMILY, 14))
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()?;
-    root.present()?;
-    Ok(())
+    c
 }
 
 #[cfg(test)]

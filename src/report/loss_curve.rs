@@ -14,9 +14,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use plotters::prelude::*;
 
-use super::plot::{FAMILY, draw_to_file, register_font};
+use super::chart::{Axis, Chart, Colour, Legend, Mark, Ticks};
 pub use crate::positions::loss_log::{HEADER, LossRow, loss_log_path, part_line, read};
 
 /// First, last and best of each loss, for the report's text.
@@ -80,20 +79,14 @@ fn running_mean(v: &[(f64, f64)], w: usize) -> Vec<(f64, f64)> {
 
 /// Draw the learning curve to `file` (`.png` or `.svg`).
 pub fn draw(file: &Path, rows: &[LossRow], title: &str) -> Result<()> {
-    register_font()?;
-    draw_to_file!(file, (1200, 600), |root| draw_on(root, rows, title))
+    chart(rows, title)
+        .draw(file, (1200, 600))
         .with_context(|| format!("{}: cannot draw the learning curve", file.display()))
 }
 
-fn draw_on<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
-    rows: &[LossRow],
-    title: &str,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE)?;
+/// The learning curve as a chart (the plot's and the page's): the training loss (a running
+/// mean when it is one batch a row) and the validation loss with its measured points.
+pub fn chart(rows: &[LossRow], title: &str) -> Chart {
     let train: Vec<(f64, f64)> = rows
         .iter()
         .filter_map(|r| r.train.map(|t| (r.iteration as f64, t)))
@@ -107,59 +100,40 @@ where
     } else {
         (train.len() / 25).max(1)
     };
-    let smooth = running_mean(&train, window);
-    let all = smooth.iter().chain(valid.iter());
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for &(_, y) in all {
-        lo = lo.min(y);
-        hi = hi.max(y);
-    }
-    if !lo.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let pad = ((hi - lo) * 0.08).max(1e-6);
-    let last = rows.last().map(|r| r.iteration).unwrap_or(1).max(1) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 20))
-        .margin(14)
-        .margin_right(30)
-        .x_label_area_size(45)
-        .y_label_area_size(90)
-        .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
-    chart
-        .configure_mesh()
-        .x_desc("iteration")
-        .y_desc("loss")
-        .label_style((FAMILY, 14))
-        .axis_desc_style((FAMILY, 16))
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.5}"))
-        .light_line_style(BLACK.mix(0.04))
-        .draw()?;
-    let blue = RGBColor(31, 119, 180);
-    let orange = RGBColor(255, 127, 14);
-    chart
-        .draw_series(LineSeries::new(smooth, blue.stroke_width(2)))?
-        .label("training")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(3)));
+    let last = rows.last().map_or(1, |r| r.iteration);
+    chart_of(running_mean(&train, window), valid, last, title)
+}
+
+/// The learning curve of (iteration, loss) points as given: the training loss and the validation
+/// loss with its measured points, iterations 0 to `last` (the page's chart, already downsampled).
+pub fn chart_of(train: Vec<(f64, f64)>, valid: Vec<(f64, f64)>, last: u64, title: &str) -> Chart {
+    let mut c = Chart::new(
+        Axis::new("iteration", Ticks::Whole),
+        Axis::new("loss", Ticks::Fixed(5)),
+    );
+    c.title = title.into();
+    c.x_range = Some((0.0, last.max(1) as f64));
+    c.legend = Legend::UpperRight;
+    c.labelled(
+        Mark::Line {
+            points: train,
+            width: 2,
+        },
+        Colour::BLUE,
+        "training",
+    );
     if !valid.is_empty() {
-        chart
-            .draw_series(LineSeries::new(valid.clone(), orange.stroke_width(2)))?
-            .label("validation")
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], orange.stroke_width(3))
-            });
-        chart.draw_series(valid.iter().map(|&p| Circle::new(p, 3, orange.filled())))?;
+        c.labelled(
+            Mark::Line {
+                points: valid.clone(),
+                width: 2,
+            },
+            Colour::ORANGE,
+            "validation",
+        );
+        c.mark(Mark::Dots(valid), Colour::ORANGE);
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FAMILY, 14))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
-    root.present()?;
-    Ok(())
+    c
 }
 
 #[cfg(test)]

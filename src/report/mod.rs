@@ -2,6 +2,7 @@
 //! `spsa report` afterwards (status table, plots, paste-able outputs).
 //! Reads state, never changes it.
 
+pub mod chart;
 pub mod command;
 pub mod elo_curve;
 pub mod export;

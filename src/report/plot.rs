@@ -7,31 +7,17 @@
 //! and highest value so that excursions stay visible.
 
 use std::path::Path;
-use std::sync::Once;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::chart::{Axis, Chart, Colour, FAMILY, Legend, Mark, Ticks, draw_to_file, register_font};
 use super::history::History;
 use crate::tuner::checkpoint::Checkpoint;
-use crate::vars::format_value;
 
-static FONT: &[u8] = include_bytes!("font/DejaVuSans.ttf");
-pub(crate) const FAMILY: &str = "sans-serif";
 /// Upper bound on the points drawn per series.
 pub const MAX_POINTS: usize = 2000;
-
-pub(crate) fn register_font() -> Result<()> {
-    static ONCE: Once = Once::new();
-    let mut result = Ok(());
-    ONCE.call_once(|| {
-        result = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
-            .map_err(|_| anyhow!("the embedded font does not load"));
-    });
-    result
-}
 
 /// Row indices to draw for `n` rows: all of them when few, else each bucket's min and max.
 pub fn thin(values: &[f64]) -> Vec<usize> {
@@ -111,28 +97,6 @@ fn series(ck: &Checkpoint, log: &History, normalized: bool) -> Vec<Series> {
         .collect()
 }
 
-/// Draw on a `.png` or `.svg` file of `size`, by its extension: `$draw` is called with the
-/// file's drawing area (expanded once per backend, since each is its own type).
-macro_rules! draw_to_file {
-    ($file:expr, $size:expr, $draw:expr) => {{
-        let file: &std::path::Path = $file;
-        match file
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            Some("png") => ($draw)(BitMapBackend::new(file, $size).into_drawing_area()),
-            Some("svg") => ($draw)(SVGBackend::new(file, $size).into_drawing_area()),
-            _ => Err(anyhow::Error::from(super::ReportError(format!(
-                "{}: the plot file must end in .png or .svg",
-                file.display()
-            )))),
-        }
-    }};
-}
-pub(crate) use draw_to_file;
-
 /// A plot's companion beside the θ plot: `x.png` → `x.<tag>.png`.
 pub fn beside(theta_plot: &Path, tag: &str) -> std::path::PathBuf {
     let stem = theta_plot
@@ -199,11 +163,11 @@ where
     let root = root.titled(title, (FAMILY, 22))?;
     let last = log.iterations.last().copied().unwrap_or(1).max(1) as f64;
     if normalized_only {
-        panel(&root, &series(ck, log, true), last, NORMALIZED)?;
+        panel(&series(ck, log, true), last, NORMALIZED).draw_on(&root)?;
     } else {
         let (top, bottom) = root.split_vertically(root.dim_in_pixel().1 / 2);
-        panel(&top, &series(ck, log, false), last, ("θ", "θ"))?;
-        panel(&bottom, &series(ck, log, true), last, NORMALIZED)?;
+        panel(&series(ck, log, false), last, ("θ", "θ")).draw_on(&top)?;
+        panel(&series(ck, log, true), last, NORMALIZED).draw_on(&bottom)?;
     }
     root.present()?;
     Ok(())
@@ -211,99 +175,26 @@ where
 
 const NORMALIZED: (&str, &str) = ("(θ − start) / c_end", "(θ − start) / c_end");
 
-fn panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    series: &[Series],
-    last: f64,
-    (caption, y_desc): (&str, &str),
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for s in series {
-        for &(_, y) in &s.points {
-            lo = lo.min(y);
-            hi = hi.max(y);
-        }
-    }
-    if !lo.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let pad = ((hi - lo) * 0.05).max(1e-9);
-    let (width, _) = area.dim_in_pixel();
-    let (plot_area, legend_area) = area.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(caption, (FAMILY, 18))
-        .margin(12)
-        .margin_right(24)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..last, (lo - pad)..(hi + pad))?;
-    chart
-        .configure_mesh()
-        .x_desc("iteration")
-        .y_desc(y_desc)
-        .label_style((FAMILY, 14))
-        .axis_desc_style((FAMILY, 16))
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format_value(*y, 4))
-        .light_line_style(BLACK.mix(0.04))
-        .draw()?;
+/// One panel: a line per variable, in the colours the page uses, names in a strip beside it.
+fn panel(series: &[Series], last: f64, (caption, y_desc): (&str, &str)) -> Chart {
+    let mut c = Chart::new(
+        Axis::new("iteration", Ticks::Whole),
+        Axis::new(y_desc, Ticks::Value),
+    );
+    c.title = caption.into();
+    c.x_range = Some((0.0, last));
+    c.legend = Legend::Strip;
     for (i, s) in series.iter().enumerate() {
-        chart.draw_series(LineSeries::new(
-            s.points.iter().copied(),
-            color(i).stroke_width(2),
-        ))?;
+        c.labelled(
+            Mark::Line {
+                points: s.points.clone(),
+                width: 2,
+            },
+            Colour::series(i),
+            &s.name,
+        );
     }
-    legend(&legend_area, series)?;
-    Ok(())
-}
-
-const LEGEND_WIDTH: u32 = 240;
-
-fn color(i: usize) -> RGBAColor {
-    Palette99::pick(i).to_rgba()
-}
-
-/// The legend in its own strip to the right of the chart, so it never hides a line.
-fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, series: &[Series]) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    const ROW: i32 = 20;
-    let (_, height) = area.dim_in_pixel();
-    let fits = ((height as i32 - 60) / ROW).max(1) as usize;
-    let shown = if series.len() > fits {
-        fits - 1
-    } else {
-        series.len()
-    };
-    let label_style = (FAMILY, 14)
-        .into_font()
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, s) in series.iter().take(shown).enumerate() {
-        let y = 45 + ROW * i as i32;
-        area.draw(&PathElement::new(
-            vec![(4, y), (26, y)],
-            color(i).stroke_width(3),
-        ))?;
-        let mut name = s.name.clone();
-        if name.chars().count() > 26 {
-            name = name.chars().take(25).collect::<String>() + "…";
-        }
-        area.draw(&Text::new(name, (32, y), label_style.clone()))?;
-    }
-    if shown < series.len() {
-        let y = 45 + ROW * shown as i32;
-        area.draw(&Text::new(
-            format!("… and {} more", series.len() - shown),
-            (32, y),
-            label_style,
-        ))?;
-    }
-    Ok(())
+    c
 }
 
 #[cfg(test)]

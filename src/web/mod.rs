@@ -8,7 +8,7 @@
 //! - `POST /api/runs/{id}/pause|resume|stop|priority|throughput` (bearer token) and the form behind the
 //!   admin buttons, `POST /runs/{id}/admin`: only with an admin token; else 403.
 //!
-//! Read-only by default. Everything users and workers wrote is escaped ([`html::esc`]); every
+//! Read-only by default. Everything users and workers wrote is escaped (by [`html`]'s templates); every
 //! page is sent with a Content-Security-Policy that runs only the page's own script. The server
 //! holds no state per client: the local runs' last readings and a bounded rate history only.
 
@@ -263,7 +263,7 @@ async fn list_page(State(app): State<Shared>) -> Response {
             let live = html::runs_list(&runs, &matches, &v, &app.source_label());
             let n = nonce();
             html_response(
-                html::page("spsa runs", "/fragment/runs", &live, "", &n),
+                html::page("spsa runs", "/fragment/runs", &live, None, &n),
                 Some(&n),
             )
         }
@@ -280,7 +280,7 @@ async fn list_fragment(State(app): State<Shared>, Query(p): Query<Poll>) -> Resp
                 return StatusCode::NO_CONTENT.into_response();
             }
             html_response(
-                html::runs_list(&runs, &matches, &v, &app.source_label()),
+                html::runs_list(&runs, &matches, &v, &app.source_label()).into_string(),
                 None,
             )
         }
@@ -298,15 +298,12 @@ async fn run_page(
         Ok(Some(d)) => {
             let v = d.version();
             let live = html::run_page(&d, &v);
-            let extra = if app.admin_enabled() && id.starts_with("db-") {
-                html::admin_panel(&id)
-            } else {
-                String::new()
-            };
+            let extra =
+                (app.admin_enabled() && id.starts_with("db-")).then(|| html::admin_panel(&id));
             let n = nonce();
             let src = format!("/fragment/runs/{}{}", d.summary.id, query.query_string());
             html_response(
-                html::page(&d.summary.name, &src, &live, &extra, &n),
+                html::page(&d.summary.name, &src, &live, extra.as_ref(), &n),
                 Some(&n),
             )
         }
@@ -326,7 +323,7 @@ async fn run_fragment(
             if p.v.as_deref() == Some(v.as_str()) {
                 return StatusCode::NO_CONTENT.into_response();
             }
-            html_response(html::run_page(&d, &v), None)
+            html_response(html::run_page(&d, &v).into_string(), None)
         }
         Ok(None) => not_found(),
         Err(e) => failure(e),
@@ -452,7 +449,7 @@ async fn admin_form(
     };
     let r = act(&app, &id, a).await;
     if r.status() == StatusCode::NO_CONTENT {
-        Redirect::to(&format!("/runs/{}", html::esc(&id))).into_response()
+        Redirect::to(&format!("/runs/{}", model::url_escape(&id))).into_response()
     } else {
         r
     }
