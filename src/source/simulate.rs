@@ -182,4 +182,30 @@ mod tests {
         let b = sim.play_pair(&[1.0], &[2.0], 99);
         assert_eq!(a, b);
     }
+
+    /// Issue 54: `spsa plan --measure` fits simul_elo from the pilot's matches, whose Elo is
+    /// score Elo (`stats::pentanomial`, draws counted as half points), and then simulates with
+    /// the pilot's draw rate d. The simulator plays simul_elo as the Elo of a decisive game, so
+    /// the pairs it plays show (1 − d) of that score Elo: the plan sees (1 − d) of the measured
+    /// curvature (a quarter at fishtest's STC draw rates). This measures it the pilot's way and
+    /// fails today (about 40 Elo instead of 100 at d = 0.6); ignored until the simulator or the
+    /// pilot's hand-over speaks score Elo.
+    #[test]
+    #[ignore = "issue 54: the simulator's Elo is decisive-game Elo, the pilot's is score Elo"]
+    fn the_pilots_score_elo_is_what_the_simulator_plays_at_the_pilots_draw_rate() {
+        let draw_rate = 0.6;
+        let sim = Simulator::new(&vars(&[100.0]), draw_rate);
+        let mut counts = [0u64; 5];
+        for seed in 0..20_000u64 {
+            // The optimum (θ+) against 100 from it: 100 Elo apart under the model.
+            let pair = sim.play_pair(&[0.0], &[100.0], seed);
+            let points: i32 = pair.iter().map(|g| g.value() + 1).sum();
+            counts[points as usize] += 1;
+        }
+        let measured = crate::stats::pentanomial(&counts).expect("an estimate").elo;
+        assert!(
+            (measured - 100.0).abs() < 10.0,
+            "the pilot would measure {measured:.1} score Elo where the model's curve has 100"
+        );
+    }
 }
