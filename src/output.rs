@@ -22,8 +22,18 @@ impl crate::error::UserFacing for PipeClosed {
 /// command goes on (a kill after this never leaves half a record).
 pub fn write(args: fmt::Arguments<'_>) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
-    let written = out.write_fmt(args).and_then(|()| out.flush());
-    match written {
+    written(out.write_fmt(args).and_then(|()| out.flush()))
+}
+
+/// [`write`] for bytes: a stream of many lines (`spsa report --format history`) goes out in
+/// blocks of whole lines.
+pub fn write_bytes(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    written(out.write_all(bytes).and_then(|()| out.flush()))
+}
+
+fn written(result: io::Result<()>) -> anyhow::Result<()> {
+    match result {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(PipeClosed.into()),
         Err(e) => Err(anyhow::Error::new(e).context("cannot write to standard output")),

@@ -18,7 +18,8 @@ pub struct ReportArgs {
     config: Option<PathBuf>,
     /// What to print: table (default), csv (variables file), uci (setoption lines), pairs
     /// (`name, value`), openbench (OpenBench's and fishtest's SPSA block; also `fishtest`), tune
-    /// (Stockfish's TUNE lines).
+    /// (Stockfish's TUNE lines), history (θ after every applied result, from the log, as CSV:
+    /// `row,iteration,<θ of each variable>`).
     #[arg(long, default_value = "table")]
     format: Format,
     /// Decimals of the values in uci/pairs output (0: integers, as spin options take).
@@ -33,6 +34,12 @@ pub struct ReportArgs {
     /// Plot only (θ − start)/c_end, one panel.
     #[arg(long, requires = "plot")]
     normalized: bool,
+    /// With --format history: every Nth row (rows N, 2N, …) and the last.
+    #[arg(long, value_name = "N")]
+    every: Option<u64>,
+    /// With --format history: only these variables' columns, in this order (comma-separated).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    variables: Vec<String>,
 }
 
 pub fn command(args: ReportArgs) -> Result<()> {
@@ -44,6 +51,10 @@ pub fn command(args: ReportArgs) -> Result<()> {
         window: args.window,
         plot: args.plot,
         normalized: args.normalized,
+        history: crate::report::history_csv::Selection {
+            every: args.every,
+            variables: args.variables,
+        },
     })
 }
 
@@ -51,12 +62,20 @@ pub fn command(args: ReportArgs) -> Result<()> {
 mod tests {
     use clap::Args;
 
-    /// Issue 46: the help listed 4 of the 6 formats.
+    /// Issue 46: the help listed 4 of the 6 formats (7 since `history`).
     #[test]
     fn the_help_names_every_format() {
         let mut cmd = super::ReportArgs::augment_args(clap::Command::new("report"));
         let help = cmd.render_help().to_string();
-        for f in ["table", "csv", "uci", "pairs", "openbench", "tune"] {
+        for f in [
+            "table",
+            "csv",
+            "uci",
+            "pairs",
+            "openbench",
+            "tune",
+            "history",
+        ] {
             assert!(help.contains(f), "{f} missing from:\n{help}");
             assert!(f.parse::<crate::report::export::Format>().is_ok());
         }

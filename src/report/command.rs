@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::export::{self, Format};
 use super::history::{self, History, RunPaths};
-use super::{ReportError, elo_curve, loss_curve, plot, status};
+use super::{ReportError, elo_curve, history_csv, loss_curve, plot, status};
 use crate::tuner::checkpoint::Checkpoint;
 
 /// What `spsa report` was asked to do.
@@ -24,6 +24,8 @@ pub struct ReportRequest {
     pub plot: Option<PathBuf>,
     /// Plot only the normalized panel.
     pub normalized: bool,
+    /// `--every` and `--variables`, for `--format history`.
+    pub history: history_csv::Selection,
 }
 
 /// Run `spsa report`: the table or an export on stdout, the plot to its file.
@@ -31,7 +33,18 @@ pub fn run(req: &ReportRequest) -> Result<()> {
     if !(req.window > 0.0 && req.window <= 1.0) {
         return Err(ReportError(format!("--window must be in (0, 1], not {}", req.window)).into());
     }
+    let history = req.format == Format::History;
+    if !history && req.history != history_csv::Selection::default() {
+        return Err(ReportError("--every and --variables go with --format history".into()).into());
+    }
+    if history && req.history.every == Some(0) {
+        return Err(ReportError("--every must be 1 or more".into()).into());
+    }
     let paths = history::locate(req.path.as_deref(), req.config.as_deref())?;
+    if history && req.plot.is_none() {
+        // The history alone needs only the log: no status, no sampled history in memory.
+        return history_csv::write(&paths, &req.history);
+    }
     let loaded = load(paths)?;
     let (paths, ck) = (&loaded.paths, &loaded.ck);
     if let Some(file) = &req.plot {
@@ -74,6 +87,7 @@ pub fn run(req: &ReportRequest) -> Result<()> {
                 crate::outln!("θ log {}: {}", paths.log.display(), format.describe())?;
             }
         }
+        Format::History => history_csv::write(paths, &req.history)?,
         f => crate::out!("{}", export::render(f, &ck.vars, &st.theta, req.decimals))?,
     }
     Ok(())

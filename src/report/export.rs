@@ -21,6 +21,9 @@ pub enum Format {
     Openbench,
     /// The lines Stockfish prints when built with TUNE: `name,value,min,max,c_end,r_end`.
     Tune,
+    /// θ after every applied result, from the log: `row,iteration,<θ…>` (see
+    /// [`super::history_csv`]).
+    History,
 }
 
 impl std::str::FromStr for Format {
@@ -33,8 +36,9 @@ impl std::str::FromStr for Format {
             "pairs" => Ok(Format::Pairs),
             "openbench" | "fishtest" => Ok(Format::Openbench),
             "tune" => Ok(Format::Tune),
+            "history" => Ok(Format::History),
             _ => Err(format!(
-                "unknown format `{s}` (expected table, csv, uci, pairs, openbench or tune)"
+                "unknown format `{s}` (expected table, csv, uci, pairs, openbench, tune or history)"
             )),
         }
     }
@@ -53,11 +57,11 @@ pub fn engine_value(v: &Variable, theta: f64, decimals: usize) -> String {
     format_value(r / scale, decimals)
 }
 
-/// Render θ in one of the paste-able formats (`Table` is rendered elsewhere).
+/// Render θ in one of the paste-able formats (`Table` and `History` are rendered elsewhere).
 pub fn render(format: Format, vars: &[Variable], theta: &[f64], decimals: usize) -> String {
     let mut out = String::new();
     match format {
-        Format::Table => {}
+        Format::Table | Format::History => {}
         Format::Csv => out = vars::to_csv(vars, theta),
         Format::Uci => {
             for (v, &t) in vars.iter().zip(theta) {

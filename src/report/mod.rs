@@ -7,6 +7,7 @@ pub mod command;
 pub mod elo_curve;
 pub mod export;
 pub mod history;
+pub mod history_csv;
 pub mod loss_curve;
 pub mod plot;
 pub mod progress;

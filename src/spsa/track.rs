@@ -226,9 +226,12 @@ pub fn csv_header(names: &[String]) -> String {
 }
 
 /// Read a track file back: its variable names and points. A row that cannot be read is an
-/// error naming its line.
+/// error naming its line. A last line without its newline is left out: the file is appended a
+/// whole row at a time, so that is a row being written (or torn by a crash), and what it holds
+/// so far may still parse as other numbers.
 pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
-    let mut lines = text.lines().enumerate();
+    let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+    let mut lines = whole.lines().enumerate();
     let names: Vec<String> = match lines.next() {
         Some((_, h)) if h.starts_with("point,iteration,against") => {
             h.split(',').skip(12).map(str::to_string).collect()
@@ -856,5 +859,25 @@ mod tests {
             parse_csv(&bad).unwrap_err(),
             "line 2: wrong number of fields"
         );
+    }
+
+    /// Issue 55: a track file cut anywhere in its last row reads as the rows before it (the
+    /// half row's θ `1.2` of `1.25`, or its count `4` of `40`, is never read as a value).
+    #[test]
+    fn a_half_last_row_is_left_out() {
+        let mut a = point(3, 12.345, Some(-1.5));
+        a.theta = vec![1.25, -7.0];
+        let mut b = point(4, 2.5, Some(1.0));
+        b.theta = vec![-0.125, 40.0];
+        b.pentanomial = [0, 1, 4, 3, 2];
+        let names = vec!["x".to_string(), "y".to_string()];
+        let head = csv_header(&names) + &a.csv_row();
+        let text = head.clone() + &b.csv_row();
+        let (_, whole) = parse_csv(&text).unwrap();
+        assert_eq!(whole.len(), 2);
+        for cut in head.len()..text.len() {
+            let (_, pts) = parse_csv(&text[..cut]).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+            assert_eq!(pts, whole[..1], "cut at {cut}");
+        }
     }
 }

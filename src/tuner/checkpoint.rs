@@ -340,6 +340,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn read(path: &Path) -> Result<Checkpoint> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read checkpoint", path.display()))?;
+    // Written whole (temp file and rename), it ends with its last variable's line: a file that
+    // does not was cut short, and its last line may still parse as another value.
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(crate::error::UserError(format!(
+            "{}: byte {}: the checkpoint ends in the middle of a line (cut short?)",
+            path.display(),
+            text.len()
+        ))
+        .into());
+    }
     let state_text: String = text
         .lines()
         .filter_map(|l| l.strip_prefix(STATE_PREFIX).or(l.strip_prefix("#:")))
@@ -363,12 +373,14 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
     }
     let vars = vars::parse(&text, path)?;
     if vars.len() != state.theta.len() || vars.len() != state.start.len() {
-        bail!(
-            "{}: damaged checkpoint: {} variables but {} θ values",
+        return Err(crate::error::UserError(format!(
+            "{}: damaged checkpoint: {} variables but {} θ values (the file ends at byte {}; cut short?)",
             path.display(),
             vars.len(),
-            state.theta.len()
-        );
+            state.theta.len(),
+            text.len()
+        ))
+        .into());
     }
     Ok(Checkpoint {
         path: path.to_path_buf(),
@@ -529,6 +541,37 @@ mod tests {
             .get::<Moments>("gradient")
             .unwrap_err();
         assert!(format!("{err:#}").contains("[gradient]"), "{err:#}");
+    }
+
+    /// Issue 55: a checkpoint cut short anywhere is refused naming the file, never read as
+    /// another state (its last line cut to `c,5,0,10` would still be a variable).
+    #[test]
+    fn a_checkpoint_cut_short_anywhere_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.checkpoint.var");
+        let vars = vars::parse(
+            "Pawn Value,100,0,1000,10,0.002,1\nb,0,-1,1,0.1,0.1,0\nc,5,0,1000,1,0.5,0\n",
+            Path::new("v"),
+        )
+        .unwrap();
+        write(&path, &state(), &vars).unwrap();
+        let full = std::fs::read(&path).unwrap();
+        assert_eq!(read(&path).unwrap().state, state());
+        for cut in 0..full.len() {
+            std::fs::write(&path, &full[..cut]).unwrap();
+            let e = read(&path).expect_err(&format!("cut at {cut}"));
+            let text = format!("{e:#}");
+            assert!(
+                text.starts_with(&format!("{}: ", path.display())),
+                "cut at {cut}: {text}"
+            );
+        }
+        std::fs::write(&path, &full[..full.len() - 3]).unwrap();
+        let text = format!("{:#}", read(&path).unwrap_err());
+        assert!(
+            text.contains(&format!("byte {}: ", full.len() - 3)),
+            "{text}"
+        );
     }
 
     #[test]

@@ -175,10 +175,11 @@ pub fn cut_back(path: &Path, bytes: u64) -> Result<File> {
         .with_context(|| format!("{}: cannot open log to resume", path.display()))?;
     let len = file.metadata()?.len();
     if len < bytes {
-        bail!(
-            "{}: the log is shorter ({len} bytes) than the checkpoint recorded ({bytes} bytes); it was changed or lost",
+        return Err(crate::error::UserError(format!(
+            "{}: byte {len}: the log ends before byte {bytes}, where the checkpoint recorded its end; it was cut short, changed or lost",
             path.display()
-        );
+        ))
+        .into());
     }
     file.set_len(bytes)
         .with_context(|| format!("{}: cannot truncate log", path.display()))?;
@@ -500,6 +501,52 @@ impl Rows {
     fn flush(&mut self) -> Result<u64> {
         self.write_buffer()?;
         Ok(self.bytes)
+    }
+}
+
+/// Rows of θ as format 1 writes them (4 places at most), each after a number of its own
+/// (`n,iteration,θ1,…`), formatted in place into a buffer kept between rows: `spsa report
+/// --format history` streams a log's history through one.
+#[derive(Default)]
+pub struct RowText {
+    buffer: Vec<u8>,
+    filled: usize,
+}
+
+impl RowText {
+    /// Append the line `n,iteration,θ1,…`.
+    pub fn push(&mut self, n: u64, iteration: u64, theta: &[f64]) {
+        let start = self.filled;
+        let end = start + (2 + theta.len()) * (1 + FIXED_ROOM);
+        if self.buffer.len() < end {
+            self.buffer.resize(end, 0);
+        }
+        let written = write_fixed(n as f64, 0, room(&mut self.buffer, start)).and_then(|lead| {
+            self.buffer[start + lead] = b',';
+            let at = start + lead + 1;
+            fixed_row(&mut self.buffer[at..end], iteration, theta).map(|(len, _)| lead + 1 + len)
+        });
+        self.filled += match written {
+            Some(len) => len,
+            None => {
+                let mut row = Vec::new();
+                push_value(&mut row, n as f64, 0);
+                row.push(b',');
+                row.extend_from_slice(&plain_row(iteration, theta));
+                self.buffer.truncate(start);
+                self.buffer.extend_from_slice(&row);
+                row.len()
+            }
+        };
+    }
+
+    /// The lines appended since the last [`RowText::clear`].
+    pub fn text(&self) -> &[u8] {
+        &self.buffer[..self.filled]
+    }
+
+    pub fn clear(&mut self) {
+        self.filled = 0;
     }
 }
 

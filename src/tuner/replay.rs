@@ -24,12 +24,15 @@
 //! |---|---|
 //! | `N` | the variables' names: count u32, then each as length u32 and UTF-8 bytes |
 //! | `D` | the replay's definition: seed u64, then the optimizer ([`Spsa::encode`]) |
-//! | `S` | a snapshot, not a row: row label u64, count u32, θ as f64 each |
-//! | `T` | a row with θ whole: label u64, count u32, θ as f64 each |
+//! | `S` | a snapshot, not a row: row label u64, count u32, θ as f64 each, checksum u32 |
+//! | `T` | a row with θ whole: label u64, count u32, θ as f64 each, checksum u32 |
+//!
+//! The checksum of `S` and `T` ([`theta_record_sum`]: θ's and the label's) came with issue
+//! 55; records written before it end with θ, and read as they are.
 //! | `R` | an SPSA row, label the previous row's + 1: k u64, signal f64, checksum u32 |
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -50,6 +53,12 @@ const FRAME: usize = 5;
 /// variable every width/256 rows), and at least 64 rows.
 pub fn snapshot_every(width: usize) -> u64 {
     (width as u64).div_ceil(256).max(64)
+}
+
+/// The checksum that ends an `S` or `T` record: θ's, and the label's bits.
+fn theta_record_sum(label: u64, theta: &[f64]) -> u32 {
+    let label = label.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    checksum(theta) ^ (label >> 32) as u32 ^ label as u32
 }
 
 /// A 32-bit checksum of θ's bits (every bit of every value counts, and the count).
@@ -225,12 +234,13 @@ impl ReplayLog {
     }
 
     fn theta_record(&mut self, tag: u8, label: u64, theta: &[f64]) {
-        self.record(tag, 12 + 8 * theta.len(), |out| {
+        self.record(tag, 16 + 8 * theta.len(), |out| {
             out.extend_from_slice(&label.to_le_bytes());
             out.extend_from_slice(&(theta.len() as u32).to_le_bytes());
             for x in theta {
                 out.extend_from_slice(&x.to_le_bytes());
             }
+            out.extend_from_slice(&theta_record_sum(label, theta).to_le_bytes());
         });
     }
 
@@ -338,14 +348,60 @@ struct Row {
     label: u64,
     /// Its record in `entries` (format 2) or the byte where its line starts (CSV).
     at: usize,
+    /// Where its line ends, before the newline (CSV; 0 for format 2).
+    end: usize,
+}
+
+/// Where the reader finds the log's bytes: the file, read where a record is needed and never
+/// whole (a log of 50,000 variables holds 400 KB of snapshot per 196 rows), or bytes already
+/// in memory.
+enum Store {
+    File(File),
+    Memory(Vec<u8>),
+}
+
+impl Store {
+    /// `out.len()` bytes from byte `at`.
+    fn read_at(&self, at: usize, out: &mut [u8]) -> std::io::Result<()> {
+        match self {
+            Store::File(f) => {
+                use std::os::unix::fs::FileExt;
+                f.read_exact_at(out, at as u64)
+            }
+            Store::Memory(bytes) => match bytes.get(at..at.saturating_add(out.len())) {
+                Some(b) => {
+                    out.copy_from_slice(b);
+                    Ok(())
+                }
+                None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            },
+        }
+    }
+
+    /// The bytes `from..to` in order, buffered.
+    fn scan(&self, from: usize, to: usize) -> std::io::Result<Box<dyn BufRead + '_>> {
+        match self {
+            Store::File(f) => {
+                let mut f = f;
+                f.seek(SeekFrom::Start(from as u64))?;
+                let part = f.take(to.saturating_sub(from) as u64);
+                Ok(Box::new(BufReader::with_capacity(BUFFER, part)))
+            }
+            Store::Memory(bytes) => Ok(Box::new(&bytes[from.min(to)..to])),
+        }
+    }
 }
 
 /// The one reader of θ history: every form of the log, θ after any row, replayed from the
-/// nearest snapshot and checked against each row's checksum.
+/// nearest snapshot and checked against each row's checksum. It keeps an index of the rows
+/// (a few dozen bytes each) and reads θ from the file as it is asked for, so its memory grows
+/// with the rows and not with rows × variables.
 pub struct LogReader {
     path: PathBuf,
     pub format: Format,
-    bytes: Vec<u8>,
+    store: Store,
+    /// The log's length when it was opened (a live run's goes on growing).
+    len: usize,
     /// The variables' names (the last ones, for a format-2 log a reshape renamed).
     pub names: Vec<String>,
     rows: Vec<Row>,
@@ -360,31 +416,61 @@ impl LogReader {
     /// Read the log at `path`; `classic_names` name the columns of a classic log (which has no
     /// header row). A record or line cut short at the end (a live run's) is left out.
     pub fn open(path: &Path, classic_names: Option<&[String]>) -> Result<LogReader> {
-        let bytes = std::fs::read(path)
+        let file = File::open(path)
             .map_err(|e| UserError(format!("{}: cannot read θ log: {e}", path.display())))?;
-        LogReader::parse(bytes, path, classic_names)
+        let len = file
+            .metadata()
+            .map_err(|e| UserError(format!("{}: cannot read θ log: {e}", path.display())))?
+            .len() as usize;
+        LogReader::index(Store::File(file), len, path, classic_names)
     }
 
+    /// Read a log held in memory (see [`LogReader::open`]).
     pub fn parse(
         bytes: Vec<u8>,
         path: &Path,
         classic_names: Option<&[String]>,
     ) -> Result<LogReader> {
+        let len = bytes.len();
+        LogReader::index(Store::Memory(bytes), len, path, classic_names)
+    }
+
+    fn index(
+        store: Store,
+        len: usize,
+        path: &Path,
+        classic_names: Option<&[String]>,
+    ) -> Result<LogReader> {
         let mut reader = LogReader {
             path: path.to_path_buf(),
-            format: Format::of(&bytes),
-            bytes,
+            format: Format::Replay,
+            store,
+            len,
             names: Vec::new(),
             rows: Vec::new(),
             entries: Vec::new(),
             defs: Vec::new(),
             fill: Vec::new(),
         };
+        // The first line says which form the log is in (at most 16 MB of it: a header of
+        // 50,000 names is about 500 KB).
+        let mut first = Vec::new();
+        reader
+            .store
+            .scan(0, len)
+            .and_then(|s| s.take(1 << 24).read_until(b'\n', &mut first))
+            .map_err(|e| reader.io_error(e))?;
+        reader.format = Format::of(&first);
+        let start = first.len() - crate::textfile::strip_bom(&first).len();
         match reader.format {
-            Format::Replay => reader.index_records()?,
-            Format::Classic | Format::Csv => reader.index_lines(classic_names)?,
+            Format::Replay => reader.index_records(start)?,
+            Format::Classic | Format::Csv => reader.index_lines(start, classic_names)?,
         }
         Ok(reader)
+    }
+
+    fn io_error(&self, e: std::io::Error) -> anyhow::Error {
+        UserError(format!("{}: cannot read θ log: {e}", self.path.display())).into()
     }
 
     pub fn path(&self) -> &Path {
@@ -421,12 +507,13 @@ impl LogReader {
         match self.entries.last() {
             Some((Entry::Step { sum, .. }, _)) => checksum(theta) == *sum,
             Some((Entry::Theta { values, row: false }, _)) => {
-                let stored = self.values(values.clone());
-                stored.len() == theta.len()
-                    && stored
-                        .iter()
-                        .zip(theta)
-                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                self.values(values.clone()).is_ok_and(|stored| {
+                    stored.len() == theta.len()
+                        && stored
+                            .iter()
+                            .zip(theta)
+                            .all(|(a, b)| a.to_bits() == b.to_bits())
+                })
             }
             _ => true,
         }
@@ -436,32 +523,86 @@ impl LogReader {
         UserError(format!("{}: byte {at}: {what}", self.path.display())).into()
     }
 
-    fn index_records(&mut self) -> Result<()> {
-        let body = crate::textfile::strip_bom(&self.bytes);
-        let offset = self.bytes.len() - body.len();
-        let mut at = offset + MAGIC.len();
+    /// Index a format-2 log's records from byte `start` (after a byte-order mark), reading
+    /// each once, in order: a snapshot is checked against the row before it and gives the
+    /// start of the variables it adds, then only its place is kept.
+    fn index_records(&mut self, start: usize) -> Result<()> {
+        let len = self.len;
+        let mut scan = self.store.scan(start, len).map_err(|e| self.io_error(e))?;
+        let mut at = start + MAGIC.len();
+        let mut skip = vec![0u8; MAGIC.len()];
+        scan.read_exact(&mut skip).map_err(|e| self.io_error(e))?;
         let mut label = 0u64;
-        let mut entries = Vec::new();
+        let mut entries: Vec<(Entry, usize)> = Vec::new();
         let mut rows = Vec::new();
         let mut defs = Vec::new();
         let mut names = Vec::new();
-        let bytes = &self.bytes;
-        while at + FRAME <= bytes.len() {
-            let tag = bytes[at];
-            let len =
-                u32::from_le_bytes(bytes[at + 1..at + 5].try_into().expect("4 bytes")) as usize;
-            let payload = at + FRAME..at + FRAME + len;
-            if payload.end > bytes.len() {
-                break; // cut short: a live log's last record
+        let mut fill: Vec<f64> = Vec::new();
+        let mut p = Vec::new();
+        while at + FRAME <= len {
+            let mut frame = [0u8; FRAME];
+            scan.read_exact(&mut frame).map_err(|e| self.io_error(e))?;
+            let tag = frame[0];
+            let plen = u32::from_le_bytes(frame[1..].try_into().expect("4 bytes")) as usize;
+            let payload = at + FRAME..at + FRAME + plen;
+            // A result has 20 bytes and θ 12 + 8 per variable: any other length is damage,
+            // whether or not it runs past the end.
+            let fits = match tag {
+                b'R' => plen == 20,
+                // With the checksum (since issue 55) or without (logs before it).
+                b'S' | b'T' => plen >= 12 && plen.is_multiple_of(4),
+                b'N' => plen >= 4,
+                b'D' => plen >= 8,
+                _ => {
+                    return Err(self.error(at, &format!("unknown record `{}`", tag.escape_ascii())));
+                }
+            };
+            if !fits {
+                return Err(self.error(
+                    at,
+                    &format!("damaged `{}` record (length {plen})", tag as char),
+                ));
             }
-            let p = &bytes[payload.clone()];
+            if payload.end > len {
+                // Cut short: a live log's last record, or a torn one. θ of the current width
+                // is the one length a record of θ may have.
+                let width = 8 * names.len();
+                // Names or a definition whose bytes so far are already whole were not cut:
+                // their length was damaged.
+                let whole = match tag {
+                    b'S' | b'T' => plen != 16 + width && plen != 12 + width,
+                    _ => {
+                        p.clear();
+                        (&mut scan)
+                            .take((len - at - FRAME) as u64)
+                            .read_to_end(&mut p)
+                            .map_err(|e| self.io_error(e))?;
+                        match tag {
+                            b'N' => names_end(&p).is_some(),
+                            _ => p.len() >= 8 && Spsa::decode(&p[8..]).is_some(),
+                        }
+                    }
+                };
+                if whole {
+                    return Err(self.error(
+                        at,
+                        &format!(
+                            "damaged `{}` record (length {plen}, past the end at byte {len})",
+                            tag as char
+                        ),
+                    ));
+                }
+                break;
+            }
+            p.resize(plen, 0);
+            scan.read_exact(&mut p).map_err(|e| self.io_error(e))?;
             let u64_at = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
             let entry = match tag {
                 b'N' => {
-                    names = read_names(p).ok_or_else(|| self.error(at, "damaged names record"))?;
+                    names = read_names(&p).ok_or_else(|| self.error(at, "damaged names record"))?;
                     Entry::Names
                 }
-                b'D' if len >= 8 => {
+                b'D' => {
                     let (spsa, rest) = Spsa::decode(&p[8..])
                         .ok_or_else(|| self.error(at, "damaged definition record"))?;
                     if !rest.is_empty() {
@@ -470,29 +611,56 @@ impl LogReader {
                     defs.push((u64_at(0), spsa));
                     Entry::Def(defs.len() - 1)
                 }
-                b'S' | b'T' if len >= 12 => {
+                b'S' | b'T' => {
                     let n = u32::from_le_bytes(p[8..12].try_into().expect("4 bytes")) as usize;
-                    if len != 12 + 8 * n {
+                    let summed = plen == 16 + 8 * n;
+                    if !summed && plen != 12 + 8 * n {
                         return Err(self.error(at, "damaged θ record"));
                     }
                     let row = tag == b'T';
+                    let theta = f64s(&p[12..12 + 8 * n]);
+                    if summed {
+                        let sum = u32::from_le_bytes(p[plen - 4..].try_into().expect("4 bytes"));
+                        if theta_record_sum(u64_at(0), &theta) != sum {
+                            return Err(self.error(
+                                at,
+                                "θ does not match the record's checksum; the log was changed or damaged",
+                            ));
+                        }
+                    }
+                    // The variables it adds stood here before they joined.
+                    if theta.len() > fill.len() {
+                        fill.extend_from_slice(&theta[fill.len()..]);
+                    }
+                    // A snapshot taken after a result must hold the θ that result's checksum
+                    // names.
+                    if let (false, Some((Entry::Step { sum, .. }, _))) = (row, entries.last())
+                        && checksum(&theta) != *sum
+                    {
+                        return Err(self.error(
+                            at,
+                            "the snapshot does not match the checksum of the row before it",
+                        ));
+                    }
                     if row {
                         label = u64_at(0);
                         rows.push(Row {
                             label,
                             at: entries.len(),
+                            end: 0,
                         });
                     }
                     Entry::Theta {
-                        values: payload.start + 12..payload.end,
+                        values: payload.start + 12..payload.start + 12 + 8 * n,
                         row,
                     }
                 }
-                b'R' if len == 20 => {
+                b'R' => {
                     label += 1;
                     rows.push(Row {
                         label,
                         at: entries.len(),
+                        end: 0,
                     });
                     Entry::Step {
                         k: u64_at(0),
@@ -500,60 +668,42 @@ impl LogReader {
                         sum: u32::from_le_bytes(p[16..20].try_into().expect("4 bytes")),
                     }
                 }
-                _ => return Err(self.error(at, &format!("unknown record `{}`", tag as char))),
+                _ => return Err(self.error(at, "unknown record")),
             };
             entries.push((entry, at));
             at = payload.end;
         }
+        drop(scan);
         self.entries = entries;
         self.rows = rows;
         self.defs = defs;
         self.names = names;
-        for (entry, _) in &self.entries {
-            if let Entry::Theta { values, .. } = entry
-                && values.len() / 8 > self.fill.len()
-            {
-                let theta = self.values(values.clone());
-                self.fill.extend_from_slice(&theta[self.fill.len()..]);
-            }
-        }
-        // A snapshot taken after a result must hold the θ that result's checksum names.
-        for w in self.entries.windows(2) {
-            if let [
-                (Entry::Step { sum, .. }, _),
-                (
-                    Entry::Theta {
-                        values, row: false, ..
-                    },
-                    at,
-                ),
-            ] = w
-            {
-                let theta = self.values(values.clone());
-                if checksum(&theta) != *sum {
-                    return Err(self.error(
-                        *at,
-                        "the snapshot does not match the checksum of the row before it",
-                    ));
-                }
-            }
-        }
+        self.fill = fill;
         Ok(())
     }
 
-    fn values(&self, range: Range<usize>) -> Vec<f64> {
-        self.bytes[range]
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect()
+    /// The f64s stored at `range`.
+    fn values(&self, range: Range<usize>) -> Result<Vec<f64>> {
+        let mut bytes = vec![0u8; range.len()];
+        self.store
+            .read_at(range.start, &mut bytes)
+            .map_err(|e| self.io_error(e))?;
+        Ok(f64s(&bytes))
     }
 
-    fn index_lines(&mut self, classic_names: Option<&[String]>) -> Result<()> {
-        let body = crate::textfile::strip_bom(&self.bytes);
-        let offset = self.bytes.len() - body.len();
-        let header_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
-        let mut at = offset;
-        if self.format == Format::Classic {
+    /// Index a CSV log's lines from byte `start` (after a byte-order mark): only complete lines
+    /// that parse count, as a live log may end mid-row.
+    fn index_lines(&mut self, start: usize, classic_names: Option<&[String]>) -> Result<()> {
+        let mut scan = self
+            .store
+            .scan(start, self.len)
+            .map_err(|e| self.io_error(e))?;
+        let mut line = Vec::new();
+        scan.read_until(b'\n', &mut line)
+            .map_err(|e| self.io_error(e))?;
+        let header = line.strip_suffix(b"\n").unwrap_or(&line);
+        let mut at = start;
+        let names = if self.format == Format::Classic {
             let Some(names) = classic_names else {
                 return Err(UserError(format!(
                     "{}: a θ log without a header row (the classic tool's); pass --config CONF so the names come from its variables file",
@@ -561,7 +711,7 @@ impl LogReader {
                 ))
                 .into());
             };
-            let columns = body[..header_end].split(|&b| b == b',').count() - 1;
+            let columns = header.split(|&b| b == b',').count() - 1;
             if columns != names.len() {
                 return Err(UserError(format!(
                     "{}:1: {columns} value columns, but the variables file has {} variables",
@@ -570,11 +720,16 @@ impl LogReader {
                 ))
                 .into());
             }
-            self.names = names.to_vec();
+            // The first line is a row: read it again.
+            scan = self
+                .store
+                .scan(start, self.len)
+                .map_err(|e| self.io_error(e))?;
+            names.to_vec()
         } else {
             let mut reader = csv::ReaderBuilder::new()
                 .has_headers(false)
-                .from_reader(&body[..header_end]);
+                .from_reader(header);
             let header = reader
                 .records()
                 .next()
@@ -588,20 +743,31 @@ impl LogReader {
                 ))
                 .into());
             }
-            self.names = header.iter().skip(1).map(str::to_string).collect();
-            at = offset + (header_end + 1).min(body.len());
-        }
-        // Only complete lines that parse count: a live log may end mid-row.
-        let mut row = vec![0.0; self.names.len()];
-        let bytes = &self.bytes;
+            at += line.len();
+            header.iter().skip(1).map(str::to_string).collect()
+        };
+        let mut row = vec![0.0; names.len()];
         let mut rows = Vec::new();
-        while let Some(end) = bytes[at..].iter().position(|&b| b == b'\n') {
-            let Some(label) = crate::tuner::log::parse_row(&bytes[at..at + end], &mut row) else {
+        loop {
+            line.clear();
+            let n = scan
+                .read_until(b'\n', &mut line)
+                .map_err(|e| self.io_error(e))?;
+            let Some(text) = line.strip_suffix(b"\n") else {
+                break; // the end, or half a line
+            };
+            let Some(label) = crate::tuner::log::parse_row(text, &mut row) else {
                 break;
             };
-            rows.push(Row { label, at });
-            at += end + 1;
+            rows.push(Row {
+                label,
+                at,
+                end: at + text.len(),
+            });
+            at += n;
         }
+        drop(scan);
+        self.names = names;
         self.rows = rows;
         Ok(())
     }
@@ -616,13 +782,16 @@ impl LogReader {
     ) -> Result<()> {
         if self.format != Format::Replay {
             let mut theta = vec![0.0; self.names.len()];
+            let mut line = Vec::new();
             for &i in wanted {
                 let row = self.rows[i];
-                let end = self.bytes[row.at..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(self.bytes.len(), |e| row.at + e);
-                crate::tuner::log::parse_row(&self.bytes[row.at..end], &mut theta);
+                line.resize(row.end - row.at, 0);
+                self.store
+                    .read_at(row.at, &mut line)
+                    .map_err(|e| self.io_error(e))?;
+                if crate::tuner::log::parse_row(&line, &mut theta) != Some(row.label) {
+                    return Err(self.error(row.at, "the line changed while the log was read"));
+                }
                 visit(i, row.label, &theta)?;
             }
             return Ok(());
@@ -645,7 +814,7 @@ impl LogReader {
                 && (start >= next || row_done.is_none_or(|r| r > want))
             {
                 if let (Entry::Theta { values, .. }, _) = &self.entries[start] {
-                    theta = self.values(values.clone());
+                    theta = self.values(values.clone())?;
                 }
                 def = self.def_before(start);
                 next = start + 1;
@@ -655,7 +824,7 @@ impl LogReader {
                 match entry {
                     Entry::Names => {}
                     Entry::Def(d) => def = Some(*d),
-                    Entry::Theta { values, .. } => theta = self.values(values.clone()),
+                    Entry::Theta { values, .. } => theta = self.values(values.clone())?,
                     Entry::Step { k, signal, sum } => {
                         let Some((seed, spsa)) = def.map(|d| &self.defs[d]) else {
                             return Err(self.error(*at, "a result before any definition"));
@@ -773,8 +942,19 @@ impl LogReader {
     }
 }
 
+/// Little-endian f64s, 8 bytes each.
+fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
 /// The names of an `N` record.
 fn read_names(p: &[u8]) -> Option<Vec<String>> {
+    if names_end(p)? != p.len() {
+        return None;
+    }
     let count = u32::from_le_bytes(p.get(..4)?.try_into().ok()?) as usize;
     let mut at = 4;
     let mut names = Vec::with_capacity(count.min(p.len() / 4));
@@ -784,7 +964,19 @@ fn read_names(p: &[u8]) -> Option<Vec<String>> {
         names.push(String::from_utf8(p.get(at..at + len)?.to_vec()).ok()?);
         at += len;
     }
-    (at == p.len()).then_some(names)
+    Some(names)
+}
+
+/// Where the names at the start of `p` end, if they are whole there.
+fn names_end(p: &[u8]) -> Option<usize> {
+    let count = u32::from_le_bytes(p.get(..4)?.try_into().ok()?);
+    let mut at = 4usize;
+    for _ in 0..count {
+        let len = u32::from_le_bytes(p.get(at..at.checked_add(4)?)?.try_into().ok()?) as usize;
+        at = at.checked_add(4 + len)?;
+        p.get(..at)?;
+    }
+    Some(at)
 }
 
 #[cfg(test)]
@@ -891,7 +1083,7 @@ mod tests {
         assert!(r.ends_at(&want[299]) && !r.ends_at(&want[298]));
         // 25 bytes a row, whatever θ's width, besides the snapshots.
         let len = std::fs::metadata(&path).unwrap().len() as usize;
-        let snapshots = 5 * (12 + 8 * 5 + FRAME);
+        let snapshots = 5 * (16 + 8 * 5 + FRAME);
         assert!(len < MAGIC.len() + 300 * 25 + snapshots + 400, "{len}");
     }
 
@@ -1001,6 +1193,114 @@ mod tests {
         let text = format!("{:#}", failed.unwrap());
         assert!(text.starts_with("/dev/full: cannot write log: "), "{text}");
         assert_eq!(format!("{:#}", log.flush().unwrap_err()), text);
+    }
+
+    /// Where each row's record ends in a format-2 log (rows in order).
+    fn row_ends(r: &LogReader) -> Vec<usize> {
+        r.rows
+            .iter()
+            .map(|row| {
+                let (entry, at) = &r.entries[row.at];
+                at + FRAME
+                    + match entry {
+                        Entry::Step { .. } => 20,
+                        Entry::Theta { values, .. } => 16 + values.len(),
+                        _ => unreachable!("a row is a result or θ"),
+                    }
+            })
+            .collect()
+    }
+
+    /// Issue 55: a log cut at any byte of its last records (two results, a snapshot, two more
+    /// results) reads to its last whole record, and θ there is the run's, bit for bit.
+    #[test]
+    fn a_log_cut_at_any_byte_of_its_last_records_reads_to_its_last_whole_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let want = write_run(&path, &vars(3), 130, 5);
+        let full = std::fs::read(&path).unwrap();
+        let ends = row_ends(&LogReader::open(&path, None).unwrap());
+        for cut in ends[125]..=full.len() {
+            let r = LogReader::parse(full[..cut].to_vec(), &path, None)
+                .unwrap_or_else(|e| panic!("cut at {cut}: {e:#}"));
+            let whole = ends.iter().filter(|&&e| e <= cut).count();
+            assert_eq!(r.rows(), whole, "cut at {cut}");
+            let last = r.theta_at_label(whole as u64).unwrap().unwrap();
+            assert_eq!(bits(&last), bits(&want[whole - 1]), "cut at {cut}");
+        }
+    }
+
+    /// Every row `bytes` holds, or the error reading them gives.
+    fn read_all(bytes: Vec<u8>, path: &Path) -> Result<Vec<(u64, Vec<u64>)>> {
+        let r = LogReader::parse(bytes, path, None)?;
+        let all: Vec<usize> = (0..r.rows()).collect();
+        let mut rows = Vec::new();
+        r.replay(&all, |_, label, theta| {
+            rows.push((label, bits(theta)));
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+
+    /// Flip every bit of `full` in turn: each is an error naming the file and a byte (or the
+    /// first line), or every row still reads as it was. Gives the flips that read.
+    fn flip_every_bit(full: &[u8], path: &Path) -> usize {
+        let want = read_all(full.to_vec(), path).unwrap();
+        let mut read = 0;
+        for byte in 0..full.len() {
+            for bit in 0..8 {
+                let mut bytes = full.to_vec();
+                bytes[byte] ^= 1 << bit;
+                match read_all(bytes, path) {
+                    Ok(rows) => {
+                        assert_eq!(rows, want, "bit {bit} of byte {byte} gave another θ");
+                        read += 1;
+                    }
+                    Err(e) => {
+                        let text = format!("{e:#}");
+                        let named = text.starts_with(&format!("{}: ", path.display()))
+                            && (text.contains("byte ")
+                                || (byte < MAGIC.len() && text.contains("first line")));
+                        assert!(named, "bit {bit} of byte {byte}: {text}");
+                    }
+                }
+            }
+        }
+        read
+    }
+
+    /// Issue 55: a single flipped bit anywhere in an SPSA run's log is found (an error naming
+    /// the file and the byte) or changes no θ (a snapshot's label, which nothing reads).
+    #[test]
+    fn a_flipped_bit_in_a_replayed_log_is_found_or_harmless() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        write_run(&path, &vars(2), 70, 3);
+        let full = std::fs::read(&path).unwrap();
+        // What reads: flips that leave θ's bits alone (a snapshot's label; a signal of 0, or
+        // its last bits; a name's letters, which no checksum covers).
+        let read = flip_every_bit(&full, &path);
+        assert!(
+            read < 8 * full.len() / 4,
+            "{read} of {} flips read",
+            8 * full.len()
+        );
+    }
+
+    /// The same for a log of rows with θ whole (a method that cannot be replayed).
+    #[test]
+    fn a_flipped_bit_in_rows_of_whole_theta_is_found_or_harmless() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mut log = ReplayLog::create(&path, &names).unwrap();
+        for k in 1..=12u64 {
+            log.append_theta(k, &[k as f64 / 3.0, -2.5, 1e3 + k as f64])
+                .unwrap();
+        }
+        drop(log);
+        let full = std::fs::read(&path).unwrap();
+        flip_every_bit(&full, &path);
     }
 
     #[test]
