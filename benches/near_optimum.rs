@@ -9,8 +9,9 @@
 //!   that do nothing; the 64-variable problem has 9 per active group (54) and the same 10;
 //! - game pairs from a pentanomial distribution: at Elo 0 LL 0.0001, DL 0.25, DD 0.50, WD 0.25,
 //!   WW 0.0001 (vondele's pentamodel figures), shifted to a pair's Elo difference Δ by an
-//!   exponential tilt p_j ∝ p_j(0)·e^(λ·s_j) (s_j the pair's net wins, −2..2), λ solved so that
-//!   the expected pair score is the logistic score 1/(1 + 10^(−Δ/400)) of both games;
+//!   exponential tilt p_j ∝ p_j(0)·e^(λ·s_j) (s_j the pair's points), λ solved so that the
+//!   expected pair score is the logistic score 1/(1 + 10^(−Δ/400)) of both games: the crate's
+//!   own simulator model (`stats::pairs`), so the plan below simulates exactly these pairs;
 //! - a developer's belief w_dev (the lab default: 1 for every variable) that fixes c: a probe
 //!   at c_dev,i = √(2/(k·w_dev,i)) loses 2 Elo under the belief;
 //! - asynchronous workers: 20, each with 1..64 cores (powers of two) and a speed in [0.5, 2]; a
@@ -30,8 +31,8 @@
 //! - ours: the crate's driver (`spsa::driver`), 30 pairs per iteration (N = 1000, A = N/10),
 //!   with the c_end and R_end that `spsa plan` (`plan::Planner`, 32 runs per setting) chooses
 //!   under the developer's belief: the variables at their distances from the optimum, bounds
-//!   start ± 2·c_dev, simul_elo = 4·k·w_dev·10⁴ at draw rate 0.75 (our simulator's pair then
-//!   has the pentanomial pair's mean slope and variance: 2·(1 − d) = 0.5); a worker leases
+//!   start ± 2·c_dev, simul_elo = k·w_dev·10⁴ (the belief, in score Elo), pairs from the same
+//!   pentanomial (`[simulation] pentanomial` in a config); a worker leases
 //!   max(1, its pairs / 30) iterations;
 //! - ours averaged: the same trajectory, handing out the mean θ over the last half or the last
 //!   quarter of the pairs (Polyak–Ruppert over the tail), and the same for fishtest's; and a run
@@ -47,6 +48,7 @@ use spsa::plan::Planner;
 use spsa::plan::study::{ModelOptimum, StudySetup};
 use spsa::spsa::driver::{Driver, DriverState, Rounding};
 use spsa::spsa::{Schedule, Spsa};
+use spsa::stats::pairs::{PairModel, PairOdds};
 use spsa::vars::Variable;
 
 /// Game pairs per run, every arm.
@@ -164,31 +166,17 @@ impl Problem {
     }
 }
 
+/// The lab's pairs: its pentanomial at Elo 0, moved to each Elo as the crate's simulator moves
+/// a shape (`stats::pairs`, an exponential tilt to the logistic score).
+fn pair_model() -> PairModel {
+    PairModel::pentanomial(PENTA0).expect("the pentamodel scores both ways")
+}
+
 /// The pentanomial of a pair whose θ+ side is `elo` stronger, as a cumulative table.
 fn penta_cdf(elo: f64) -> [f64; 5] {
-    let target = 4.0 * (1.0 / (1.0 + 10f64.powf(-elo / 400.0)) - 0.5);
-    let mut lambda = 0.0;
-    let mut p = [0.0; 5];
-    for _ in 0..30 {
-        let mut z = 0.0;
-        for (j, q) in p.iter_mut().enumerate() {
-            *q = PENTA0[j] * (lambda * (j as f64 - 2.0)).exp();
-            z += *q;
-        }
-        let (mut mean, mut second) = (0.0, 0.0);
-        for (j, q) in p.iter_mut().enumerate() {
-            *q /= z;
-            let s = j as f64 - 2.0;
-            mean += *q * s;
-            second += *q * s * s;
-        }
-        let var = second - mean * mean;
-        let step = (target - mean) / var;
-        lambda += step;
-        if step.abs() < 1e-14 {
-            break;
-        }
-    }
+    let PairOdds::Pairs(p) = pair_model().at_score(1.0 / (1.0 + 10f64.powf(-elo / 400.0))) else {
+        unreachable!("a pentanomial model draws pairs")
+    };
     let mut cdf = [0.0; 5];
     let mut acc = 0.0;
     for j in 0..5 {
@@ -522,7 +510,7 @@ fn belief_vars(problem: &Problem, w_dev: &[f64], c_dev: &[f64]) -> Vec<Variable>
             max: problem.start[i] + 2.0 * c_dev[i],
             c_end: c_dev[i] / 2.0,
             r_end: 0.002,
-            simul_elo: 4.0 * problem.k * w_dev[i] * 1e4,
+            simul_elo: problem.k * w_dev[i] * 1e4,
         })
         .collect()
 }
@@ -541,7 +529,7 @@ fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64]) -> Vec<Variable> {
     let setup = StudySetup {
         vars: belief_vars(problem, w_dev, c_dev),
         schedule: schedule(PAIRS / u64::from(OUR_PAIRS)),
-        draw_rate: 0.75,
+        pair_model: pair_model(),
         concurrency: mean_in_flight(),
         pairs: OUR_PAIRS,
         optimum: ModelOptimum::Zero,

@@ -59,7 +59,7 @@ fn mean_loss(vars: &[Variable], n: u64, conc: usize, runs: usize, seed: u64) -> 
             alpha: 0.602,
             gamma: 0.101,
         },
-        draw_rate: 0.0,
+        pair_model: spsa::stats::pairs::PairModel::default(),
         concurrency: conc,
         pairs: 1,
         optimum: ModelOptimum::Zero,

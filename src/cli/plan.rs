@@ -114,10 +114,12 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         }
         setup.optimum = pilot.optimum();
         setup.vars = pilot.apply(&setup.vars);
-        setup.draw_rate = pilot.draw_rate;
+        setup.pair_model = pilot.pair_model();
         pilot_note = format!(
-            " --measure --pairs {} (simul_elo measured: {} pairs, draw rate {:.2})",
-            args.pairs, pilot.pairs_played, pilot.draw_rate
+            " --measure --pairs {} (simul_elo measured: {} pairs, {})",
+            args.pairs,
+            pilot.pairs_played,
+            setup.pair_model.describe()
         );
     }
     let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);

@@ -266,6 +266,7 @@ impl Entries<'_> {
             seed: None,
             checkpoint_interval: None,
             draw_rate: 0.0,
+            pentanomial: None,
             games,
             positions: None,
             database: None,

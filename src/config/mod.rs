@@ -37,8 +37,11 @@ pub struct Config {
     /// How often a checkpoint is written while running; `None`: the default for the mode
     /// (see [`Config::checkpoint_every`]).
     pub checkpoint_interval: Option<Duration>,
-    /// Probability that a simulated game is drawn.
+    /// Probability that a simulated game is drawn (`[simulation] draw_rate`).
     pub draw_rate: f64,
+    /// `[simulation] pentanomial`: a simulated pair's points at equal strength (checked: five
+    /// counts, some below 1 point and some above); replaces the draw rate.
+    pub pentanomial: Option<[f64; 5]>,
     /// Real-game settings; `None` only when `simulate` is set and no engines were given.
     pub games: Option<GamesConfig>,
     /// `objective = "positions"`: tune from labelled positions (`None`: by games).
@@ -311,6 +314,17 @@ impl crate::error::UserFacing for ConfigError {
 }
 
 impl Config {
+    /// How simulated pairs spread around their Elo: the pentanomial if given, else independent
+    /// games at the draw rate (0 for a classic config: the classic tool's model).
+    pub fn pair_model(&self) -> crate::stats::pairs::PairModel {
+        use crate::stats::pairs::PairModel;
+        self.pentanomial
+            .and_then(PairModel::pentanomial)
+            .unwrap_or(PairModel::Games {
+                draw_rate: self.draw_rate,
+            })
+    }
+
     /// Load a config file; `.toml` is the TOML form, anything else the classic INI.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|cause| ConfigError::Io {
@@ -607,6 +621,29 @@ pub(crate) mod check {
             .parse()
             .map_err(|_| format!("a throughput share must be a number, not `{text}`"))?;
         throughput(p)
+    }
+
+    /// A pentanomial shape: five counts or probabilities (0, ½, 1, 1½, 2 points) that can carry
+    /// a score both ways, given instead of a draw rate.
+    pub fn pentanomial(p: &[f64], draw_rate: f64) -> Result<[f64; 5], String> {
+        let shape: [f64; 5] = p.try_into().map_err(|_| {
+            format!(
+                "expected 5 numbers (pairs scoring 0, 1/2, 1, 3/2 and 2 points), found {}",
+                p.len()
+            )
+        })?;
+        if draw_rate != 0.0 {
+            return Err(
+                "give draw_rate or pentanomial, not both (the pentanomial holds the draws)".into(),
+            );
+        }
+        if let Some(bad) = shape.iter().find(|c| !c.is_finite() || **c < 0.0) {
+            return Err(format!("counts must be 0 or more, not {bad}"));
+        }
+        match crate::stats::pairs::PairModel::pentanomial(shape) {
+            Some(_) => Ok(shape),
+            None => Err("needs pairs below 1 point (0 or 1/2) and above it (3/2 or 2): a shape without either cannot score an Elo difference".into()),
+        }
     }
 
     pub fn probability(v: f64) -> Result<f64, String> {

@@ -127,11 +127,43 @@ fn toml_errors_name_line_or_key() {
             SIM_TOML.replace("iterations = 50000", ""),
             "conf/t.toml: missing key `iterations`",
         ),
+        (
+            format!("{SIM_TOML}[simulation]\npentanomial = [1, 2, 3]\n"),
+            "conf/t.toml: key `simulation.pentanomial`: expected 5 numbers",
+        ),
+        (
+            format!("{SIM_TOML}[simulation]\ndraw_rate = 0.5\npentanomial = [1, 2, 3, 2, 1]\n"),
+            "conf/t.toml: key `simulation.pentanomial`: give draw_rate or pentanomial",
+        ),
+        (
+            format!("{SIM_TOML}[simulation]\npentanomial = [0, 0, 10, 2, 1]\n"),
+            "conf/t.toml: key `simulation.pentanomial`: needs pairs below 1 point",
+        ),
+        (
+            format!("{SIM_TOML}[simulation]\npentanomial = [1, -2, 10, 2, 1]\n"),
+            "conf/t.toml: key `simulation.pentanomial`: counts must be 0 or more, not -2",
+        ),
     ];
     for (text, want) in cases {
         let err = toml(&text).unwrap_err().to_string();
         assert!(err.starts_with(want), "got {err:?}, want {want:?}");
     }
+}
+
+#[test]
+fn a_pentanomial_replaces_the_draw_rate_and_a_classic_config_keeps_decisive_games() {
+    use crate::stats::pairs::PairModel;
+    let c = toml(&format!(
+        "{SIM_TOML}[simulation]\npentanomial = [1, 25, 50, 25, 1]\n"
+    ))
+    .unwrap();
+    let PairModel::Pentanomial(p) = c.pair_model() else {
+        panic!("{:?}", c.pair_model())
+    };
+    assert!((p[2] - 50.0 / 102.0).abs() < 1e-9, "{p:?}");
+    let c = toml(&format!("{SIM_TOML}[simulation]\ndraw_rate = 0.25\n")).unwrap();
+    assert_eq!(c.pair_model(), PairModel::Games { draw_rate: 0.25 });
+    assert_eq!(toml(SIM_TOML).unwrap().pair_model(), PairModel::default());
 }
 
 #[test]

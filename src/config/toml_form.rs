@@ -83,6 +83,8 @@ fn one() -> u64 {
 struct Simulation {
     #[serde(default)]
     draw_rate: f64,
+    /// A pair's points at equal strength (0, ½, 1, 1½, 2), as counts or probabilities.
+    pentanomial: Option<Vec<f64>>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -386,6 +388,18 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         "simulation.draw_rate",
         check::probability(file.simulation.draw_rate),
     )?;
+    let pentanomial = file
+        .simulation
+        .pentanomial
+        .as_deref()
+        .map(|p| {
+            checked(
+                path,
+                "simulation.pentanomial",
+                check::pentanomial(p, draw_rate),
+            )
+        })
+        .transpose()?;
     let checkpoint_seconds = file
         .checkpoint_seconds
         .map(|s| checked(path, "checkpoint_seconds", check::non_negative(s)))
@@ -431,6 +445,7 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         seed: file.seed,
         checkpoint_interval: checkpoint_seconds.map(Duration::from_secs_f64),
         draw_rate,
+        pentanomial,
         games,
         positions,
         database: file.database.clone(),

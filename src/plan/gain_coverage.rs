@@ -1,14 +1,14 @@
 //! Coverage of "gained so far" ([`crate::stats::gain`]) on simulated runs whose truth is known:
 //! the tuner's own driver and the simulator, with the live curve's [`Track`] measuring θ against
 //! the start, and at every point the pooled estimate compared with the model's Elo of that
-//! point's θ (as the measured score sees it: draws pull it toward 0).
+//! point's θ (the model speaks score Elo, the Elo a match measures, at any draw rate).
 
 use crate::source::simulate::Simulator;
 use crate::spsa::driver::{Driver, DriverState, Rounding, Trial};
 use crate::spsa::track::{Against, StopRule, Track, TrackPlan, TrackState};
 use crate::spsa::{Schedule, Spsa};
+use crate::stats::Tally;
 use crate::stats::gain::{Gain, gained};
-use crate::stats::{Tally, elo_from_score};
 use crate::vars::Variable;
 
 /// A variable for the model: optimum 0.
@@ -24,11 +24,9 @@ pub fn var(name: &str, start: f64, range: f64, c_end: f64, r_end: f64, simul_elo
     }
 }
 
-/// The Elo of `theta` against `start` as a match's score measures it at draw rate `draw`.
-pub fn truth(sim: &Simulator, theta: &[f64], start: &[f64], draw: f64) -> f64 {
-    let diff = sim.elo(theta) - sim.elo(start);
-    let score = draw / 2.0 + (1.0 - draw) * Simulator::win_probability(diff);
-    elo_from_score(score)
+/// The Elo of `theta` against `start`, as a match's score measures it.
+pub fn truth(sim: &Simulator, theta: &[f64], start: &[f64]) -> f64 {
+    sim.elo(theta) - sim.elo(start)
 }
 
 /// One recorded point: its iteration, pentanomial, and the true Elo of its θ.
@@ -91,7 +89,7 @@ pub fn run_with_curve(
             out.push(Measured {
                 iteration: trial.iteration,
                 pentanomial: t.pentanomial,
-                truth: truth(&sim, &theta, &start, draw),
+                truth: truth(&sim, &theta, &start),
             });
         }
         let Some(tr) = driver.next_trial() else {

@@ -272,7 +272,7 @@ impl Planner {
             &ProgressBar::hidden(),
         );
         self.runs_played += runs;
-        let sim = Simulator::new(&setup.vars, setup.draw_rate);
+        let sim = Simulator::new(&setup.vars, setup.pair_model);
         let per_run = study.losses_by_var(&sim);
         Batch {
             by_var: (0..setup.vars.len())
@@ -401,9 +401,9 @@ pub fn render(setup: &StudySetup, o: &PlanOutcome) -> String {
     let n = setup.schedule.iterations;
     let _ = writeln!(
         out,
-        "plan for {n} iterations, Concurrency {}, draw rate {:.3}: {} simulated runs (seeds from {})\n{}",
+        "plan for {n} iterations, Concurrency {}, {}: {} simulated runs (seeds from {})\n{}",
         setup.concurrency,
-        setup.draw_rate,
+        setup.pair_model.describe(),
         o.runs_played,
         o.first_seed,
         setup.optimum.describe()
@@ -509,7 +509,7 @@ mod tests {
                 alpha: 0.602,
                 gamma: 0.101,
             },
-            draw_rate: 0.0,
+            pair_model: crate::stats::pairs::PairModel::default(),
             concurrency: 1,
             pairs: 1,
             optimum: ModelOptimum::Zero,

@@ -25,6 +25,7 @@ use crate::plan::curvature::{Curvature, Point, fit};
 use crate::plan::pilot_memo::{PilotMemo, key};
 use crate::plan::study::{ModelOptimum, OptimumPrior};
 use crate::runtime::shutdown::Shutdown;
+use crate::stats::pairs::PairModel;
 use crate::stats::{Tally, pentanomial};
 use crate::vars::{Variable, format_value};
 
@@ -130,6 +131,8 @@ pub struct Pilot {
     pub measured: Vec<Measured>,
     /// Draws over games, all pilot matches together.
     pub draw_rate: f64,
+    /// The pilot's pairs by points (0, ½, 1, 1½, 2), all matches together.
+    pub pentanomial: [u64; 5],
     pub pairs_played: u64,
     pub seconds: f64,
 }
@@ -217,10 +220,19 @@ impl Pilot {
             &rows,
         );
         out.push_str(&format!(
-            "pilot: {} pairs in {:.0} s, draw rate {:.2}\n",
-            self.pairs_played, self.seconds, self.draw_rate
+            "pilot: {} pairs in {:.0} s, draw rate {:.2}, pairs by points (0, ½, 1, 1½, 2): {:?}\n",
+            self.pairs_played, self.seconds, self.draw_rate, self.pentanomial
         ));
         out
+    }
+
+    /// How the plan simulates pairs: the pilot's own pentanomial centred on equal strength
+    /// (real pairs of one opening are less noisy than two independent games at their draw
+    /// rate), or its draw rate when its pairs cannot give a shape (none below or above 1 point).
+    pub fn pair_model(&self) -> PairModel {
+        PairModel::from_pair_counts(&self.pentanomial).unwrap_or(PairModel::Games {
+            draw_rate: self.draw_rate,
+        })
     }
 }
 
@@ -271,6 +283,7 @@ pub async fn measure(
     let start: Vec<f64> = vars.iter().map(|v| v.start.round()).collect();
     let mut measured = Vec::with_capacity(vars.len());
     let (mut draws, mut games_played, mut pairs_played) = (0u64, 0u64, 0u64);
+    let mut by_points = [0u64; 5];
     for (i, var) in vars.iter().enumerate() {
         let h = (settings.c_ends * var.c_end).round();
         let outcome = match offsets(var, h) {
@@ -305,6 +318,9 @@ pub async fn measure(
                     draws += tally.draws;
                     games_played += tally.games();
                     pairs_played += tally.pairs();
+                    for (all, n) in by_points.iter_mut().zip(tally.pentanomial) {
+                        *all += n;
+                    }
                     match elo_with_se(&tally) {
                         Some((elo, se)) => points.push(Point { u, elo, se }),
                         None => {
@@ -336,6 +352,7 @@ pub async fn measure(
         } else {
             config.draw_rate
         },
+        pentanomial: by_points,
         pairs_played,
         seconds: started.elapsed().as_secs_f64(),
     })

@@ -21,6 +21,7 @@ use crate::report::status::table;
 use crate::source::simulate::Simulator;
 use crate::spsa::driver::{Driver, DriverState, Rounding};
 use crate::spsa::{Schedule, Spsa};
+use crate::stats::pairs::PairModel;
 use crate::vars::{Variable, format_value};
 
 /// Everything one study needs, already loaded.
@@ -28,7 +29,8 @@ use crate::vars::{Variable, format_value};
 pub struct StudySetup {
     pub vars: Vec<Variable>,
     pub schedule: Schedule,
-    pub draw_rate: f64,
+    /// How simulated pairs spread around their Elo (the config's, or the pilot's pairs).
+    pub pair_model: PairModel,
     pub concurrency: usize,
     /// Game pairs per iteration.
     pub pairs: u32,
@@ -145,7 +147,7 @@ impl StudySetup {
         Ok(StudySetup {
             vars: crate::vars::load(&config.variables)?,
             schedule: config.schedule,
-            draw_rate: config.draw_rate,
+            pair_model: config.pair_model(),
             concurrency: config.concurrency,
             pairs: config.pairs_per_iteration,
             optimum: ModelOptimum::Zero,
@@ -254,7 +256,7 @@ fn simulate_around_zero(setup: &StudySetup, vars: &[Variable], seed: u64) -> Vec
         seed,
         DriverState::start(theta),
     );
-    let sim = Simulator::new(vars, setup.draw_rate);
+    let sim = Simulator::new(vars, setup.pair_model);
     let in_flight = setup.concurrency.max(1);
     let mut queue: VecDeque<(u64, f64)> = VecDeque::with_capacity(in_flight);
     loop {
@@ -306,7 +308,7 @@ pub fn run_study(
         .into_iter()
         .flatten()
         .unzip();
-    let sim = Simulator::new(&setup.vars, setup.draw_rate);
+    let sim = Simulator::new(&setup.vars, setup.pair_model);
     let start: Vec<f64> = setup.vars.iter().map(|v| v.start).collect();
     let start_loss = optima
         .iter()
@@ -332,12 +334,12 @@ pub fn render(setup: &StudySetup, study: &Study) -> String {
     let runs = study.finals.len();
     let _ = writeln!(
         out,
-        "{runs} simulated runs of {} iterations, seeds {}..={}, Concurrency {}, draw rate {:.3}",
+        "{runs} simulated runs of {} iterations, seeds {}..={}, Concurrency {}, {}",
         setup.schedule.iterations,
         study.first_seed,
         study.first_seed.wrapping_add(runs.saturating_sub(1) as u64),
         setup.concurrency,
-        setup.draw_rate
+        setup.pair_model.describe()
     );
     let _ = writeln!(out, "{}\n\nfinal values:", setup.optimum.describe());
     let rows: Vec<Vec<String>> = setup
@@ -399,7 +401,7 @@ mod tests {
                 alpha: 0.602,
                 gamma: 0.101,
             },
-            draw_rate: 0.2,
+            pair_model: PairModel::Games { draw_rate: 0.2 },
             concurrency,
             pairs: 1,
             optimum: ModelOptimum::Zero,
@@ -492,7 +494,7 @@ mod tests {
         let spread = Spread::of(&first);
         assert!(spread.p10 < 100.0 && spread.p90 > 300.0, "{spread:?}");
         // The losses are distances from each run's own optimum.
-        let sim = Simulator::new(&s.vars, s.draw_rate);
+        let sim = Simulator::new(&s.vars, s.pair_model);
         for (r, by_var) in a.losses_by_var(&sim).iter().enumerate() {
             let d = a.finals[r][1] - a.optima[r][1];
             assert!((by_var[1] - 0.04 * d * d).abs() < 1e-9);
@@ -598,7 +600,7 @@ mod tests {
             concurrency: 1,
             max_faulty_trials: 5,
         };
-        let sim = Simulator::new(&s.vars, s.draw_rate);
+        let sim = Simulator::new(&s.vars, s.pair_model);
         let mut tuner = Tuner::prepare(s.vars.clone(), plan, files, StartMode::New).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

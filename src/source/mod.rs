@@ -243,7 +243,7 @@ pub async fn open(req: &OpenRequest<'_>) -> Result<Box<dyn Source>> {
     if req.config.simulate {
         return Ok(Box::new(simulate::Simulator::new(
             req.vars,
-            req.config.draw_rate,
+            req.config.pair_model(),
         )));
     }
     Ok(Box::new(games::GameSource::open(req).await?))

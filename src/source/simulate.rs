@@ -1,9 +1,12 @@
 //! The quadratic Elo model as a [`Source`]: games without engines, so users can choose
 //! c_end and R_end (and tests can check the tuner) in milliseconds.
 //!
-//! A variable at distance x from its optimum (0) costs 0.0001·simul_elo·x² Elo. The θ+ side wins
-//! each game with probability 1/(1+10^(−ΔElo/400)), where ΔElo is its Elo minus the θ− side's.
-//! With a draw rate d, each game is drawn with probability d and otherwise decided as above.
+//! A variable at distance x from its optimum (0) costs 0.0001·simul_elo·x² Elo, in score Elo (the
+//! Elo a match measures, a draw half a point). The θ+ side scores 1/(1+10^(−ΔElo/400)) a game on
+//! average, where ΔElo is its Elo minus the θ− side's; how a pair spreads around that mean is the
+//! config's [`PairModel`]: independent games with a draw rate (at draw rate 0, each game won
+//! with that probability, as the classic tool played), or a pentanomial of real pairs. Draws lower
+//! the noise of a pair, never its Elo (`stats::pairs`).
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -11,6 +14,7 @@ use rand::{RngExt, SeedableRng};
 use futures::future::BoxFuture;
 
 use super::{AtOnce, GameScore, Measurement, Source, Trial};
+use crate::stats::pairs::{PairModel, PairOdds};
 use crate::vars::Variable;
 
 /// The simulated opponent pair.
@@ -18,14 +22,16 @@ use crate::vars::Variable;
 pub struct Simulator {
     /// 0.0001·simul_elo per variable: Elo lost per unit² of distance from the optimum.
     weights: Vec<f64>,
-    draw_rate: f64,
+    pairs: PairModel,
 }
 
 impl Simulator {
-    pub fn new(vars: &[Variable], draw_rate: f64) -> Self {
+    /// The model of `vars` (their simul_elo column), pairs spread as `pairs` says (a draw rate
+    /// converts into independent games).
+    pub fn new(vars: &[Variable], pairs: impl Into<PairModel>) -> Self {
         Simulator {
             weights: vars.iter().map(|v| 0.0001 * v.simul_elo).collect(),
-            draw_rate,
+            pairs: pairs.into(),
         }
     }
 
@@ -48,26 +54,20 @@ impl Simulator {
             .collect()
     }
 
-    /// Expected score of a player `delta_elo` stronger than its opponent, in a decisive game.
+    /// Expected score of a player `delta_elo` stronger than its opponent, a game.
     pub fn win_probability(delta_elo: f64) -> f64 {
         1.0 / (1.0 + 10f64.powf(-delta_elo / 400.0))
     }
 
-    /// Play the pair synchronously (the async seam just wraps this).
     /// One simulated pair at the trial's values, seeded by `seed` (reproducible).
     pub fn play_pair(&self, plus: &[f64], minus: &[f64], seed: u64) -> [GameScore; 2] {
-        let p = Self::win_probability(self.elo(plus) - self.elo(minus));
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let mut game = || {
-            if self.draw_rate > 0.0 && rng.random::<f64>() < self.draw_rate {
-                GameScore::Draw
-            } else if rng.random::<f64>() < p {
-                GameScore::Win
-            } else {
-                GameScore::Loss
-            }
-        };
-        [game(), game()]
+        play(&self.odds(plus, minus), seed)
+    }
+
+    /// How a pair of θ+ (`plus`) against θ− (`minus`) is drawn.
+    fn odds(&self, plus: &[f64], minus: &[f64]) -> PairOdds {
+        self.pairs
+            .at_score(Self::win_probability(self.elo(plus) - self.elo(minus)))
     }
 
     /// All of a trial's pairs (pair j seeded by the trial's seed + j).
@@ -80,9 +80,57 @@ impl Simulator {
     /// [`Simulator::measure`] into `out`, reusing its vectors.
     pub fn measure_into(&self, trial: &Trial, out: &mut Measurement) {
         out.clear();
+        let odds = self.odds(&trial.plus, &trial.minus);
         for j in 0..u64::from(trial.pairs) {
-            let pair = self.play_pair(&trial.plus, &trial.minus, trial.seed.wrapping_add(j));
-            out.games.extend(pair);
+            out.games.extend(play(&odds, trial.seed.wrapping_add(j)));
+        }
+    }
+}
+
+/// One pair drawn from `odds`, seeded by `seed`. Independent games take one uniform draw each
+/// (at draw rate 0 the draws the simulator has always made: a win below the win probability); a
+/// pentanomial pair takes one for its points and one for which game of a 1½ or ½ pair was drawn,
+/// and plays a 1-point pair as two draws (the pair's sum is all SPSA and the Elo statistics read).
+fn play(odds: &PairOdds, seed: u64) -> [GameScore; 2] {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    match *odds {
+        PairOdds::Games { win, draw } => {
+            let mut game = || {
+                let u = rng.random::<f64>();
+                if u < win {
+                    GameScore::Win
+                } else if u < win + draw {
+                    GameScore::Draw
+                } else {
+                    GameScore::Loss
+                }
+            };
+            [game(), game()]
+        }
+        PairOdds::Pairs(p) => {
+            let u = rng.random::<f64>();
+            let mut bin = 4;
+            let mut below = 0.0;
+            for (i, q) in p.iter().enumerate() {
+                below += q;
+                if u < below {
+                    bin = i;
+                    break;
+                }
+            }
+            use GameScore::{Draw, Loss, Win};
+            let pair = match bin {
+                0 => [Loss, Loss],
+                1 => [Loss, Draw],
+                2 => [Draw, Draw],
+                3 => [Win, Draw],
+                _ => [Win, Win],
+            };
+            if rng.random::<bool>() {
+                [pair[1], pair[0]]
+            } else {
+                pair
+            }
         }
     }
 }
@@ -183,18 +231,28 @@ mod tests {
         assert_eq!(a, b);
     }
 
-    /// Issue 54: `spsa plan --measure` fits simul_elo from the pilot's matches, whose Elo is
-    /// score Elo (`stats::pentanomial`, draws counted as half points), and then simulates with
-    /// the pilot's draw rate d. The simulator plays simul_elo as the Elo of a decisive game, so
-    /// the pairs it plays show (1 − d) of that score Elo: the plan sees (1 − d) of the measured
-    /// curvature (a quarter at fishtest's STC draw rates). This measures it the pilot's way and
-    /// fails today (about 40 Elo instead of 100 at d = 0.6); ignored until the simulator or the
-    /// pilot's hand-over speaks score Elo.
+    /// `spsa plan --measure` fits simul_elo from the pilot's matches, whose Elo is score Elo
+    /// (`stats::pentanomial`, a draw half a point), and then simulates with the pilot's pairs:
+    /// the simulator must play that Elo at any draw rate, or the plan would see (1 − d) of the
+    /// measured curvature (it did: 39 Elo instead of 100 at d = 0.6, before the model spoke
+    /// score Elo).
     #[test]
-    #[ignore = "issue 54: the simulator's Elo is decisive-game Elo, the pilot's is score Elo"]
     fn the_pilots_score_elo_is_what_the_simulator_plays_at_the_pilots_draw_rate() {
-        let draw_rate = 0.6;
-        let sim = Simulator::new(&vars(&[100.0]), draw_rate);
+        for model in [
+            PairModel::Games { draw_rate: 0.6 },
+            PairModel::pentanomial([0.0001, 0.25, 0.5, 0.25, 0.0001]).unwrap(),
+        ] {
+            let counts = pentanomial_of(&Simulator::new(&vars(&[100.0]), model));
+            let measured = crate::stats::pentanomial(&counts).expect("an estimate").elo;
+            assert!(
+                (measured - 100.0).abs() < 6.0,
+                "{model:?}: the pilot would measure {measured:.1} score Elo where the model's curve has 100"
+            );
+        }
+    }
+
+    /// The pentanomial counts of 20,000 pairs of the optimum against 100 from it (100 Elo apart).
+    fn pentanomial_of(sim: &Simulator) -> [u64; 5] {
         let mut counts = [0u64; 5];
         for seed in 0..20_000u64 {
             // The optimum (θ+) against 100 from it: 100 Elo apart under the model.
@@ -202,10 +260,30 @@ mod tests {
             let points: i32 = pair.iter().map(|g| g.value() + 1).sum();
             counts[points as usize] += 1;
         }
-        let measured = crate::stats::pentanomial(&counts).expect("an estimate").elo;
+        counts
+    }
+
+    #[test]
+    fn a_pentanomial_pair_has_the_shapes_spread_and_draws() {
+        // vondele's pentamodel: at equal strength nearly every pair scores ½, 1 or 1½.
+        let model = PairModel::pentanomial([0.0001, 0.25, 0.5, 0.25, 0.0001]).unwrap();
+        let sim = Simulator::new(&vars(&[1.0]), model);
+        let mut counts = [0u64; 5];
+        let mut draws = 0;
+        for seed in 0..20_000u64 {
+            let pair = sim.play_pair(&[0.0], &[0.0], seed);
+            draws += pair.iter().filter(|g| **g == GameScore::Draw).count();
+            counts[pair.iter().map(|g| g.value() + 1).sum::<i32>() as usize] += 1;
+        }
+        assert!(counts[0] + counts[4] < 20, "{counts:?}");
         assert!(
-            (measured - 100.0).abs() < 10.0,
-            "the pilot would measure {measured:.1} score Elo where the model's curve has 100"
+            (counts[2] as f64 / 20_000.0 - 0.5).abs() < 0.02,
+            "{counts:?}"
+        );
+        assert!((draws as f64 / 40_000.0 - 0.75).abs() < 0.02, "{draws}");
+        assert_eq!(
+            sim.play_pair(&[3.0], &[9.0], 7),
+            sim.play_pair(&[3.0], &[9.0], 7)
         );
     }
 }

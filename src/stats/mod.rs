@@ -16,6 +16,7 @@
 
 pub mod gain;
 pub mod interval;
+pub mod pairs;
 pub mod sprt;
 
 use std::fmt;
