@@ -534,7 +534,10 @@ fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64]) -> Vec<Variable> {
         pairs: OUR_PAIRS,
         optimum: ModelOptimum::Zero,
     };
-    Planner::new(setup, 32, 1, 2).plan().suggestion
+    Planner::new(setup, 32, 1, 2)
+        .with_probe_loss(spsa::plan::DEFAULT_PROBE_LOSS)
+        .plan()
+        .suggestion
 }
 
 /// Mean and 95% half-width (t, 39 degrees of freedom at 40 seeds; 2.0 is close enough above).

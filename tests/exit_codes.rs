@@ -136,6 +136,11 @@ fn plan_and_report() {
     );
     assert_user_error(
         d,
+        &["plan", "sim.conf", "--probe-loss", "0", "-o", "out.var"],
+        &["sim.conf", "--probe-loss 0: must be a positive number"],
+    );
+    assert_user_error(
+        d,
         &[
             "plan",
             "sim.conf",

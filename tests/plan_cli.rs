@@ -249,6 +249,22 @@ fn a_real_engines_weights_are_planned_with_their_optimum_unknown() {
     // when its optimum is unknown.
     assert!(file_loss(&sim_out, "Shelter") < 0.1, "{sim_out}");
     assert!(file_loss(&real_out, "Shelter") > 1.0, "{real_out}");
+    // A real engine's plan keeps the probe limit (5 Elo at ±c_end under the seventh column);
+    // the model's own plan needs none.
+    assert!(
+        real_out.contains("no c_end loses more than 5 Elo"),
+        "{real_out}"
+    );
+    assert!(!sim_out.contains("--probe-loss"), "{sim_out}");
+    for v in vars::load(&d.join("real.var")).unwrap() {
+        let loss = 1e-4 * v.simul_elo * v.c_end * v.c_end;
+        assert!(loss <= 5.0, "{}: c_end {} loses {loss}", v.name, v.c_end);
+    }
+    assert!(text_of(&d.join("real.var")).contains("--probe-loss 5"));
+}
+
+fn text_of(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
 }
 
 /// `--variables FILE` plans FILE (a path from the current folder) instead of the config's

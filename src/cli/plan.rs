@@ -39,6 +39,11 @@ pub struct PlanArgs {
     /// With --measure: game pairs per pilot match (two matches per variable).
     #[arg(long, default_value_t = 100, requires = "measure")]
     pub pairs: u64,
+    /// The most Elo any variable may lose when moved ±c_end from its optimum under its
+    /// simul_elo: the plan never chooses a larger c_end (default: 5 for a real engine, where
+    /// Elo is not quadratic far out; none for a simulation config, where it is; `inf`: none).
+    #[arg(long, value_name = "ELO")]
+    pub probe_loss: Option<f64>,
     /// With --measure: how far each variable is moved, in c_end.
     #[arg(long, default_value_t = crate::plan::pilot::DEFAULT_C_ENDS, requires = "measure")]
     pub offset_c_ends: f64,
@@ -60,6 +65,11 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         return Err(bad(format!(
             "--pairs {}: a pilot match needs at least 10 pairs for an Elo interval",
             args.pairs
+        )));
+    }
+    if let Some(l) = args.probe_loss.filter(|l| l.is_nan() || *l <= 0.0) {
+        return Err(bad(format!(
+            "--probe-loss {l}: must be a positive number of Elo (inf for no limit)"
         )));
     }
     if args.measure && !(args.offset_c_ends > 0.0 && args.offset_c_ends.is_finite()) {
@@ -124,7 +134,13 @@ pub async fn command(args: PlanArgs) -> Result<()> {
     }
     let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let planner = Planner::new(setup.clone(), args.runs, first_seed, threads);
+    let probe_loss = args.probe_loss.unwrap_or(if real_engine {
+        crate::plan::DEFAULT_PROBE_LOSS
+    } else {
+        f64::INFINITY
+    });
+    let planner =
+        Planner::new(setup.clone(), args.runs, first_seed, threads).with_probe_loss(probe_loss);
     if !planner.has_tunable() {
         return Err(bad(format!(
             "{}: no variable has a positive simul_elo and a range, so the model has nothing to plan; set simul_elo (column 7)",
@@ -147,10 +163,11 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         .map(|p| format!(" --variables {}", p.display()))
         .unwrap_or_default();
     let how = format!(
-        "spsa plan {}{variables_flag} --iterations {} --runs {} --seed {first_seed}{pilot_note}",
+        "spsa plan {}{variables_flag} --iterations {} --runs {} --seed {first_seed} --probe-loss {}{pilot_note}",
         args.config.display(),
         setup.schedule.iterations,
-        args.runs
+        args.runs,
+        probe_loss
     );
     std::fs::write(&args.out, file_text(&how, &outcome))
         .with_context(|| format!("{}: cannot write", args.out.display()))?;

@@ -2,8 +2,9 @@
 //! the quadratic model, so a tune's gains come from a search instead of a guess.
 //!
 //! What the model says (see docs/tuning.md, "Choosing c_end and R_end"): the drift of a variable toward
-//! its optimum per iteration is a_k·0.023·(1−d)·w·x (w = simul_elo/10⁴), independent of c_k,
-//! while the noise of a step is (a_k/c_k)²·2(1−d). So a larger c is free until θ± are clipped at
+//! its optimum per iteration is a_k·0.023·w·x (w = simul_elo/10⁴, score Elo), independent of c_k
+//! and of the draws, while the noise of a step is (a_k/c_k)² times the variance of a pair's
+//! result (2(1−d) for independent games at draw rate d, less for a real pentanomial). So a larger c is free until θ± are clipped at
 //! the bounds, and a = R_end·c_end² trades converging from the start (bias) against the
 //! stationary spread (about R_end/0.023 Elo per variable). The per-variable Elo losses add, and
 //! each depends almost only on its own gains (other variables only add a little noise to the
@@ -17,6 +18,12 @@
 //!    batch j);
 //! 3. on fresh seeds, the per-variable choice against the best shared cell: the smaller mean
 //!    loss wins, and the file's own settings are measured on the same seeds for comparison.
+//!
+//! c is bounded twice: c_cap puts c_1 at half the range, and for a real engine no variable's
+//! c_end may lose more than the probe limit (`--probe-loss`, [`DEFAULT_PROBE_LOSS`] Elo) when
+//! that variable alone is moved ±c_end from its optimum under its simul_elo. On the model a
+//! larger c is nearly free (so a simulation config plans without the limit unless given one); on
+//! an engine Elo is far from quadratic that far out, and the seventh column is a belief.
 //!
 //! Variables with simul_elo ≤ 0 (nothing to find under the model) or min = max keep their
 //! settings and are named in a warning.
@@ -40,6 +47,11 @@ use crate::plan::study::{ModelOptimum, Spread, StudySetup, quantile, run_study};
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
 use crate::vars::{self, Variable, format_value};
+
+/// The most Elo a variable of a real engine may lose at ±c_end from its optimum under its
+/// simul_elo, unless `spsa plan --probe-loss` says otherwise: 2.5 times the 2 Elo a probe of
+/// fishtest's SPSA laboratory loses under the developer's belief.
+pub const DEFAULT_PROBE_LOSS: f64 = 5.0;
 
 /// Shared-scale grid, step 1: c_end as a fraction of c_cap.
 const C_FRACTIONS: [f64; 3] = [0.25, 0.5, 1.0];
@@ -116,6 +128,10 @@ pub struct PlanOutcome {
     /// Simulated runs played in all.
     pub runs_played: usize,
     pub first_seed: u64,
+    /// The probe limit the plan kept (Elo a variable loses at ±c_end under its simul_elo), and
+    /// the variables whose suggested c_end sits at it.
+    pub probe_loss: f64,
+    pub at_probe_limit: Vec<String>,
 }
 
 /// Gains per variable: (c_end, R_end).
@@ -130,6 +146,17 @@ pub struct Planner {
     /// Indices of the variables the search may change.
     tunable: Vec<usize>,
     runs_played: usize,
+    /// Elo a variable may lose at ±c_end under its simul_elo.
+    probe_loss: f64,
+}
+
+/// Round down to three significant digits.
+fn down3(x: f64) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(x.log10().floor() as i32 - 2);
+    (x / scale).floor() * scale
 }
 
 /// Round to three significant digits (what we write to the file is what we evaluate).
@@ -179,6 +206,23 @@ impl Planner {
             threads: threads.max(1),
             tunable,
             runs_played: 0,
+            probe_loss: f64::INFINITY,
+        }
+    }
+
+    /// A probe limit: the most Elo a variable may lose at ±c_end under its simul_elo
+    /// (positive; none until given).
+    pub fn with_probe_loss(mut self, elo: f64) -> Planner {
+        self.probe_loss = elo;
+        self
+    }
+
+    /// The largest c_end whose probe loses at most the limit under the variable's simul_elo.
+    fn c_limit(&self, v: &Variable) -> f64 {
+        if v.simul_elo > 0.0 {
+            (self.probe_loss / (1e-4 * v.simul_elo)).sqrt()
+        } else {
+            f64::INFINITY
         }
     }
 
@@ -239,10 +283,11 @@ impl Planner {
         self.setup.vars.iter().map(|v| (v.c_end, v.r_end)).collect()
     }
 
-    /// c_end that puts c_1 = c_end·N^γ at half the variable's range.
+    /// c_end that puts c_1 = c_end·N^γ at half the variable's range, or the probe limit if
+    /// that is smaller.
     fn c_cap(&self, v: &Variable) -> f64 {
         let n = self.setup.schedule.iterations as f64;
-        0.5 * (v.max - v.min) / n.powf(self.setup.schedule.gamma)
+        (0.5 * (v.max - v.min) / n.powf(self.setup.schedule.gamma)).min(self.c_limit(v))
     }
 
     /// Gains where every tunable variable takes `pick(i)` and the rest keep theirs.
@@ -250,7 +295,11 @@ impl Planner {
         let mut g = self.current();
         for &i in &self.tunable {
             let (c, r) = pick(i);
-            g[i] = (significant3(c), significant3(r));
+            // Rounding may not carry c_end past the probe limit.
+            let limit = self.c_limit(&self.setup.vars[i]);
+            let c3 = significant3(c);
+            let c3 = if c3 > limit { down3(c) } else { c3 };
+            g[i] = (c3, significant3(r));
         }
         g
     }
@@ -313,13 +362,15 @@ impl Planner {
 
         // 2. A finer grid around each variable's best cell, all variables at once.
         let centres: Vec<(f64, f64)> = best_by_var.iter().map(|b| b.1).collect();
+        let limits: Vec<f64> = vars.iter().map(|v| self.c_limit(v)).collect();
         let mut refined = best_by_var.clone();
         for &cs in &C_STEPS {
             for &rs in &R_STEPS {
                 if cs == 1.0 && rs == 1.0 {
                     continue;
                 }
-                let gains = self.gains_with(|i| (centres[i].0 * cs, centres[i].1 * rs));
+                let gains =
+                    self.gains_with(|i| ((centres[i].0 * cs).min(limits[i]), centres[i].1 * rs));
                 let batch = self.evaluate(&gains, n, self.runs, search_seed);
                 for &i in &self.tunable {
                     let m = batch.var_mean(i);
@@ -355,6 +406,12 @@ impl Planner {
             })
             .collect();
         let suggested_by_var = (0..vars.len()).map(|i| b_chosen.var_mean(i)).collect();
+        let at_probe_limit = suggestion
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| self.tunable.contains(i) && v.c_end >= 0.99 * self.c_limit(v))
+            .map(|(_, v)| v.name.clone())
+            .collect();
         let within_one_elo = self.iterations_within_one_elo(&gains);
         PlanOutcome {
             suggestion,
@@ -369,6 +426,8 @@ impl Planner {
             warnings,
             runs_played: self.runs_played,
             first_seed: self.first_seed,
+            probe_loss: self.probe_loss,
+            at_probe_limit,
         }
     }
 
@@ -456,8 +515,23 @@ pub fn render(setup: &StudySetup, o: &PlanOutcome) -> String {
     shared.extend(line(&o.shared));
     let _ = writeln!(
         out,
-        "\nfinal Elo loss under the model after {n} iterations (c_cap puts c_1 at half the range):"
+        "\nfinal Elo loss under the model after {n} iterations (c_cap puts c_1 at half the range{}):",
+        if o.probe_loss.is_finite() {
+            format!(
+                ", and no c_end loses more than {} Elo at ±c_end under its simul_elo: --probe-loss",
+                format_value(o.probe_loss, 2)
+            )
+        } else {
+            String::new()
+        }
     );
+    if !o.at_probe_limit.is_empty() {
+        let _ = writeln!(
+            out,
+            "held at the probe limit: {} (on the model a larger c_end would do; on an engine Elo is not quadratic that far out)",
+            o.at_probe_limit.join(", ")
+        );
+    }
     out.push_str(&table(
         &["settings", "mean", "p90"],
         &[current, suggested, shared],
@@ -514,6 +588,25 @@ mod tests {
             pairs: 1,
             optimum: ModelOptimum::Zero,
         }
+    }
+
+    #[test]
+    fn no_c_end_loses_more_than_the_probe_limit_under_the_belief() {
+        // A wide range and a steep curve: without a limit the plan takes a large c_end (on the
+        // model a probe far out is cheap); with 5 Elo none goes past √(5/(10⁻⁴·400)) ≈ 11.2.
+        let text = "a,300,-1000,1000,5,0.002,400\nb,-200,-1000,1000,5,0.002,100\n";
+        let free = Planner::new(setup(text, 1000), 4, 1, 2).plan();
+        assert!(free.suggestion[0].c_end > 11.2, "{:?}", free.suggestion);
+        assert!(free.at_probe_limit.is_empty() && free.probe_loss.is_infinite());
+        let held = Planner::new(setup(text, 1000), 4, 1, 2)
+            .with_probe_loss(5.0)
+            .plan();
+        for v in &held.suggestion {
+            let loss = 1e-4 * v.simul_elo * v.c_end * v.c_end;
+            assert!(loss <= 5.0, "{}: c_end {} loses {loss}", v.name, v.c_end);
+        }
+        assert!(held.at_probe_limit.contains(&"a".to_string()), "{held:?}");
+        assert!(render(&setup(text, 1000), &held).contains("held at the probe limit: a"));
     }
 
     #[test]
