@@ -267,12 +267,7 @@ fn interrupted(
     engines: usize,
     searched: Duration,
 ) -> (std::process::Output, Duration) {
-    let child = spsa()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(args);
     let t = Instant::now();
     loop {
         let (running, cpu) = engines_of(child.id());

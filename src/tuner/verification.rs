@@ -129,7 +129,10 @@ fn step_line(line: &str) -> Option<(usize, usize, Tail<'_>)> {
 pub fn summary(steps: &[Step], of: usize) -> String {
     let mut out = String::new();
     for s in steps {
-        out.push_str(&format!("verification: {}\n", s.line()));
+        match s.passed {
+            Some(_) => out.push_str(&format!("verification: {}\n", s.line())),
+            None => out.push_str(&format!("verification: {}\n", s.verdict)),
+        }
     }
     if of <= 1 {
         return out;
