@@ -165,3 +165,28 @@ fn a_ladder_plays_its_steps_in_order_stops_at_the_first_failure_and_resumes_betw
     );
     assert!(err.contains("move the record aside"), "{err}");
 }
+
+/// A bad step stops `spsa run` before anything is written: exit 2, naming the file, the line
+/// of the step's table and the step.
+#[test]
+fn a_bad_step_is_refused_at_its_line_before_the_tune() {
+    let dir = ladder_run();
+    let d = dir.path();
+    let text = std::fs::read_to_string(d.join("t.toml")).unwrap();
+    let text = text.replace(
+        "[[verify]]\npairs = 2\ndepth = 2\n",
+        "[[verify]]\ndepth = 2\n",
+    );
+    std::fs::write(d.join("t.toml"), &text).unwrap();
+    let line = text.lines().count() - 1;
+    let o = run(&["run", d.join("t.toml").to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "t.toml:{line}: [[verify]] step 3: a step needs `pairs` (a number of pairs) or `sprt` (a test), or both"
+        )),
+        "{err}"
+    );
+    assert!(!d.join("t.log").exists() && !d.join("t.checkpoint.var").exists());
+}

@@ -139,13 +139,11 @@ pub fn summary(steps: &[Step], of: usize) -> String {
     }
     let failed = steps.iter().find(|s| s.passed == Some(false));
     for k in steps.len() + 1..=of {
-        let why = match failed {
-            Some(f) => format!("the ladder stopped at step {}", f.step),
-            None => "not yet".into(),
+        let line = match failed {
+            Some(f) => format!("not played (the ladder stopped at step {})", f.step),
+            None => "not recorded yet".into(),
         };
-        out.push_str(&format!(
-            "verification: step {k} of {of} not played ({why})\n"
-        ));
+        out.push_str(&format!("verification: step {k} of {of} {line}\n"));
     }
     let outcome = match failed {
         Some(f) => format!("failed at step {} of {of}", f.step),
@@ -213,8 +211,8 @@ mod tests {
         assert_eq!(
             summary(&steps[..1], 3),
             "verification: step 1 of 3 passed: tuned is better\n\
-             verification: step 2 of 3 not played (not yet)\n\
-             verification: step 3 of 3 not played (not yet)\n\
+             verification: step 2 of 3 not recorded yet\n\
+             verification: step 3 of 3 not recorded yet\n\
              verification: 1 of 3 steps passed so far\n"
         );
         // A block cut before its closing line is still a verdict, not a pass.
