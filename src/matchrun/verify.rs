@@ -491,6 +491,62 @@ pub fn verdict(out: &MatchOutcome, a: &str, b: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{EarlierRuns, MatchEnding, MatchOutcome};
+    use crate::stats::Tally;
+    use crate::stats::sprt::{Decision, Sprt};
+
+    fn outcome(pentanomial: [u64; 5], sprt: Option<Option<Decision>>) -> MatchOutcome {
+        let mut tally = Tally::default();
+        // Each bucket's pairs as two games worth its points (0, ½, 1, 1½, 2).
+        let games = [[-1, -1], [-1, 0], [0, 0], [1, 0], [1, 1]];
+        for (n, pair) in pentanomial.iter().zip(games) {
+            for _ in 0..*n {
+                tally.add_pair(pair);
+            }
+        }
+        let test = Sprt::parse("0,2").unwrap();
+        MatchOutcome {
+            planned: tally.pairs(),
+            tally,
+            faults: Default::default(),
+            overheads: Vec::new(),
+            engine_moves: 0,
+            elapsed: Default::default(),
+            ending: MatchEnding::Finished,
+            sprt: sprt.map(|decision| {
+                let mut status = test.status(&tally.pentanomial);
+                status.decision = decision;
+                (test, status)
+            }),
+            openings: Default::default(),
+            book_len: 0,
+            next_pair: 0,
+            earlier: EarlierRuns::default(),
+        }
+    }
+
+    /// An SPRT step passes on H1 alone; a fixed-pairs step fails when its interval lies wholly
+    /// below `fail_below`, or when it has too few pairs for one.
+    #[test]
+    fn a_step_passes_by_its_sprt_or_by_where_its_interval_lies() {
+        let even = [2, 4, 8, 4, 2];
+        assert!(super::passed(&outcome(even, Some(Some(Decision::H1))), 0.0));
+        assert!(!super::passed(
+            &outcome(even, Some(Some(Decision::H0))),
+            0.0
+        ));
+        assert!(!super::passed(&outcome(even, Some(None)), 0.0));
+        // Even: the interval straddles 0, so only a bound above its top fails it.
+        assert!(super::passed(&outcome(even, None), 0.0));
+        assert!(!super::passed(&outcome(even, None), 500.0));
+        // Clearly worse: below 0, above -1000.
+        let worse = [8, 6, 4, 1, 1];
+        assert!(!super::passed(&outcome(worse, None), 0.0));
+        assert!(super::passed(&outcome(worse, None), -1000.0));
+        // Under 10 pairs there is no interval: nothing confirmed.
+        assert!(!super::passed(&outcome([1, 2, 3, 2, 1], None), -1000.0));
+    }
+
     #[test]
     fn replays_say_once_each_when_the_openings_outnumber_the_pairs() {
         assert_eq!(
