@@ -106,6 +106,7 @@ fn big_run() -> Loaded {
         log: Some(history),
         losses: None,
         track: None,
+        verification: Vec::new(),
     }
 }
 

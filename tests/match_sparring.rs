@@ -267,12 +267,7 @@ fn interrupted(
     engines: usize,
     searched: Duration,
 ) -> (std::process::Output, Duration) {
-    let child = spsa()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(args);
     let t = Instant::now();
     loop {
         let (running, cpu) = engines_of(child.id());
@@ -592,6 +587,10 @@ fn a_tune_with_a_verify_table_ends_with_its_recorded_verdict() {
     let record = std::fs::read_to_string(d.join("t.verify.txt")).unwrap();
     assert!(record.ends_with(&format!("{verdict}\n")), "{record}");
     assert!(record.contains("pentanomial"), "{record}");
+    // `spsa report` shows the recorded verdict.
+    let report = stdout(&run(&["report", d.join("t.log").to_str().unwrap()]));
+    let shown = verdict.replacen("verdict: ", "verification: ", 1);
+    assert!(report.contains(&format!("{shown}\n")), "{report}");
 
     let o = run(&["run", conf, "--resume"]);
     let again = stdout(&o);

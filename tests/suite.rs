@@ -64,6 +64,7 @@ mod track;
 mod tune_experiment;
 mod tune_real;
 mod tuner_seams;
+mod verify_ladder;
 mod web_browser;
 
 /// With `autotests = false`, a new `tests/NAME.rs` that is not a module here would never run:

@@ -13,7 +13,7 @@ use crate::config::{Config, EngineConfig, GamesConfig};
 use crate::engine::OptionValue;
 use crate::error::user_error;
 use crate::matchrun::setup::{OptionPlaces, plan};
-use crate::matchrun::{MatchEnding, MatchOutcome, MatchSettings, Plan, describe_options};
+use crate::matchrun::{MatchSettings, Plan, describe_options};
 use crate::source::games::GameSource;
 
 /// How games are played: shared by `spsa match` and `spsa verify`.
@@ -392,74 +392,14 @@ pub async fn play_to_end(
     plan: &Plan,
     flags: &MatchFlags,
 ) -> anyhow::Result<()> {
-    finish(play_collect(source, plan, flags).await)
-}
-
-/// Play a planned match to its end (or Ctrl-C), quit the engines and print the speed; the
-/// outcome is the caller's to print.
-pub async fn play_collect(source: &GameSource, plan: &Plan, flags: &MatchFlags) -> MatchOutcome {
-    let out = crate::matchrun::play(
-        source,
-        plan.concurrency,
-        plan.pairs,
-        plan.sprt.as_ref(),
-        plan.max_faulty_pairs,
-        &crate::runtime::shutdown::Shutdown::on_signals(),
-        progress_every(flags),
-        plan.recording(),
-    )
-    .await;
-    source.arena().quit_all().await;
-    print_speed(&out);
-    out
+    let shutdown = crate::runtime::shutdown::Shutdown::on_signals();
+    let out = crate::matchrun::play_planned(source, plan, &shutdown, progress_every(flags)).await;
+    crate::matchrun::finish(out)
 }
 
 /// The progress interval from the flags.
 pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
     (f.progress > 0.0 && f.progress.is_finite()).then(|| Duration::from_secs_f64(f.progress))
-}
-
-/// This run's games, their speed and the median time between games, on stderr (a resumed
-/// match's earlier games are counted in its results, not here).
-pub fn print_speed(out: &MatchOutcome) {
-    let games = out.games_this_run();
-    let minutes = out.elapsed.as_secs_f64() / 60.0;
-    let before = match out.earlier.games {
-        0 => String::new(),
-        n => format!(" ({n} before the resume)"),
-    };
-    eprintln!(
-        "{games} games in {}{before}, {:.1} games/min, median overhead per game {:.1} ms",
-        crate::report::progress::format_duration(out.elapsed.as_secs_f64()),
-        if minutes > 0.0 {
-            games as f64 / minutes
-        } else {
-            0.0
-        },
-        out.median_overhead().as_secs_f64() * 1000.0
-    );
-}
-
-/// Print the outcome (results on stdout, how it ended on stderr) and turn a failure into the
-/// command's error.
-pub fn finish(out: MatchOutcome) -> Result<()> {
-    crate::out!("{}", out.report())?;
-    match out.ending {
-        MatchEnding::Finished => Ok(()),
-        MatchEnding::Interrupted => {
-            eprintln!(
-                "interrupted after {} of {} pairs; the results above are for the pairs played",
-                out.tally.pairs(),
-                out.planned
-            );
-            Ok(())
-        }
-        MatchEnding::Failed(e) => Err(e.context(format!(
-            "match stopped after {} of {} pairs",
-            out.tally.pairs(),
-            out.planned
-        ))),
-    }
 }
 
 /// `--variant`: the config key's spellings.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use rand::Rng;
 
@@ -14,7 +14,7 @@ use crate::method::shared::SharedTune;
 use crate::runtime::shutdown::Shutdown;
 use crate::spsa::driver::Rounding;
 use crate::tuner::checkpoint::RunState;
-use crate::tuner::{Ending, RunFiles, RunPlan, StartMode};
+use crate::tuner::{RunFiles, RunPlan, StartMode};
 use crate::vars;
 
 #[derive(Args, Clone, Debug)]
@@ -236,10 +236,10 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
     crate::tuner::set_aside_old_verification(&config, mode)?;
     let shutdown = Shutdown::on_signals();
     let db_flag = if args.db.is_some() { " --db URL" } else { "" };
+    let resume = format!("spsa {verb} {}{db_flag} --resume", args.config.display());
     let resume_hint = format!(
-        "checkpoint {}; continue with `spsa {verb} {}{db_flag} --resume`",
-        config.checkpoint.display(),
-        args.config.display()
+        "checkpoint {}; continue with `{resume}`",
+        config.checkpoint.display()
     );
     let end = method::run(&mut *method, start, &shutdown)
         .await
@@ -253,14 +253,7 @@ pub async fn tune(args: &RunArgs, mut config: Config, verb: &str) -> Result<()> 
                 e
             }
         })?;
-    if end.ending == Ending::Interrupted {
-        eprintln!("{}; {resume_hint}", method.stopped(&end.session.state));
-    }
-    crate::out!("{}", method.summary(&end.session))?;
-    if end.session.state.finished {
-        verify_finished(&config).await?;
-    }
-    Ok(())
+    method::close(&*method, &end, &config, &shutdown, &resume_hint, &resume).await
 }
 
 /// Most times a tune at fixed depth or nodes may play each opening before it is warned: there a
@@ -348,44 +341,6 @@ pub fn replay_warning(pairs: u64, openings: usize, limit: &str) -> Option<String
             "warning: {pairs} pairs over {openings} tuning openings play each opening about {per_opening:.1} times (more than {REPLAYS_WARNED}) at fixed {limit}, where a replayed opening replays nearly the same game: the tune can fit these openings rather than the engine; use a larger book (openings/balanced_8ply_large.epd has 5000) or fewer pairs"
         )
     })
-}
-
-/// The `[verify]` match of a finished tune, once: played and recorded beside the θ log, or,
-/// when the record is there from before (a resume of a finished run), its verdict printed again.
-/// An interrupted verification records nothing, so `--resume` plays it again.
-async fn verify_finished(config: &Config) -> Result<()> {
-    let Some(v) = &config.verify else {
-        return Ok(());
-    };
-    let record = config.verify_record();
-    let recorded = std::fs::read_to_string(&record).ok().and_then(|text| {
-        let line = text.lines().rev().find(|l| l.starts_with("verdict: "))?;
-        Some(line.to_string())
-    });
-    if let Some(line) = recorded {
-        crate::outln!("{line} (recorded in {})", record.display())?;
-        return Ok(());
-    }
-    eprintln!(
-        "verifying the tuned values against the {} ([verify] in {})",
-        v.against.name(),
-        config.path.display()
-    );
-    let args = super::verify::VerifyArgs::from_config(config, v);
-    let verified = super::verify::verify(args).await?;
-    if verified.complete {
-        crate::tuner::checkpoint::write_atomically(&record, verified.text.as_bytes())
-            .with_context(|| {
-                format!("{}: cannot write the verification record", record.display())
-            })?;
-        eprintln!("verification recorded in {}", record.display());
-    } else {
-        eprintln!(
-            "verification incomplete, not recorded; `spsa run {} --resume` plays it again",
-            config.path.display()
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,23 +1,18 @@
 //! `spsa verify`: play the tuned values against the start values (or any two variables files)
-//! with a run's engines, book and limits, through the same match runner as `spsa match`; also
-//! the `[verify]` match that ends a tune (`spsa run`).
+//! with a run's engines, book and limits, through the same match runner as `spsa match`. The
+//! match itself is [`crate::matchrun::verify`], which a finished tune's `[verify]` ladder plays
+//! too ([`crate::method::ladder`]); this file turns the command's flags into one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
-use super::r#match::{MatchFlags, apply_flags, finish, play_collect};
-use crate::arena::OptionSet;
-use crate::config::{Against, Config, ConfigError, GamesConfig, VerifyConfig};
-use crate::engine::OptionValue;
+use super::r#match::{MatchFlags, apply_flags, progress_every};
+use crate::config::{Against, Config};
 use crate::error::user_error;
-use crate::game::{BookPart, Holdout};
-use crate::matchrun::setup::plan;
-use crate::matchrun::{MatchEnding, MatchOutcome, Plan, describe_options};
-use crate::tuner::checkpoint;
-use crate::tuner::replay::LogReader;
-use crate::vars::{self, Variable};
+use crate::matchrun::verify::{Tuned, Verification};
+use crate::runtime::shutdown::Shutdown;
 
 /// `spsa verify CONFIG`: does the tuned θ beat the start values?
 #[derive(Args, Clone, Debug)]
@@ -52,358 +47,8 @@ pub struct VerifyArgs {
     pub flags: MatchFlags,
 }
 
-impl VerifyArgs {
-    /// The verification a config's `[verify]` table asks for, of the run's final θ. It plays at
-    /// the run's concurrency, `spsa run --concurrency` included (the config file is read again
-    /// for the rest).
-    pub fn from_config(config: &Config, v: &VerifyConfig) -> VerifyArgs {
-        VerifyArgs {
-            config: config.path.clone(),
-            checkpoint: None,
-            iteration: None,
-            values: None,
-            a: None,
-            b: None,
-            against: v.against,
-            all_openings: false,
-            flags: MatchFlags {
-                pairs: v.pairs,
-                sprt: v.sprt.clone(),
-                tc: v.clock.map(|(base, inc)| format!("{base}+{inc}")),
-                concurrency: Some(config.concurrency),
-                // `spsa run --engine-log` logs its verification too.
-                engine_log: config.games.as_ref().and_then(|g| g.engine_log.clone()),
-                progress: 5.0,
-                max_faulty_pairs: 5,
-                ..MatchFlags::default()
-            },
-        }
-    }
-}
-
-/// One side's values: names and numbers, rounded to the integers spin options take.
-struct ValueSet {
-    label: String,
-    names: Vec<String>,
-    values: Vec<f64>,
-}
-
-impl ValueSet {
-    fn from_vars(label: String, vars: &[Variable]) -> ValueSet {
-        ValueSet {
-            label,
-            names: vars.iter().map(|v| v.name.clone()).collect(),
-            values: vars.iter().map(|v| v.start.round()).collect(),
-        }
-    }
-
-    fn options(&self) -> OptionSet {
-        self.names
-            .iter()
-            .zip(&self.values)
-            .map(|(n, v)| (n.clone(), OptionValue::Number(*v)))
-            .collect()
-    }
-
-    fn get(&self, name: &str) -> Option<f64> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| self.values[i])
-    }
-}
-
-fn load_values(path: &Path, label: &str) -> Result<ValueSet> {
-    if std::fs::metadata(path).is_err() {
-        return Err(user_error(format!(
-            "{}: variables file not found",
-            path.display()
-        )));
-    }
-    let vars = vars::load(path)?;
-    Ok(ValueSet::from_vars(
-        format!("{label} ({})", path.display()),
-        &vars,
-    ))
-}
-
-/// The two sides from the flags: (A, B).
-fn sides(args: &VerifyArgs, config: &Config) -> Result<(ValueSet, ValueSet)> {
-    if let (Some(a), Some(b)) = (&args.a, &args.b) {
-        return Ok((load_values(a, "A")?, load_values(b, "B")?));
-    }
-    let start = load_values(&config.variables, "start")?;
-    let (tuned, start) = tuned_and_start(args, config, start)?;
-    Ok(match args.against {
-        Against::Start => (tuned, start),
-        Against::Defaults => (
-            tuned,
-            ValueSet {
-                label: "the engine's defaults (no tuned option sent)".into(),
-                names: Vec::new(),
-                values: Vec::new(),
-            },
-        ),
-    })
-}
-
-/// The tuned values (from --values, --iteration or the checkpoint) and the start values.
-fn tuned_and_start(
-    args: &VerifyArgs,
-    config: &Config,
-    start: ValueSet,
-) -> Result<(ValueSet, ValueSet)> {
-    if let Some(v) = &args.values {
-        return Ok((load_values(v, "tuned")?, start));
-    }
-    if let Some(k) = args.iteration {
-        return Ok((logged_values(config, &start, k)?, start));
-    }
-    let path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
-    if std::fs::metadata(path).is_err() {
-        return Err(user_error(format!(
-            "{}: checkpoint not found (run `spsa run {}` first, or give --values FILE)",
-            path.display(),
-            config.path.display()
-        )));
-    }
-    let ck = checkpoint::read(path)?;
-    let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
-    // A run whose variables changed on a resume plays its own start values: the file's
-    // rows no longer name all of them.
-    let reshaped = !ck.state.joined.is_empty() || !ck.state.held.is_empty();
-    let start = if reshaped {
-        ValueSet {
-            names: names.clone(),
-            values: ck.state.start.clone(),
-            ..start
-        }
-    } else {
-        start
-    };
-    if names != start.names {
-        return Err(user_error(format!(
-            "{}: the checkpoint's variables {:?} differ from {}'s {:?}",
-            path.display(),
-            names,
-            config.variables.display(),
-            start.names
-        )));
-    }
-    let tuned = ValueSet {
-        label: format!(
-            "tuned ({}, {} of {} iterations)",
-            path.display(),
-            ck.state.applied,
-            ck.state.iterations
-        ),
-        names,
-        values: ck.state.theta.iter().map(|t| t.round()).collect(),
-    };
-    Ok((tuned, start))
-}
-
-/// θ after `iteration` updates, from the config's θ log (rounded as a checkpoint's θ is).
-fn logged_values(config: &Config, start: &ValueSet, iteration: u64) -> Result<ValueSet> {
-    let log = &config.log;
-    if std::fs::metadata(log).is_err() {
-        return Err(user_error(format!(
-            "{}: θ log not found (run `spsa run {}` first)",
-            log.display(),
-            config.path.display()
-        )));
-    }
-    let history = LogReader::open(log, Some(&start.names))?;
-    if history.names != start.names {
-        return Err(user_error(format!(
-            "{}: the θ log's variables {:?} differ from {}'s {:?}",
-            log.display(),
-            history.names,
-            config.variables.display(),
-            start.names
-        )));
-    }
-    let Some(theta) = history.theta_at_label(iteration)? else {
-        let last = history.last_label().unwrap_or(0);
-        return Err(user_error(format!(
-            "{}: no row for iteration {iteration} (the log holds iterations up to {last})",
-            log.display()
-        )));
-    };
-    Ok(ValueSet {
-        label: format!("tuned ({}, iteration {iteration})", log.display()),
-        names: history.names.clone(),
-        values: theta.iter().map(|t| t.round()).collect(),
-    })
-}
-
-/// Which openings a verification plays, and the header line that says so.
-struct OpeningsChoice {
-    /// Play only this part of the book (`None`: all of it).
-    held_out: Option<Holdout>,
-    /// How many openings the book had when the run drew its split (`None`: not recorded).
-    drawn_from: Option<u64>,
-    /// What the header says after `openings: ` (the counts are filled in once the book is read).
-    why: String,
-}
-
-/// The openings of a verification: `--book FILE` or `--all-openings` as told; else a config's
-/// `verify_book`; else the openings the run held out of its tune, by the share and seed its
-/// checkpoint recorded (so `--iteration K` and a resumed run verify on the same split). A
-/// checkpoint from before held-out openings records none: its tune played the whole book, so
-/// verification plays the whole book and says so.
-fn openings_choice(
-    args: &VerifyArgs,
-    config: &Config,
-    games: &mut GamesConfig,
-) -> Result<OpeningsChoice> {
-    let all = |why: String| {
-        Ok(OpeningsChoice {
-            held_out: None,
-            drawn_from: None,
-            why,
-        })
-    };
-    if games.book.is_none() {
-        return all(String::new());
-    }
-    if args.flags.book.is_some() {
-        return all("--book".into());
-    }
-    if args.all_openings {
-        return all("--all-openings: the tune's own openings included".into());
-    }
-    if let Some(vb) = games.verify_book.clone() {
-        if std::fs::metadata(&vb).is_err() {
-            return Err(ConfigError::InFile {
-                path: config.path.clone(),
-                message: format!("key `games.verify_book`: {}: book not found", vb.display()),
-            }
-            .into());
-        }
-        let tuned = games.book.replace(vb);
-        let tuned = tuned.map(|b| b.display().to_string()).unwrap_or_default();
-        return all(format!("verify_book, the tune played {tuned}"));
-    }
-    let ck_path = args.checkpoint.as_ref().unwrap_or(&config.checkpoint);
-    if std::fs::metadata(ck_path).is_ok() {
-        let state = checkpoint::read(ck_path)?.state;
-        let from = format!("the split recorded in {}", ck_path.display());
-        return match state.holdout {
-            Some(share) if share > 0.0 => Ok(OpeningsChoice {
-                held_out: Some(Holdout {
-                    share,
-                    seed: state.seed()?,
-                }),
-                drawn_from: state.holdout_openings,
-                why: format!(
-                    "held out of the tune by holdout {share} and seed {} ({from})",
-                    state.seed
-                ),
-            }),
-            Some(_) => all(format!(
-                "holdout = 0 in {}, so the tune played them too",
-                ck_path.display()
-            )),
-            None => all(format!(
-                "{} records no held-out openings (a run from before they were recorded, or a simulated one), so the tune may have played them too; give --book FILE for openings it never saw",
-                ck_path.display()
-            )),
-        };
-    }
-    match config.seed {
-        Some(seed) if games.holdout > 0.0 => Ok(OpeningsChoice {
-            held_out: Some(Holdout {
-                share: games.holdout,
-                seed,
-            }),
-            drawn_from: None,
-            why: format!(
-                "held out by the config's holdout {} and seed {seed} (no checkpoint yet)",
-                games.holdout
-            ),
-        }),
-        Some(_) => all("holdout = 0".into()),
-        None => all("no checkpoint and no seed in the config to draw the split from".into()),
-    }
-}
-
-/// Put the chosen part of the plan's book in its place and say what it holds: which openings,
-/// how many, and how often the planned pairs play each.
-fn choose_openings(plan: &mut Plan, games: &GamesConfig, choice: OpeningsChoice) -> Result<String> {
-    let book = plan.book.take().context("the book was taken already")?;
-    let Some(path) = &games.book else {
-        plan.book = Some(book);
-        return Ok("openings: none, every pair starts from the initial position\n".into());
-    };
-    let whole = book.len();
-    let book = match choice.held_out {
-        Some(h) => {
-            book.check_split_size(choice.drawn_from)?;
-            book.part(h, BookPart::HeldOut)?
-        }
-        None => book,
-    };
-    let n = book.len();
-    // An SPRT's pairs are only a ceiling: say how the openings are cycled instead.
-    let often = if plan.sprt.is_some() {
-        format!("the SPRT plays each once per {n} pairs")
-    } else {
-        replays(plan.pairs, n)
-    };
-    let line = format!(
-        "openings: {n} of {whole} in {}, {often}: {}\n",
-        path.display(),
-        choice.why,
-    );
-    plan.book = Some(book);
-    Ok(line)
-}
-
-/// How often `pairs` pairs play the `n` openings: fewer pairs than openings play some of them
-/// once each, more play each about `pairs / n` times.
-fn replays(pairs: u64, n: usize) -> String {
-    if pairs <= n as u64 {
-        format!("{pairs} pairs play {pairs} of them once each")
-    } else {
-        format!(
-            "{pairs} pairs play each about {:.1} times",
-            pairs as f64 / n as f64
-        )
-    }
-}
-
-/// A table of both sides' values, one variable a line.
-fn values_table(a: &ValueSet, b: &ValueSet, a_name: &str, b_name: &str) -> String {
-    let mut names: Vec<&String> = a.names.iter().collect();
-    for n in &b.names {
-        if !names.contains(&n) {
-            names.push(n);
-        }
-    }
-    let show = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_else(|| "-".into());
-    let rows: Vec<Vec<String>> = names
-        .into_iter()
-        .map(|n| vec![n.clone(), show(a.get(n)), show(b.get(n))])
-        .collect();
-    crate::report::status::table(&["variable", a_name, b_name], &rows)
-}
-
-/// Run `spsa verify` and print the values, the counts and the Elo difference.
+/// Run `spsa verify` and print the values, the counts, the Elo difference and the verdict.
 pub async fn command(args: VerifyArgs) -> Result<()> {
-    verify(args).await.map(|_| ())
-}
-
-/// The text of a finished verification: what played, the result block and the verdict.
-pub struct Verified {
-    pub text: String,
-    pub verdict: String,
-    /// Every planned pair was played (or the SPRT decided); not interrupted or failed.
-    pub complete: bool,
-}
-
-/// Play the verification match, printing as `spsa verify` does; returns its text for a record.
-pub async fn verify(args: VerifyArgs) -> Result<Verified> {
     let mut config = Config::load(&args.config)?;
     crate::db::engines::build_sources(&mut config).await?;
     let Some(mut games) = config.games.clone() else {
@@ -415,94 +60,30 @@ pub async fn verify(args: VerifyArgs) -> Result<Verified> {
     // The run's PGN file is the tuning games'; verification games go only where --pgn says.
     games.pgn = None;
     apply_flags(&mut games, &args.flags)?;
-    let choice = openings_choice(&args, &config, &mut games)?;
-    let (a, b) = sides(&args, &config)?;
-    let names = if args.a.is_some() {
-        ["A".to_string(), "B".to_string()]
-    } else {
-        ["tuned".to_string(), args.against.name().to_string()]
+    let tuned = match (
+        &args.a,
+        &args.b,
+        &args.values,
+        args.iteration,
+        &args.checkpoint,
+    ) {
+        (Some(a), Some(b), ..) => Tuned::Pair(a.clone(), b.clone()),
+        (_, _, Some(v), ..) => Tuned::Values(v.clone()),
+        (_, _, _, Some(k), _) => Tuned::Iteration(k),
+        (_, _, _, _, Some(c)) => Tuned::CheckpointFile(c.clone()),
+        _ => Tuned::Checkpoint,
     };
-    let mut plan = plan(
-        &games,
-        names.clone(),
-        a.options(),
-        b.options(),
-        &args.flags.settings(),
-        100,
-        Some(config.concurrency),
-        config.seed,
-        format!("spsa verify {}", config.path.display()),
-    )?;
-    plan.option_places.config = Some(config.clone());
-    let openings = choose_openings(&mut plan, &games, choice)?;
-    let source = plan.start_source().await?;
-    let mut text = format!("verify: {} vs {}\n", a.label, b.label);
-    text.push_str(&values_table(&a, &b, &names[0], &names[1]));
-    text.push_str(&format!(
-        "{} pairs, concurrency {}, {}\n",
-        plan.pairs, plan.concurrency, plan.description
-    ));
-    text.push_str(&openings);
-    crate::out!("{text}")?;
-    tracing::debug!(
-        "A: {}; B: {}",
-        describe_options(&plan.a_options),
-        describe_options(&plan.b_options)
-    );
-    let out = play_collect(&source, &plan, &args.flags).await;
-    let verdict = verdict(&out, &names[0], &names[1]);
-    let complete = matches!(out.ending, MatchEnding::Finished);
-    text.push_str(&out.report());
-    finish(out)?;
-    crate::outln!("verdict: {verdict}")?;
-    text.push_str(&format!("verdict: {verdict}\n"));
-    Ok(Verified {
-        text,
-        verdict,
-        complete,
-    })
-}
-
-/// One line a person can act on: which side is better, by the SPRT's decision or by whether
-/// the 95% interval excludes zero; "not shown" when neither does.
-pub fn verdict(out: &MatchOutcome, a: &str, b: &str) -> String {
-    use crate::stats::sprt::Decision;
-    let elo = crate::stats::progress_elo(&out.tally).unwrap_or_else(|| "no games".into());
-    let pairs = out.tally.pairs();
-    if let Some((test, status)) = &out.sprt {
-        return match status.decision {
-            Some(Decision::H1) => {
-                format!("{a} is better than {b}: {test} accepted H1 after {pairs} pairs ({elo})")
-            }
-            Some(Decision::H0) => format!(
-                "no gain of {a} over {b} shown: {test} accepted H0 after {pairs} pairs ({elo})"
-            ),
-            None => format!("undecided: {test} after {pairs} pairs, {status} ({elo})"),
-        };
-    }
-    match crate::stats::pentanomial(&out.tally.pentanomial).and_then(|e| e.interval) {
-        Some((low, _)) if low > 0.0 => format!("{a} is better than {b}: {elo} over {pairs} pairs"),
-        Some((_, high)) if high < 0.0 => format!("{a} is worse than {b}: {elo} over {pairs} pairs"),
-        Some(_) => format!("no difference shown between {a} and {b}: {elo} over {pairs} pairs"),
-        None => format!("too few pairs to tell: {elo} over {pairs} pairs"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn replays_say_once_each_when_the_openings_outnumber_the_pairs() {
-        assert_eq!(
-            super::replays(200, 5000),
-            "200 pairs play 200 of them once each"
-        );
-        assert_eq!(
-            super::replays(1000, 1000),
-            "1000 pairs play 1000 of them once each"
-        );
-        assert_eq!(
-            super::replays(600, 300),
-            "600 pairs play each about 2.0 times"
-        );
-    }
+    let verification = Verification {
+        config: &config,
+        games,
+        settings: args.flags.settings(),
+        tuned,
+        against: args.against,
+        all_openings: args.all_openings,
+        book_given: args.flags.book.is_some(),
+        progress: progress_every(&args.flags),
+        fail_below: 0.0,
+    };
+    crate::matchrun::verify::verify(verification, &Shutdown::on_signals()).await?;
+    Ok(())
 }

@@ -272,7 +272,7 @@ impl Entries<'_> {
             database: None,
             throughput: None,
             option_origins: Vec::new(),
-            verify: None,
+            verify: Vec::new(),
             track: None,
         })
     }

@@ -53,15 +53,18 @@ pub struct Config {
     /// Where each engine option was set (TOML only), so that a value an engine refuses can be
     /// reported at its line ([`Config::option_error`]).
     pub option_origins: Vec<OptionOrigin>,
-    /// `[verify]` (TOML): the match `spsa run` plays once the tune has finished.
-    pub verify: Option<VerifyConfig>,
+    /// `[verify]` or `[[verify]]` (TOML): the match, or the ladder of matches, `spsa run` plays
+    /// once the tune has finished, in order, stopping at the first failed step. Empty: none.
+    pub verify: Vec<VerifyConfig>,
     /// `[track]` (TOML): the live Elo curve measured while the run tunes.
     pub track: Option<crate::spsa::track::TrackPlan>,
 }
 
-/// `[verify]`: after the last iteration, `spsa run` plays the tuned values against the start
-/// (or the engine's own defaults), prints the verdict with the summary and records it beside
-/// the θ log, so that a tune ends with a tested claim rather than a number.
+/// One step of `[verify]`: after the last iteration, `spsa run` plays the tuned values against
+/// the start (or the engine's own defaults), prints the verdict with the summary and records it
+/// beside the θ log, so that a tune ends with a tested claim rather than a number. A `[verify]`
+/// table is one step; an array of tables, `[[verify]]`, is a ladder of steps played in order
+/// (docs/tuning.md, "The confirmation ladder").
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyConfig {
     /// Pairs to play; with `sprt`, the most to play.
@@ -69,8 +72,45 @@ pub struct VerifyConfig {
     /// `elo0,elo1[,alpha,beta]`, as `spsa match --sprt` takes it (already checked).
     pub sprt: Option<String>,
     pub against: Against,
-    /// A clock per side (base, increment in ms) instead of the tune's own limit.
-    pub clock: Option<(u64, u64)>,
+    /// The step's search limit: the tune's own, or a clock, nodes or depth of its own.
+    pub limit: VerifyLimit,
+    /// A step of a fixed number of pairs (no SPRT) fails when its 95% interval lies wholly
+    /// below this Elo (`fail_below`, default 0: the tuned values shown worse).
+    pub fail_below: f64,
+}
+
+/// The search limit of a verification step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum VerifyLimit {
+    /// The tune's own limit (`[games]`).
+    Tune,
+    /// A clock per side: base and increment in ms (`base_time_ms`, `inc_time_ms`).
+    Clock(u64, u64),
+    Nodes(u64),
+    Depth(u32),
+}
+
+impl VerifyConfig {
+    /// The step in words, for its header and its place in the verification record:
+    /// `SPRT [0.5, 2.5] at 60000+600 ms against the start`.
+    pub fn describe(&self) -> String {
+        let test = match (&self.sprt, self.pairs) {
+            (Some(s), Some(p)) => format!("SPRT [{s}] (at most {p} pairs)"),
+            (Some(s), None) => format!("SPRT [{s}]"),
+            (None, p) => format!(
+                "{} pairs (fails when the Elo interval lies below {})",
+                p.unwrap_or(100),
+                self.fail_below
+            ),
+        };
+        let limit = match self.limit {
+            VerifyLimit::Tune => "the tune's limit".to_string(),
+            VerifyLimit::Clock(b, i) => format!("{b}+{i} ms"),
+            VerifyLimit::Nodes(n) => format!("{n} nodes"),
+            VerifyLimit::Depth(d) => format!("depth {d}"),
+        };
+        format!("{test} at {limit} against the {}", self.against.name())
+    }
 }
 
 /// What the tuned values are verified (and the live curve measured) against.
@@ -408,7 +448,7 @@ impl Config {
         if let Some(log) = self.games.as_ref().and_then(|g| g.engine_log.clone()) {
             outputs.push(("engine log", log));
         }
-        if self.verify.is_some() {
+        if !self.verify.is_empty() {
             outputs.push(("verification record", self.verify_record()));
         }
         outputs.extend(

@@ -501,22 +501,23 @@ fn toml_verify_table_is_checked_at_its_line() {
     .unwrap();
     assert_eq!(
         c.verify,
-        Some(VerifyConfig {
+        [VerifyConfig {
             pairs: None,
             sprt: Some("0,5".into()),
             against: Against::Defaults,
-            clock: None,
-        })
+            limit: VerifyLimit::Tune,
+            fail_below: 0.0,
+        }]
     );
     let c = toml(&format!("{games}[verify]\npairs = 400\n")).unwrap();
-    assert_eq!(c.verify.unwrap().against, Against::Start);
+    assert_eq!(c.verify[0].against, Against::Start);
     // A tune at fixed nodes verified at a short clock.
     let c = toml(&format!(
         "{games}[verify]\nbase_time_ms = 1000\ninc_time_ms = 10\n"
     ))
     .unwrap();
-    assert_eq!(c.verify.unwrap().clock, Some((1000, 10)));
-    assert_eq!(toml(&games).unwrap().verify, None);
+    assert_eq!(c.verify[0].limit, VerifyLimit::Clock(1000, 10));
+    assert_eq!(toml(&games).unwrap().verify, []);
     let verify_line = games.lines().count() + 1;
     for (table, wanted) in [
         ("pairs = 0\n", "key `verify.pairs`: must be at least 1"),
@@ -551,6 +552,93 @@ fn toml_verify_table_is_checked_at_its_line() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("unknown field `pair`"), "{e}");
+}
+
+/// `[[verify]]`: a ladder of steps in order, each checked at its own line (the step named).
+#[test]
+fn toml_verify_ladder_is_checked_at_each_steps_line() {
+    let games = SIM_TOML.replace("simulate = true", "simulate = false")
+        + "[engine1]\ncommand = \"/usr/games/stockfish\"\n[games]\nnodes = 100\n";
+    let ladder = "[[verify]]\nsprt = \"0,2\"\nbase_time_ms = 10000\ninc_time_ms = 100\n\
+                  [[verify]]\nsprt = \"0.5,2.5\"\npairs = 5000\nbase_time_ms = 60000\ninc_time_ms = 600\n\
+                  [[verify]]\npairs = 200\nnodes = 20000\nagainst = \"defaults\"\nfail_below = -5\n\
+                  [[verify]]\nsprt = \"-1.75,0.25\"\ndepth = 12\n";
+    let c = toml(&format!("{games}{ladder}")).unwrap();
+    let limits: Vec<VerifyLimit> = c.verify.iter().map(|v| v.limit).collect();
+    assert_eq!(
+        limits,
+        [
+            VerifyLimit::Clock(10_000, 100),
+            VerifyLimit::Clock(60_000, 600),
+            VerifyLimit::Nodes(20_000),
+            VerifyLimit::Depth(12),
+        ]
+    );
+    assert_eq!(c.verify[1].pairs, Some(5000));
+    assert_eq!(c.verify[2].against, Against::Defaults);
+    assert_eq!(c.verify[2].fail_below, -5.0);
+    assert_eq!(c.verify[3].sprt.as_deref(), Some("-1.75,0.25"));
+    assert_eq!(
+        c.verify[0].describe(),
+        "SPRT [0,2] at 10000+100 ms against the start"
+    );
+    assert_eq!(
+        c.verify[2].describe(),
+        "200 pairs (fails when the Elo interval lies below -5) at 20000 nodes against the defaults"
+    );
+    // A bad step is named, at the line of its own table.
+    let first = games.lines().count() + 1;
+    let good = "[[verify]]\npairs = 10\n";
+    for (step, wanted) in [
+        (
+            "against = \"start\"\n",
+            "[[verify]] step 2: a step needs `pairs` (a number of pairs) or `sprt` (a test), or both",
+        ),
+        (
+            "pairs = 10\nnodes = 100\ndepth = 3\n",
+            "[[verify]] step 2: one limit per step",
+        ),
+        (
+            "pairs = 10\nbase_time_ms = 1000\nnodes = 100\n",
+            "[[verify]] step 2: one limit per step",
+        ),
+        (
+            "pairs = 10\nnodes = 0\n",
+            "key `verify.nodes`: must be at least 1",
+        ),
+        (
+            "pairs = 10\ndepth = 0\n",
+            "key `verify.depth`: must be at least 1",
+        ),
+        ("sprt = \"0,2\"\nfail_below = 1\n", "takes no `fail_below`"),
+        ("sprt = \"2,0\"\n", "[[verify]] step 2: key `verify.sprt`"),
+    ] {
+        let e = toml(&format!("{games}{good}[[verify]]\n{step}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("conf/t.toml:{}: ", first + 2)),
+            "{e}"
+        );
+        assert!(e.contains(wanted), "{e}");
+    }
+    let e = toml(&format!("{games}[[verify]]\npair = 10\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown field `pair`"), "{e}");
+    let e = toml(&format!("{SIM_TOML}[[verify]]\npairs = 10\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("[verify] plays games"), "{e}");
+    // A one-table ladder is the same as a [verify] table.
+    assert_eq!(
+        toml(&format!("{games}[[verify]]\npairs = 10\n"))
+            .unwrap()
+            .verify,
+        toml(&format!("{games}[verify]\npairs = 10\n"))
+            .unwrap()
+            .verify
+    );
 }
 
 #[test]

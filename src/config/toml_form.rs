@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use super::{
     AdjudicationConfig, Against, Config, ConfigError, EngineConfig, GamesConfig, LimitsConfig,
-    OptionOrigin, VerifyConfig, check, default_checkpoint, default_log, resolve, resolve_command,
-    resolve_input,
+    OptionOrigin, VerifyConfig, VerifyLimit, check, default_checkpoint, default_log, resolve,
+    resolve_command, resolve_input,
 };
 use crate::spsa::Schedule;
 use crate::spsa::rounding::RoundingMode;
@@ -48,7 +48,7 @@ struct File {
     adjudication: Adjudication,
     objective: Option<String>,
     positions: Option<super::positions::PositionsTable>,
-    verify: Option<toml::Spanned<Verify>>,
+    verify: Option<toml::Spanned<VerifyTables>>,
     track: Option<toml::Spanned<Track>>,
 }
 
@@ -72,6 +72,44 @@ struct Verify {
     /// verified at a short clock).
     base_time_ms: Option<u64>,
     inc_time_ms: Option<u64>,
+    /// A fixed node count or depth for the step instead of the tune's limit.
+    nodes: Option<u64>,
+    depth: Option<u32>,
+    /// A fixed-pairs step fails when its Elo interval lies wholly below this.
+    fail_below: Option<f64>,
+}
+
+/// `[verify]` (one step) or `[[verify]]` (a ladder: each table a step, played in order).
+enum VerifyTables {
+    One(Verify),
+    Ladder(Vec<toml::Spanned<Verify>>),
+}
+
+impl<'de> Deserialize<'de> for VerifyTables {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Tables;
+        impl<'de> serde::de::Visitor<'de> for Tables {
+            type Value = VerifyTables;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a [verify] table or [[verify]] tables")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<VerifyTables, A::Error> {
+                Verify::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(VerifyTables::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<VerifyTables, A::Error> {
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(VerifyTables::Ladder)
+            }
+        }
+        d.deserialize_any(Tables)
+    }
 }
 
 fn one() -> u64 {
@@ -418,11 +456,36 @@ fn parse_with(text: &str, path: &Path, tuning: bool) -> Result<Config, ConfigErr
         }
         (Some(e1), _) => Some(games(&file, e1, path, text, positions.is_none())?),
     };
-    let verify = file
-        .verify
-        .as_ref()
-        .map(|v| verify(v, games.is_some(), path, text))
-        .transpose()?;
+    let verify = match file.verify.as_ref() {
+        None => Vec::new(),
+        Some(tables) => match tables.get_ref() {
+            VerifyTables::One(v) => {
+                vec![verify(
+                    v,
+                    tables.span().start,
+                    None,
+                    games.is_some(),
+                    path,
+                    text,
+                )?]
+            }
+            VerifyTables::Ladder(steps) if steps.is_empty() => {
+                return Err(ConfigError::AtLine {
+                    path: path.to_path_buf(),
+                    line: line_of(text, tables.span().start),
+                    message: "key `verify`: an empty list of steps".into(),
+                });
+            }
+            VerifyTables::Ladder(steps) => steps
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let start = v.span().start;
+                    verify(v.get_ref(), start, Some(i + 1), games.is_some(), path, text)
+                })
+                .collect::<Result<_, _>>()?,
+        },
+    };
     let track = file
         .track
         .as_ref()
@@ -604,19 +667,25 @@ fn track(
     })
 }
 
-/// `[verify]`, checked: its keys, and that there are engines to play it with.
+/// A `[verify]` table or one `[[verify]]` step (`step`: its number), checked at its line: its
+/// keys, at most one limit (a clock, `nodes` or `depth`), `fail_below` only without an SPRT,
+/// and that there are engines to play it with.
 fn verify(
-    table: &toml::Spanned<Verify>,
+    v: &Verify,
+    offset: usize,
+    step: Option<usize>,
     has_engines: bool,
     path: &Path,
     text: &str,
 ) -> Result<VerifyConfig, ConfigError> {
     let at = |message: String| ConfigError::AtLine {
         path: path.to_path_buf(),
-        line: line_of(text, table.span().start),
-        message,
+        line: line_of(text, offset),
+        message: match step {
+            Some(k) => format!("[[verify]] step {k}: {message}"),
+            None => message,
+        },
     };
-    let v = table.get_ref();
     if !has_engines {
         return Err(at(
             "[verify] plays games: it needs an [engine1] table (a simulated run has nothing to verify)"
@@ -625,6 +694,11 @@ fn verify(
     }
     if v.pairs == Some(0) {
         return Err(at("key `verify.pairs`: must be at least 1".into()));
+    }
+    if step.is_some() && v.pairs.is_none() && v.sprt.is_none() {
+        return Err(at(
+            "a step needs `pairs` (a number of pairs) or `sprt` (a test), or both".into(),
+        ));
     }
     if let Some(sprt) = &v.sprt {
         crate::stats::sprt::Sprt::parse(sprt).map_err(|e| at(format!("key `verify.sprt`: {e}")))?;
@@ -648,11 +722,41 @@ fn verify(
             ));
         }
     };
+    let limit = match (clock, v.nodes, v.depth) {
+        (None, None, None) => VerifyLimit::Tune,
+        (Some((base, inc)), None, None) => VerifyLimit::Clock(base, inc),
+        (None, Some(0), None) => return Err(at("key `verify.nodes`: must be at least 1".into())),
+        (None, Some(n), None) => VerifyLimit::Nodes(n),
+        (None, None, Some(0)) => return Err(at("key `verify.depth`: must be at least 1".into())),
+        (None, None, Some(d)) => VerifyLimit::Depth(d),
+        _ => {
+            return Err(at(
+                "one limit per step: a clock (`base_time_ms`, `inc_time_ms`), `nodes` or `depth`, not more"
+                    .into(),
+            ));
+        }
+    };
+    let fail_below = match (v.fail_below, &v.sprt) {
+        (None, _) => 0.0,
+        (Some(_), Some(_)) => {
+            return Err(at(
+                "key `verify.fail_below`: a step with an SPRT passes or fails by its test (H1 or H0), so it takes no `fail_below`"
+                    .into(),
+            ));
+        }
+        (Some(x), None) if x.is_finite() => x,
+        (Some(x), None) => {
+            return Err(at(format!(
+                "key `verify.fail_below`: must be a finite Elo value, not {x}"
+            )));
+        }
+    };
     Ok(VerifyConfig {
         pairs: v.pairs,
         sprt: v.sprt.clone(),
         against,
-        clock,
+        limit,
+        fail_below,
     })
 }
 

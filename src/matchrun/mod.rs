@@ -2,13 +2,15 @@
 //! [`crate::arena::Arena`] and count W/D/L, pentanomial counts and the Elo difference with its
 //! 95% interval ([`crate::stats`]). What is played is a [`setup::Plan`]; the commands that build
 //! one from their flags and print the outcome are `spsa match` and `spsa verify` (`cli::match`,
-//! `cli::verify`), and `spsa plan --measure` plays its pilot matches here too.
+//! `cli::verify`); a verification match ([`verify`]) is played here for `spsa verify` and for a
+//! finished tune's `[verify]` ladder, and `spsa plan --measure` plays its pilot matches here too.
 //!
 //! The games are played by the same [`pool`] and [`GameSource`] as tuning, scheduled by game:
 //! there is no second game loop here. Pair `k` (0-based) plays opening `k` of the book's order.
 
 pub mod record;
 pub mod setup;
+pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -226,6 +228,73 @@ pub async fn play(
     }
     feed.out.ending = ending;
     feed.out
+}
+
+/// Play a planned match to its end (or `shutdown`), quit the engines and print the speed on
+/// stderr; the outcome is the caller's to print ([`finish`]).
+pub async fn play_planned(
+    source: &GameSource,
+    plan: &Plan,
+    shutdown: &Shutdown,
+    progress_every: Option<Duration>,
+) -> MatchOutcome {
+    let out = play(
+        source,
+        plan.concurrency,
+        plan.pairs,
+        plan.sprt.as_ref(),
+        plan.max_faulty_pairs,
+        shutdown,
+        progress_every,
+        plan.recording(),
+    )
+    .await;
+    source.arena().quit_all().await;
+    print_speed(&out);
+    out
+}
+
+/// This run's games, their speed and the median time between games, on stderr (a resumed
+/// match's earlier games are counted in its results, not here).
+pub fn print_speed(out: &MatchOutcome) {
+    let games = out.games_this_run();
+    let minutes = out.elapsed.as_secs_f64() / 60.0;
+    let before = match out.earlier.games {
+        0 => String::new(),
+        n => format!(" ({n} before the resume)"),
+    };
+    eprintln!(
+        "{games} games in {}{before}, {:.1} games/min, median overhead per game {:.1} ms",
+        format_duration(out.elapsed.as_secs_f64()),
+        if minutes > 0.0 {
+            games as f64 / minutes
+        } else {
+            0.0
+        },
+        out.median_overhead().as_secs_f64() * 1000.0
+    );
+}
+
+/// Print the outcome (results on stdout, how it ended on stderr) and turn a failure into the
+/// command's error.
+pub fn finish(out: MatchOutcome) -> Result<()> {
+    crate::out!("{}", out.report())?;
+    match out.ending {
+        MatchEnding::Finished => Ok(()),
+        MatchEnding::Interrupted => {
+            eprintln!(
+                "interrupted after {} of {} pairs; the results above are for the pairs played",
+                out.tally.pairs(),
+                out.planned
+            );
+            Ok(())
+        }
+        MatchEnding::Failed(e) => Err(e.context(format!(
+            "match stopped after {} of {} pairs",
+            out.tally.pairs(),
+            out.planned
+        ))),
+    }
 }
 
 /// Where a match keeps its record, and the record.

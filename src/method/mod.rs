@@ -6,7 +6,8 @@
 //! it and applies the result. [`run`] owns everything around it, the same for every method:
 //! refusing an earlier run's files or keeping them as backups, the checkpoint a resume
 //! continues from, the run's files ([`Session`]: θ log, loss log, records, checkpoint), Ctrl-C
-//! and SIGTERM, the message that says how to continue, and the closing summary.
+//! and SIGTERM, the message that says how to continue, and ([`close`]) the closing summary and
+//! a finished tune's `[verify]` ladder ([`ladder`]).
 //!
 //! A new method is one module here implementing [`Method`] and one arm in [`for_config`], where
 //! `spsa run` picks the method for a config. A run shared through PostgreSQL is a method too
@@ -27,6 +28,7 @@ use crate::tuner::{Ending, RunFiles, Session, StartMode};
 use crate::vars::Variable;
 
 pub mod gradient;
+pub mod ladder;
 pub mod local;
 pub mod shared;
 pub mod spsa;
@@ -140,6 +142,27 @@ pub async fn run(
     }
     let (session, ending) = method.run(start, shutdown).await?;
     Ok(RunEnd { session, ending })
+}
+
+/// The end of a run of `method`: the message a stopped run leaves (`resume_hint` says how to
+/// continue), the summary on stdout, and for a finished tune its `[verify]` step or ladder
+/// ([`ladder::play`]), local or shared alike; `resume` is the command that continues the run.
+pub async fn close(
+    method: &dyn Method,
+    end: &RunEnd,
+    config: &Config,
+    shutdown: &Shutdown,
+    resume_hint: &str,
+    resume: &str,
+) -> Result<()> {
+    if end.ending == Ending::Interrupted {
+        eprintln!("{}; {resume_hint}", method.stopped(&end.session.state));
+    }
+    crate::out!("{}", method.summary(&end.session))?;
+    if end.session.state.finished {
+        ladder::play(config, shutdown, resume).await?;
+    }
+    Ok(())
 }
 
 /// The method a config asks for: one arm per method (see [`crate::method`]).

@@ -83,6 +83,12 @@ pub fn run(req: &ReportRequest) -> Result<()> {
             if let Some(points) = &loaded.track {
                 crate::out!("{}", elo_curve::table(points))?;
             }
+            if let Some(last) = loaded.verification.last() {
+                crate::out!(
+                    "{}",
+                    crate::tuner::verification::summary(&loaded.verification, last.of)
+                )?;
+            }
             if let Some(format) = loaded.log.as_ref().and_then(|h| h.format) {
                 crate::outln!("θ log {}: {}", paths.log.display(), format.describe())?;
             }
@@ -104,6 +110,8 @@ pub struct Loaded {
     pub losses: Option<Vec<loss_curve::LossRow>>,
     /// The live Elo curve, when the run measured one.
     pub track: Option<Vec<crate::spsa::track::Point>>,
+    /// The steps of its `[verify]` recorded so far (none before the tune finished).
+    pub verification: Vec<crate::tuner::verification::Step>,
 }
 
 impl Loaded {
@@ -171,11 +179,14 @@ pub fn load(paths: RunPaths) -> Result<Loaded> {
         None
     };
     let track = elo_curve::read(&paths.log)?;
+    let verification =
+        crate::tuner::verification::read(&crate::tuner::verification::file_for(&paths.log))?;
     Ok(Loaded {
         paths,
         ck,
         log,
         losses,
         track,
+        verification,
     })
 }

@@ -16,6 +16,7 @@ pub mod outputs;
 pub mod replay;
 pub mod reshape;
 pub mod session;
+pub mod verification;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -218,6 +218,8 @@ impl SharedRuns {
             loss: Vec::<LossPoint>::new(),
             track: curve.iter().map(model::TrackPoint::of).collect(),
             gained: model::GainView::of(&curve),
+            // The owner plays a shared run's [verify] and keeps its record beside its θ log.
+            verification: Vec::new(),
             pentanomial: pent,
             wdl: wdl.map(|x| x.max(0) as u64),
             rate_history: rates

@@ -406,6 +406,7 @@ pub fn run_page(d: &RunDetail, version: &str) -> Markup {
                 h2 { "Elo on held-out openings" }
                 (elo_chart(&d.track, &d.gained))
             }
+            @if !d.verification.is_empty() { (verification(&d.verification)) }
             (objective(d))
             h2 { "Rate" }
             @if d.rate_history.len() >= 2 {
@@ -419,6 +420,32 @@ pub fn run_page(d: &RunDetail, version: &str) -> Markup {
             (workers(d))
             (engines(d))
             (current_values(d))
+        }
+    }
+}
+
+/// The `[verify]` steps recorded: each step's test, whether it passed and its verdict, then
+/// the ladder's outcome (the steps not played, and why).
+fn verification(steps: &[crate::tuner::verification::Step]) -> Markup {
+    let of = steps.last().map_or(1, |s| s.of);
+    let summary = crate::tuner::verification::summary(steps, of);
+    html! {
+        h2 { "Verification" }
+        table id="verification" {
+            tr { th { "step" } th { "test" } th { "result" } th { "verdict" } }
+            @for s in steps {
+                tr {
+                    td class="n" { (s.step) " of " (s.of) }
+                    td { (s.header.as_deref().unwrap_or("[verify]")) }
+                    td class="result" {
+                        (match s.passed { Some(true) => "passed", Some(false) => "failed", None => "-" })
+                    }
+                    td class="verdict" { (s.verdict) }
+                }
+            }
+        }
+        @for line in summary.lines().skip(steps.len()) {
+            p class="verification-outcome" { (line.trim_start_matches("verification: ")) }
         }
     }
 }
@@ -683,6 +710,7 @@ mod tests {
             loss: Vec::new(),
             track: Vec::new(),
             gained: Vec::new(),
+            verification: Vec::new(),
             pentanomial: [1, 2, 3, 2, 1],
             wdl: [4, 10, 4],
             rate_history: vec![(0.0, 1.0), (60.0, 2.0)],
@@ -1043,5 +1071,57 @@ mod tests {
             html.contains("&quot;&gt;&lt;script&gt;alert('x')&lt;/script&gt;&amp;"),
             "{html}"
         );
+    }
+
+    /// A run's recorded `[verify]` ladder on its page: each step's test, result and verdict
+    /// (escaped), the steps not played and the outcome; the page's version changes with a step.
+    #[test]
+    fn the_page_shows_each_verification_step_and_the_ladders_outcome() {
+        let mut d = detail(5);
+        assert!(
+            !run_page(&d, &d.version())
+                .into_string()
+                .contains("Verification")
+        );
+        let before = d.version();
+        let text = crate::tuner::verification::block(
+            1,
+            3,
+            "SPRT [0,2] at 10000+100 ms against the start",
+            "verdict: tuned is better than start <b>\n",
+            true,
+        ) + &crate::tuner::verification::block(
+            2,
+            3,
+            "SPRT [0.5,2.5] at 60000+600 ms against the start",
+            "verdict: no gain of tuned over start shown\n",
+            false,
+        );
+        d.verification = crate::tuner::verification::parse(&text);
+        assert_ne!(d.version(), before);
+        let page = run_page(&d, &d.version()).into_string();
+        let table = page
+            .split("<table id=\"verification\">")
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+            .unwrap();
+        assert!(table.contains("SPRT [0.5,2.5] at 60000+600 ms"), "{table}");
+        assert!(
+            table.contains("<td class=\"result\">passed</td>"),
+            "{table}"
+        );
+        assert!(
+            table.contains("<td class=\"result\">failed</td>"),
+            "{table}"
+        );
+        assert!(
+            table.contains("tuned is better than start &lt;b&gt;"),
+            "{table}"
+        );
+        assert!(
+            page.contains("step 3 of 3 not played (the ladder stopped at step 2)"),
+            "{page}"
+        );
+        assert!(page.contains("failed at step 2 of 3"), "{page}");
     }
 }

@@ -55,12 +55,13 @@ impl LocalRun {
         Ok(run)
     }
 
-    fn files(&self) -> [PathBuf; 4] {
+    fn files(&self) -> [PathBuf; 5] {
         [
             self.paths.log.clone(),
             self.paths.checkpoint.clone(),
             crate::positions::loss_log::loss_log_path(&self.paths.log),
             crate::spsa::track::file_for(&self.paths.log),
+            crate::tuner::verification::file_for(&self.paths.log),
         ]
     }
 
@@ -251,6 +252,7 @@ pub fn detail_of(
             .map(model::TrackPoint::of)
             .collect(),
         gained: model::GainView::of(l.track.as_deref().unwrap_or_default()),
+        verification: l.verification.clone(),
         pentanomial: counts.pentanomial,
         wdl: [counts.wins, counts.draws, counts.losses],
         rate_history,

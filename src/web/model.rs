@@ -252,6 +252,9 @@ pub struct RunDetail {
     pub track: Vec<TrackPoint>,
     /// What the curve has gained so far, per opponent.
     pub gained: Vec<GainView>,
+    /// The `[verify]` steps recorded so far, each with its verdict (a local run's record; a
+    /// shared run's stays with the process that created it).
+    pub verification: Vec<crate::tuner::verification::Step>,
     pub pentanomial: [u64; 5],
     /// Wins, draws, losses of θ+ against θ−.
     pub wdl: [u64; 3],
@@ -392,6 +395,7 @@ impl RunDetail {
             &self.workers.len(),
             &self.loss.len(),
             &self.track.len(),
+            &self.verification.len(),
         ])
     }
 

@@ -28,6 +28,16 @@ pub fn run(args: &[&str]) -> Output {
     spsa().args(args).output().expect("spsa runs")
 }
 
+/// `spsa` with `args` started, its stdout and stderr piped.
+pub fn spawn(args: &[&str]) -> std::process::Child {
+    spsa()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spsa starts")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
