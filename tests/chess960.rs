@@ -339,11 +339,8 @@ const STOCKFISH: &str = "/usr/games/stockfish";
 /// The example's binary, built by cargo as the test runs (a no-op when it is up to date).
 fn make_book() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let o = Command::new(env!("CARGO"))
+    let o = crate::standin::cargo()
         .args(["build", "--quiet", "--example", "make_book"])
-        .current_dir(root)
-        // As in tests/standin: not the RUSTC_BOOTSTRAP=1 .ci/run gives the test binaries.
-        .env_remove("RUSTC_BOOTSTRAP")
         .output()
         .expect("cargo runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

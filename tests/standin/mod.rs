@@ -8,6 +8,25 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+/// `cargo`, run from the package's folder with the environment a shell gives it, so it finds
+/// what `cargo test` built up to date. A test runs with cargo's package variables set
+/// (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …) and, under .ci/run, `RUSTC_BOOTSTRAP=1` (for
+/// libtest's --report-time); build scripts that watch them (ring's watches the first two) made a
+/// cargo started with them rebuild ring, rustls and this crate, and the next plain build rebuild
+/// them back: 50–75 s of CI per call.
+pub fn cargo() -> std::process::Command {
+    let mut cargo = std::process::Command::new(env!("CARGO"));
+    cargo.current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let keep = matches!(name.as_ref(), "CARGO_HOME" | "CARGO_TARGET_DIR");
+        if (name.starts_with("CARGO_") && !keep) || name == "RUSTC_BOOTSTRAP" || name == "OUT_DIR" {
+            cargo.env_remove(name.as_ref());
+        }
+    }
+    cargo
+}
+
 /// The stand-in's path, built if it is not there yet.
 pub fn standin() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
@@ -20,13 +39,8 @@ pub fn standin() -> &'static str {
             .expect("target/<profile>/deps");
         let path: PathBuf = profile_dir.join("examples").join("uci-standin");
         let profile = profile_dir.file_name().and_then(|n| n.to_str());
-        let mut build = std::process::Command::new(env!("CARGO"));
-        build
-            .args(["build", "--quiet", "--example", "uci-standin"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            // .ci/run gives the test binaries RUSTC_BOOTSTRAP=1 (for libtest's --report-time);
-            // build scripts that watch it would make this cargo rebuild half the dependencies.
-            .env_remove("RUSTC_BOOTSTRAP");
+        let mut build = cargo();
+        build.args(["build", "--quiet", "--example", "uci-standin"]);
         if profile == Some("release") {
             build.arg("--release");
         }
