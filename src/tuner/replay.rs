@@ -1070,6 +1070,26 @@ mod tests {
         theta.iter().map(|x| x.to_bits()).collect()
     }
 
+    /// A log knows which definition is in force, also after a resume reopened it: a shared
+    /// run's owner defines it again only when its mirror's shape is another.
+    #[test]
+    fn the_definition_in_force_is_known_after_a_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let v = vars(3);
+        write_run(&path, &v, 10, 7);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let (log, _) = ReplayLog::resume(&path, len).unwrap();
+        assert!(log.is_defined_as(7, &spsa(&v)));
+        assert!(!log.is_defined_as(8, &spsa(&v)), "another seed");
+        assert!(!log.is_defined_as(7, &spsa(&vars(4))), "another shape");
+        let fresh = ReplayLog::create(&dir.path().join("y.log"), &["a".into()]).unwrap();
+        assert!(
+            !fresh.is_defined_as(7, &spsa(&vars(1))),
+            "no definition yet"
+        );
+    }
+
     #[test]
     fn replays_every_row_bit_for_bit_from_snapshots_and_results() {
         let dir = tempfile::tempdir().unwrap();
