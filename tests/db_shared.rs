@@ -1273,3 +1273,87 @@ fn a_clock_run_scales_each_workers_clock_by_its_engine_speed() {
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(text(&refused.stderr).contains("no clock to scale"));
 }
+
+/// The owner's θ log follows the results as a local run's does (issue 55): a definition, then
+/// one replayable row of 25 bytes per applied result plus a snapshot every K rows, never θ
+/// whole per result. At 10,000 variables (θ whole would be 80 KB a result), with one worker
+/// playing the iterations in order, the results are a local run's with the same seed, and so is
+/// the log, byte for byte, and its history.
+#[test]
+fn a_shared_runs_owner_log_is_a_local_runs_byte_for_byte() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("owner_log_size");
+    let (shared, local) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (width, n) = (10_000, 200u64);
+    for dir in [shared.path(), local.path()] {
+        let vars: String = (0..width)
+            .map(|i| format!("v{i},{},-1000,1000,20,0.002,1\n", (i % 7) * 10 - 30))
+            .collect();
+        std::fs::write(dir.join("t.var"), vars).unwrap();
+        std::fs::write(
+            dir.join("t.toml"),
+            format!(
+                "simulate = true\nvariables = \"t.var\"\nlog = \"t.log\"\niterations = {n}\nA = 20\ngamma = 0.101\nalpha = 0.602\nseed = 5\n"
+            ),
+        )
+        .unwrap();
+    }
+    let owner = spawn(
+        shared.path(),
+        &["run", "t.toml", "--db", &db.url, "--no-play"],
+    );
+    run_id(&db);
+    let worker_url = db.worker_role("owner_log_w", "pwl");
+    let out = spsa_in(
+        shared.path(),
+        &[
+            "worker",
+            "--db",
+            &worker_url,
+            "--until-idle",
+            "--concurrency",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = finish(owner);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = spsa_in(local.path(), &["run", "t.toml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let log = std::fs::read(shared.path().join("t.log")).unwrap();
+    // Bytes by record kind: names, definition and snapshots apart, what the results add.
+    let mut at = log.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let (mut beyond, mut rows, mut whole) = (0usize, 0u64, 0u64);
+    while at < log.len() {
+        let len = 5 + u32::from_le_bytes(log[at + 1..at + 5].try_into().unwrap()) as usize;
+        match log[at] {
+            b'N' | b'D' | b'S' => {}
+            tag => {
+                beyond += len;
+                rows += 1;
+                whole += u64::from(tag == b'T');
+            }
+        }
+        at += len;
+    }
+    assert_eq!((rows, whole), (n, 0), "one replayable row per result");
+    assert!(
+        beyond as u64 <= n * 1024,
+        "{} bytes a result beyond snapshots",
+        beyond as u64 / n
+    );
+    assert!(
+        log == std::fs::read(local.path().join("t.log")).unwrap(),
+        "the owner's log is the local run's, byte for byte"
+    );
+    let history = |dir: &Path| {
+        let out = spsa_in(
+            dir,
+            &["report", "t.log", "--format", "history", "--every", "10"],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        out.stdout
+    };
+    assert_eq!(history(shared.path()), history(local.path()));
+}

@@ -28,6 +28,7 @@ mod db_shares;
 mod db_source;
 mod db_tls;
 mod db_track;
+mod disk_full;
 mod docs_commands;
 mod engine_log;
 mod engine_many_options;

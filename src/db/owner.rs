@@ -702,6 +702,9 @@ pub struct Applied {
     /// θ after it: the mirror's own, once its checksum matched the database's
     /// (`results.theta_sum`).
     pub theta: Vec<f64>,
+    /// The seed and the optimizer the mirror's driver applied it with (the run's shape then):
+    /// with them a θ log replays it, as a local run's (`Session::log_result`).
+    pub definition: (u64, std::sync::Arc<crate::spsa::Spsa>),
 }
 
 /// The owner's view of a shared run's results: a driver fed with the database's applied results
@@ -717,6 +720,8 @@ pub struct Mirror {
     /// The last iteration known handed out (0: not yet read).
     handed_out: u64,
     driver: Driver,
+    /// The driver's optimizer (the shape in force), shared with the results it applies.
+    spsa: std::sync::Arc<crate::spsa::Spsa>,
     /// The shapes still to come (a resume changed the variables), each with the results
     /// applied before it took effect, and every variable's start value.
     reshapes: std::collections::VecDeque<(u64, crate::spsa::Spsa, Vec<f64>)>,
@@ -734,6 +739,7 @@ impl Mirror {
     pub fn new(run_id: i64, def: RunDefinition, written_through: u64) -> Mirror {
         let mut reshapes: std::collections::VecDeque<_> = def.shapes().into();
         let (_, spsa, start) = reshapes.pop_front().expect("a run has a shape");
+        let shared = std::sync::Arc::new(spsa.clone());
         let mut driver = def.driver_of(spsa, start, Rounding::Continuous);
         // Every iteration is the database's to hand out (in order, a window ahead of the
         // results: see `Mirror::pull`).
@@ -744,6 +750,7 @@ impl Mirror {
             handed_out: 0,
             def,
             driver,
+            spsa: shared,
             reshapes,
             applied: 0,
             written_through,
@@ -820,6 +827,7 @@ impl Mirror {
                 records: row.get(8),
                 theta: Vec::new(),
                 worker: row.get(10),
+                definition: (self.def.seed, self.spsa.clone()),
             };
             self.apply(&mut applied, theta_sum as u64)?;
             out.push(applied);
@@ -874,6 +882,7 @@ impl Mirror {
             .is_some_and(|(from, ..)| *from <= self.applied)
         {
             let (_, spsa, start) = self.reshapes.pop_front().expect("checked");
+            self.spsa = std::sync::Arc::new(spsa.clone());
             self.driver.reshape(spsa, &start);
         }
         self.driver
@@ -891,6 +900,7 @@ impl Mirror {
             );
         }
         a.theta = ours.to_vec();
+        a.definition.1 = self.spsa.clone();
         self.applied = a.seq;
         Ok(())
     }

@@ -310,6 +310,9 @@ impl Follow<'_> {
         }
         // θ before a resume added variables lacks them: they stood at their start values.
         let theta = crate::spsa::padded(&a.theta, &state.start);
+        // The mirror's driver had every variable: its result replays in the log (from θ before
+        // it, which the log is defined from if it must be), as a local run's. Else θ whole.
+        let replayable = a.theta.len() == theta.len() && a.seq == state.applied + 1;
         if a.seq == self.caught_up {
             let same = state.theta.len() == theta.len()
                 && state
@@ -325,6 +328,14 @@ impl Follow<'_> {
             }
             return Ok(());
         }
+        if replayable {
+            let (seed, spsa) = (a.definition.0, &*a.definition.1);
+            self.session
+                .log_result((seed, spsa), a.seq, a.iteration, a.signal, &theta)?;
+        } else {
+            self.session.log_theta(a.seq, &theta)?;
+        }
+        let state = &mut self.session.state;
         let pairs = state.pairs_per_iteration.max(1);
         state.applied = a.seq;
         state.theta.clone_from(&theta);
@@ -343,7 +354,6 @@ impl Follow<'_> {
         for record in placed_records(run_id, a, self.destinations) {
             self.session.record(&record)?;
         }
-        self.session.log_theta(a.seq, &theta)?;
         self.session.flush_log_if_due(Instant::now())?;
         if let Some(curve) = &mut self.curve {
             curve

@@ -151,6 +151,9 @@ pub struct ReplayLog {
     label: u64,
     /// A definition is in the log: SPSA rows can be written as results.
     defined: bool,
+    /// The definition in force (the `D` record's payload: the seed, then the optimizer), empty
+    /// when none is.
+    definition: Vec<u8>,
     /// A snapshot after every row whose label is a multiple of this.
     every: u64,
     /// The error of a write that failed.
@@ -181,6 +184,9 @@ impl ReplayLog {
         let mut log = ReplayLog::wrap(path, file, bytes, reader.width());
         log.label = reader.last_label().unwrap_or(0);
         log.defined = reader.defined_at_end();
+        if let Some((seed, spsa)) = reader.defs.last() {
+            log.definition = definition_bytes(*seed, spsa);
+        }
         Ok((log, reader))
     }
 
@@ -193,6 +199,7 @@ impl ReplayLog {
             last_flush: Instant::now(),
             label: 0,
             defined: false,
+            definition: Vec::new(),
             every: snapshot_every(width),
             failed: None,
         }
@@ -224,9 +231,9 @@ impl ReplayLog {
     /// From here on, rows are results replayed by `spsa` with `seed`; θ after row `label` is
     /// `theta` (written as a snapshot).
     pub fn define(&mut self, seed: u64, spsa: &Spsa, label: u64, theta: &[f64]) -> Result<()> {
-        let mut def = seed.to_le_bytes().to_vec();
-        spsa.encode(&mut def);
+        let def = definition_bytes(seed, spsa);
         self.record(b'D', def.len(), |out| out.extend_from_slice(&def));
+        self.definition = def;
         self.defined = true;
         self.label = label;
         self.snapshot(label, theta);
@@ -251,6 +258,12 @@ impl ReplayLog {
     /// A definition is in the log (see [`ReplayLog::define`]).
     pub fn is_defined(&self) -> bool {
         self.defined
+    }
+
+    /// The definition in force is `seed` and `spsa`, bit for bit: results of a driver with
+    /// them replay from here.
+    pub fn is_defined_as(&self, seed: u64, spsa: &Spsa) -> bool {
+        self.defined && self.definition == definition_bytes(seed, spsa)
     }
 
     /// A row with θ whole (a method that cannot be replayed).
@@ -321,6 +334,13 @@ impl ReplayLog {
         self.last_flush = Instant::now();
         Ok(self.bytes)
     }
+}
+
+/// A definition record's payload: the seed, then the optimizer.
+fn definition_bytes(seed: u64, spsa: &Spsa) -> Vec<u8> {
+    let mut def = seed.to_le_bytes().to_vec();
+    spsa.encode(&mut def);
+    def
 }
 
 impl Drop for ReplayLog {
@@ -1048,6 +1068,26 @@ mod tests {
 
     fn bits(theta: &[f64]) -> Vec<u64> {
         theta.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// A log knows which definition is in force, also after a resume reopened it: a shared
+    /// run's owner defines it again only when its mirror's shape is another.
+    #[test]
+    fn the_definition_in_force_is_known_after_a_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let v = vars(3);
+        write_run(&path, &v, 10, 7);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let (log, _) = ReplayLog::resume(&path, len).unwrap();
+        assert!(log.is_defined_as(7, &spsa(&v)));
+        assert!(!log.is_defined_as(8, &spsa(&v)), "another seed");
+        assert!(!log.is_defined_as(7, &spsa(&vars(4))), "another shape");
+        let fresh = ReplayLog::create(&dir.path().join("y.log"), &["a".into()]).unwrap();
+        assert!(
+            !fresh.is_defined_as(7, &spsa(&vars(1))),
+            "no definition yet"
+        );
     }
 
     #[test]

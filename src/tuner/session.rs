@@ -296,6 +296,27 @@ impl Session {
         }
     }
 
+    /// Append the row of a result applied by a driver of `seed` and `spsa` outside the session
+    /// (a shared run's mirror): as [`Session::log_step`], with the θ log defined by them first,
+    /// from θ as the state holds it before the result (row `row - 1`), when its definition in
+    /// force is another or none. So the rows are results that replay, as a local run's are, and
+    /// a log begun with the same definition is the local run's byte for byte.
+    pub fn log_result(
+        &mut self,
+        (seed, spsa): (u64, &crate::spsa::Spsa),
+        row: u64,
+        k: u64,
+        signal: f64,
+        theta: &[f64],
+    ) -> Result<()> {
+        if let Log::Replay(log) = &mut self.log
+            && !log.is_defined_as(seed, spsa)
+        {
+            log.define(seed, spsa, row - 1, &self.state.theta)?;
+        }
+        self.log_step(row, k, signal, theta)
+    }
+
     /// Make the θ log replayable by `spsa` with `seed` from θ as the state holds it now, if
     /// it is not yet (a new run's log; nothing for a CSV log).
     pub fn define_replay(&mut self, seed: u64, spsa: &crate::spsa::Spsa) -> Result<()> {
