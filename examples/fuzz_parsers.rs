@@ -63,6 +63,18 @@ fn args() -> Args {
             "--findings" => a.findings = PathBuf::from(value()),
             "--save-from" => a.save_from = Some(number(value())),
             "--messages" => a.messages = true,
+            "--write-seeds" => {
+                // Each parser's seeds as files, a folder each (a corpus for cargo-fuzz).
+                let dir = PathBuf::from(value());
+                for t in fuzz::all() {
+                    let sub = dir.join(t.name);
+                    std::fs::create_dir_all(&sub).expect("a seeds folder");
+                    for (i, seed) in (t.seeds)().iter().enumerate() {
+                        std::fs::write(sub.join(format!("seed-{i}")), seed).expect("a seed");
+                    }
+                }
+                std::process::exit(0)
+            }
             "--list" => {
                 for t in fuzz::all() {
                     println!("{}", t.name);
@@ -74,7 +86,7 @@ fn args() -> Args {
             _ => {
                 eprintln!(
                     "usage: fuzz_parsers [--inputs N] [--seed S] [--target a,b] [--slow-ms MS] \
-                     [--hang-s S] [--findings DIR] [--save-from N] [--messages] [--list]"
+                     [--hang-s S] [--findings DIR] [--save-from N] [--messages] [--write-seeds DIR] [--list]"
                 );
                 std::process::exit(2)
             }

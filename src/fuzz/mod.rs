@@ -645,7 +645,7 @@ mod tests {
     fn every_parser_survives_a_short_seeded_run() {
         let settings = Settings {
             seed: 55,
-            inputs: 1500,
+            inputs: 4000,
             // Generous: the test binary's other tests share the machine.
             slow: Duration::from_secs(5),
             ..Settings::default()
