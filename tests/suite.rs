@@ -20,6 +20,7 @@ mod cli_conventions;
 mod coefficients_cli;
 mod config_paths;
 mod db_engines;
+mod db_fuzz;
 mod db_heldout;
 mod db_layout;
 mod db_reshape;

@@ -177,14 +177,20 @@ impl Book {
             path: path.to_path_buf(),
             cause,
         })?;
+        Book::parse(path, &bytes, options)
+    }
+
+    /// A book from the bytes of the file `path` (which only names it, and says PGN by its
+    /// extension): what [`Book::load`] does once it has read them.
+    pub fn parse(path: &Path, bytes: &[u8], options: &BookOptions) -> Result<Book, BookError> {
         let is_pgn = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
         let read = |mode| {
             if is_pgn {
-                parse_pgn(path, &bytes, options.max_plies, mode)
+                parse_pgn(path, bytes, options.max_plies, mode)
             } else {
-                parse_epd(path, &bytes, mode)
+                parse_epd(path, bytes, mode)
             }
         };
         let openings = match options.variant {

@@ -56,35 +56,7 @@ impl PilotMemo {
         let mut done = HashMap::new();
         match std::fs::read_to_string(path) {
             Ok(text) => {
-                let mut lines = text.split_inclusive('\n');
-                let head = lines.next().unwrap_or("").trim_end();
-                if head != first {
-                    return Err(UserError(format!(
-                        "{}: holds pilot matches of other settings (its first line `{head}`, \
-                         these settings' key {key}: the config, the engine, the variables, \
-                         --pairs, --offset-c-ends or the seed changed); delete or move it to \
-                         measure again, or give -o another file",
-                        path.display()
-                    ))
-                    .into());
-                }
-                for (n, line) in lines.enumerate() {
-                    // A line a kill cut short has no newline: its match is played again.
-                    let Some(line) = line.strip_suffix('\n') else {
-                        break;
-                    };
-                    if line == HEADER {
-                        continue;
-                    }
-                    let (name, offset, tally) = parse_row(line).ok_or_else(|| {
-                        UserError(format!(
-                            "{}:{}: not a pilot match row (`{line}`); expected {HEADER}",
-                            path.display(),
-                            n + 2
-                        ))
-                    })?;
-                    done.insert((name, offset), tally);
-                }
+                done = PilotMemo::parse(&text, path, key)?;
                 // Drop a cut-short tail so the next row starts on a line of its own.
                 let keep = text.rfind('\n').map_or(0, |i| i + 1);
                 if keep < text.len() {
@@ -112,6 +84,44 @@ impl PilotMemo {
             file,
             done,
         })
+    }
+
+    /// The matches a memo's text holds, by (variable, offset): what [`PilotMemo::open`] reads
+    /// (`path` names it in errors). A memo of another key is refused; a last line without its
+    /// newline (cut short by a kill) is left out.
+    pub fn parse(text: &str, path: &Path, key: &str) -> Result<HashMap<(String, i64), Tally>> {
+        let first = format!("# spsa plan --measure: pilot matches, key {key}");
+        let mut done = HashMap::new();
+        let mut lines = text.split_inclusive('\n');
+        let head = lines.next().unwrap_or("").trim_end();
+        if head != first {
+            return Err(UserError(format!(
+                "{}: holds pilot matches of other settings (its first line `{head}`, \
+                 these settings' key {key}: the config, the engine, the variables, \
+                 --pairs, --offset-c-ends or the seed changed); delete or move it to \
+                 measure again, or give -o another file",
+                path.display()
+            ))
+            .into());
+        }
+        for (n, line) in lines.enumerate() {
+            // A line a kill cut short has no newline: its match is played again.
+            let Some(line) = line.strip_suffix('\n') else {
+                break;
+            };
+            if line == HEADER {
+                continue;
+            }
+            let (name, offset, tally) = parse_row(line).ok_or_else(|| {
+                UserError(format!(
+                    "{}:{}: not a pilot match row (`{line}`); expected {HEADER}",
+                    path.display(),
+                    n + 2
+                ))
+            })?;
+            done.insert((name, offset), tally);
+        }
+        Ok(done)
     }
 
     /// The tally of a match already played: variable `name` at `offset` from its start.
@@ -170,13 +180,43 @@ fn parse_row(line: &str) -> Option<(String, i64, Tally)> {
     };
     // A row whose counts disagree (games ≠ twice the pairs) was not written by the pilot.
     let offset = offset.trim().parse().ok()?;
-    (tally.games() == 2 * tally.pairs() && !name.is_empty())
-        .then(|| (name.to_string(), offset, tally))
+    // Counts that add up past u64 were not written by the pilot either (issue 55's fuzzing).
+    let games = [wins, draws, losses]
+        .into_iter()
+        .try_fold(0u64, |a, c| a.checked_add(*c))?;
+    let pairs = tally
+        .pentanomial
+        .iter()
+        .try_fold(0u64, |a, c| a.checked_add(*c))?;
+    (games == pairs.checked_mul(2)? && !name.is_empty()).then(|| (name.to_string(), offset, tally))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 55: counts that add up past u64 (hostile, never the pilot's) are a row the memo
+    /// refuses naming its line, not an `attempt to add with overflow`.
+    #[test]
+    fn counts_past_u64_are_refused_at_their_line() {
+        let path = Path::new("memo.pilot.csv");
+        let head = format!("# spsa plan --measure: pilot matches, key k\n{HEADER}\n");
+        let max = u64::MAX;
+        for row in [
+            format!("Pawn,100,8,{max},{max},2,1,1,1,1,1"),
+            format!("Pawn,100,8,10,0,0,{max},{max},0,0,0"),
+            format!("Pawn,100,8,10,0,0,{},0,0,0,0", max / 2 + 1),
+        ] {
+            let e = PilotMemo::parse(&format!("{head}{row}\n"), path, "k").unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("memo.pilot.csv:3: not a pilot match row"),
+                "{e}"
+            );
+        }
+        let fine = PilotMemo::parse(&format!("{head}Pawn,100,8,5,10,5,1,2,4,2,1\n"), path, "k");
+        assert_eq!(fine.unwrap().len(), 1);
+    }
 
     fn tally() -> Tally {
         Tally {

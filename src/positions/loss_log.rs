@@ -54,6 +54,12 @@ pub fn loss_log_path(theta_log: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<Vec<LossRow>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read the loss log", path.display()))?;
+    parse(&text, path)
+}
+
+/// A loss log from its text (`path` names it in errors): what [`read`] does once it has read
+/// the file.
+pub fn parse(text: &str, path: &Path) -> Result<Vec<LossRow>> {
     // iteration → (plus, minus, count, validation, every part had plus = minus)
     let mut by_iteration: std::collections::BTreeMap<u64, (f64, f64, u64, Option<f64>, bool)> =
         Default::default();
@@ -86,7 +92,13 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
         e.4 &= count == 0 || plus == minus;
         e.0 += plus;
         e.1 += minus;
-        e.2 += count;
+        e.2 = e.2.checked_add(count).ok_or_else(|| {
+            UserError(format!(
+                "{}:{}: the counts of iteration {iteration} add up to more than 2^64",
+                path.display(),
+                i + 1
+            ))
+        })?;
         e.3 = validation.or(e.3);
     }
     Ok(by_iteration
@@ -99,4 +111,29 @@ pub fn read(path: &Path) -> Result<Vec<LossRow>> {
             full_set,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 55's fuzzing (`scripts/fuzz.sh --target loss-log`, seed 1, input 630066): the
+    /// counts of one iteration adding up past 2^64 panicked (`attempt to add with overflow`);
+    /// they are refused naming the file and the line.
+    #[test]
+    fn counts_past_u64_are_refused_at_their_line() {
+        let text = "iteration,plus,minus,count,validation\n\
+            1,10.50000000,10.25000050000000,200,0.0800\n\
+            3,0.00000000,0.0000000000,100,0.0812\n\
+            1,11.00000000,10.75000000,18446744073709551615,\n\
+            2,9.12500000,9.50000000,200,0.0800\n\
+            3,0.00000000,0.00000000,0,\n";
+        let e = parse(text, Path::new("run.loss.csv")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "run.loss.csv:4: the counts of iteration 1 add up to more than 2^64"
+        );
+        let rows = parse(&text.replace("18446744073709551615", "100"), Path::new("x")).unwrap();
+        assert_eq!(rows.len(), 3);
+    }
 }

@@ -260,6 +260,13 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
             }
         };
         let pentanomial = [int(f[4])?, int(f[5])?, int(f[6])?, int(f[7])?, int(f[8])?];
+        if pentanomial
+            .iter()
+            .try_fold(0u64, |a, &c| a.checked_add(c))
+            .is_none()
+        {
+            return Err(bad("the pair counts add up to more than 2^64"));
+        }
         let (elo, low, high) = (float(f[9])?, opt(f[10])?, opt(f[11])?);
         let mut p = Point::measured(
             int(f[0])?,
@@ -858,6 +865,33 @@ mod tests {
         assert_eq!(
             parse_csv(&bad).unwrap_err(),
             "line 2: wrong number of fields"
+        );
+    }
+
+    /// A track file's first rows, as the fuzzer's inputs below begin.
+    const FUZZED_HEAD: &str = "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,x,y \"z\"\n\
+        0,0,start,0,0,0,0,0,0,0.00,,,1,2\n\
+        1,40,start,10,0,1,4,3,2,107.54,-15.84,266.70,1.25,-7\n";
+
+    /// Issue 55's fuzzing (`scripts/fuzz.sh --target track`, seed 1, input 5245): a row of
+    /// 9,223,372,036,854,775,807 pairs asked for Student's t at that many degrees of freedom,
+    /// which never returned. The row reads at once.
+    #[test]
+    fn a_row_of_huge_counts_reads_at_once() {
+        let row = "1,40,defaults,15,2,3,9,1,9223372036854775807,-70.44,-159.48,10.18,0,0.001\n";
+        let (_, points) = parse_csv(&format!("{FUZZED_HEAD}{row}")).unwrap();
+        assert_eq!(points.len(), 3);
+        assert!(points[2].elo > 1000.0, "{:?}", points[2]);
+    }
+
+    /// Issue 55's fuzzing (seed 1, input 52750): pair counts that add up past 2^64 panicked
+    /// (`attempt to add with overflow`); the row is refused, naming its line.
+    #[test]
+    fn pair_counts_past_u64_are_refused() {
+        let row = "1,40,defaults,15,2,18446744073709551615,9,1,0,-70.44,-159.48,10.18,0,0.001\n";
+        assert_eq!(
+            parse_csv(&format!("{FUZZED_HEAD}{row}")).unwrap_err(),
+            "line 4: the pair counts add up to more than 2^64"
         );
     }
 

@@ -19,7 +19,7 @@
 //! docs/matches.md has the table; `coverage::coverage_table` prints it and the tests below pin
 //! the chosen interval to [93%, 98%] in every cell.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// The two-sided 95% critical value for the statistic `W` from `n` samples: t²(n − 1, 0.975).
 pub fn critical(n: u64) -> f64 {
@@ -27,8 +27,17 @@ pub fn critical(n: u64) -> f64 {
     t * t
 }
 
+/// Beyond this many degrees of freedom Student's t is the normal distribution (their 97.5%
+/// quantiles differ by 2.4·10⁻⁵ here, and less beyond). statrs 0.19's t quantile is off past it
+/// (1.95985 at 10⁶ degrees of freedom for 1.95996, 1.827 at 10⁷) and never returns at 10⁸: a
+/// track file's row of 9·10¹⁸ pairs hung `spsa report` (issue 55's fuzzing).
+const T_IS_NORMAL: f64 = 1e5;
+
 /// Student's t quantile for `df` degrees of freedom.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if df > T_IS_NORMAL || df.is_nan() {
+        return Normal::standard().inverse_cdf(p);
+    }
     StudentsT::new(0.0, 1.0, df)
         .map(|t| t.inverse_cdf(p))
         .unwrap_or(super::Z95)
@@ -36,6 +45,9 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 
 /// Student's t CDF for `df` degrees of freedom.
 pub fn t_cdf(x: f64, df: f64) -> f64 {
+    if df > T_IS_NORMAL || df.is_nan() {
+        return super::normal_cdf(x);
+    }
     StudentsT::new(0.0, 1.0, df)
         .map(|t| t.cdf(x))
         .unwrap_or_else(|_| super::normal_cdf(x))
@@ -50,7 +62,7 @@ pub struct Sample<'a> {
 
 impl Sample<'_> {
     fn n(&self) -> f64 {
-        self.counts.iter().sum::<u64>() as f64
+        super::total(self.counts) as f64
     }
 
     fn mean(&self) -> f64 {
@@ -432,6 +444,35 @@ pub(crate) mod coverage {
 mod tests {
     use super::coverage::*;
     use super::*;
+
+    /// Issue 55's fuzzing: a track file row counting 9,223,372,036,854,775,807 pairs asked
+    /// statrs for t at that many degrees of freedom, which never returned (and its quantile
+    /// is wrong from 10⁶ on). Past 10⁵ the normal distribution answers, and the two agree
+    /// where they meet.
+    #[test]
+    fn huge_degrees_of_freedom_answer_at_once() {
+        let at_limit = t_quantile(0.975, T_IS_NORMAL);
+        assert!((at_limit - super::super::Z95).abs() < 3e-5, "{at_limit}");
+        for df in [
+            1.00001e5,
+            1e6,
+            1e7,
+            1e8,
+            9.223372036854776e18,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
+            let started = std::time::Instant::now();
+            let q = t_quantile(0.975, df);
+            let c = t_cdf(1.0, df);
+            assert!(started.elapsed().as_secs() < 5, "df {df}");
+            assert!((q - super::super::Z95).abs() < 1e-9, "df {df}: {q}");
+            assert!(
+                (c - super::super::normal_cdf(1.0)).abs() < 1e-6,
+                "df {df}: {c}"
+            );
+        }
+    }
 
     /// The average coverage over the Elos at each (samples, draw rate) cell of a form.
     fn cells(values: &[f64], sizes: &[u64], exact_max: u64) -> Vec<(u64, f64, f64, f64)> {

@@ -81,12 +81,16 @@ impl Tally {
         }
     }
 
+    /// Games played (saturating: counts read from a damaged file may add up past u64).
     pub fn games(&self) -> u64 {
-        self.wins + self.draws + self.losses
+        self.wins
+            .saturating_add(self.draws)
+            .saturating_add(self.losses)
     }
 
+    /// Pairs played (saturating, as [`Tally::games`]).
     pub fn pairs(&self) -> u64 {
-        self.pentanomial.iter().sum()
+        total(&self.pentanomial)
     }
 }
 
@@ -143,8 +147,14 @@ pub fn normal_cdf(x: f64) -> f64 {
 
 /// An estimate from counts per outcome: `counts[i]` samples scored `values[i]` (in [0, 1]).
 /// `None` when there are no samples.
+/// The sum of `counts`, saturating: counts read from a damaged file (a track file's row, a
+/// match record) may add up past u64, which must not panic (issue 55's fuzzing).
+pub fn total(counts: &[u64]) -> u64 {
+    counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
+}
+
 fn estimate(counts: &[u64], values: &[f64], min: u64) -> Option<Estimate> {
-    let n: u64 = counts.iter().sum();
+    let n: u64 = total(counts);
     if n == 0 {
         return None;
     }

@@ -340,6 +340,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn read(path: &Path) -> Result<Checkpoint> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read checkpoint", path.display()))?;
+    parse(&text, path)
+}
+
+/// A checkpoint from its text (`path` names it in errors): what [`read`] does once it has read
+/// the file.
+pub fn parse(text: &str, path: &Path) -> Result<Checkpoint> {
     // Written whole (temp file and rename), it ends with its last variable's line: a file that
     // does not was cut short, and its last line may still parse as another value.
     if !text.is_empty() && !text.ends_with('\n') {
@@ -371,7 +377,7 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
             state.version
         );
     }
-    let vars = vars::parse(&text, path)?;
+    let vars = vars::parse(text, path)?;
     if vars.len() != state.theta.len() || vars.len() != state.start.len() {
         return Err(crate::error::UserError(format!(
             "{}: damaged checkpoint: {} variables but {} θ values (the file ends at byte {}; cut short?)",
