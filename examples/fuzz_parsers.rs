@@ -142,6 +142,7 @@ fn main() {
                         hang.as_secs(),
                         path.display()
                     );
+                    fuzz::remove_files();
                     std::process::exit(3);
                 }
             }
@@ -216,6 +217,7 @@ fn main() {
         }
         let _ = std::io::stdout().flush();
     }
+    fuzz::remove_files();
     if findings > 0 {
         std::process::exit(1);
     }

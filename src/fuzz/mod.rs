@@ -110,6 +110,22 @@ impl Default for Settings {
     }
 }
 
+/// Every thread's folder, for [`remove_files`].
+static FOLDERS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Delete the folders of fuzzed inputs now: a process that ends through `exit` runs no
+/// thread-local destructor, and `/dev/shm` is memory.
+pub fn remove_files() {
+    for dir in FOLDERS.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Delete `dir` with the others in [`remove_files`].
+pub(crate) fn remove_later(dir: std::path::PathBuf) {
+    FOLDERS.lock().unwrap_or_else(|p| p.into_inner()).push(dir);
+}
+
 /// SplitMix64: a few instructions per draw, fixed by this code alone.
 pub struct Rng(u64);
 
@@ -664,6 +680,7 @@ mod tests {
                 ));
             }
         }
+        remove_files();
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 

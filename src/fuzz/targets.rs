@@ -49,6 +49,7 @@ thread_local! {
         } else {
             tempfile::tempdir()
         }
+        .inspect(|d| super::remove_later(d.path().to_path_buf()))
         .expect("a temporary folder for fuzzing")
     };
 }

@@ -33,8 +33,10 @@ fn server() -> SocketAddr {
                     .build()
                     .expect("a runtime for the fuzzed server");
                 runtime.block_on(async move {
-                    let dir = tempfile::tempdir().expect("a temporary folder");
-                    let served = served(dir.path());
+                    // The server never ends: its folder goes with the fuzzing's files.
+                    let dir = tempfile::tempdir().expect("a temporary folder").keep();
+                    super::remove_later(dir.clone());
+                    let served = served(&dir);
                     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                         .await
                         .expect("a loopback port");
@@ -43,7 +45,6 @@ fn server() -> SocketAddr {
                     crate::web::serve(listener, served)
                         .await
                         .expect("the fuzzed server");
-                    drop(dir);
                 });
             })
             .expect("the server's thread");
