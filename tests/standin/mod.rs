@@ -8,19 +8,33 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// `cargo`, run from the package's folder with the environment a shell gives it, so it finds
-/// what `cargo test` built up to date. A test runs with cargo's package variables set
+/// `cargo`, run from the package's folder without what cargo puts in a test's environment, so
+/// it finds what `cargo test` built up to date. A test runs with cargo's package variables set
 /// (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …) and, under .ci/run, `RUSTC_BOOTSTRAP=1` (for
 /// libtest's --report-time); build scripts that watch them (ring's watches the first two) made a
 /// cargo started with them rebuild ring, rustls and this crate, and the next plain build rebuild
-/// them back: 50–75 s of CI per call.
+/// them back: 50–75 s of CI per call. What the caller set for the build itself
+/// (`CARGO_INCREMENTAL`, `CARGO_TARGET_DIR`, `CARGO_HOME`, …) stays: without it the same
+/// rebuild happens for the other reason.
 pub fn cargo() -> std::process::Command {
     let mut cargo = std::process::Command::new(env!("CARGO"));
     cargo.current_dir(env!("CARGO_MANIFEST_DIR"));
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        let keep = matches!(name.as_ref(), "CARGO_HOME" | "CARGO_TARGET_DIR");
-        if (name.starts_with("CARGO_") && !keep) || name == "RUSTC_BOOTSTRAP" || name == "OUT_DIR" {
+        let set_for_tests = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_")
+            || matches!(
+                name.as_ref(),
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "OUT_DIR"
+                    | "RUSTC_BOOTSTRAP"
+            );
+        if set_for_tests {
             cargo.env_remove(name.as_ref());
         }
     }
