@@ -163,7 +163,9 @@ fn a_wide_run_keeps_a_window_of_work_and_a_checksum_per_result() {
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
 
-    // Exactly once, in order; by both workers.
+    // Exactly once, in order, by the workers (one or both: a worker with --until-idle that
+    // finds every handed-out iteration leased may leave, which a fast machine made happen;
+    // several workers sharing a run are db_shared's tests).
     assert_eq!(
         db.psql(&format!(
             "SELECT applied, state FROM spsa.runs WHERE id = {run}"
@@ -176,10 +178,8 @@ fn a_wide_run_keeps_a_window_of_work_and_a_checksum_per_result() {
         ),
         n
     );
-    assert_eq!(
-        q("SELECT count(DISTINCT worker) FROM spsa.results WHERE run_id = RUN"),
-        2
-    );
+    let by = q("SELECT count(DISTINCT worker) FROM spsa.results WHERE run_id = RUN");
+    assert!((1..=2).contains(&by), "results by {by} workers");
     // No work row keeps an array once done; never more than the window was out.
     assert_eq!(
         q(
