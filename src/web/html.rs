@@ -939,13 +939,28 @@ mod tests {
         assert_eq!(points.len(), 25);
         // θ rises from 0.1 to 2.5 past its start 1: (θ − 1)/0.25 runs from −3.6 to +6, so the
         // line climbs (SVG's y grows downwards) and crosses the dashed zero line, whose dashes
-        // are two-point polylines at one height.
+        // are one path of moves and lines at one height.
         assert!(points.windows(2).all(|w| w[1].1 <= w[0].1), "{points:?}");
         let grey = chart
-            .split("<polyline ")
+            .split("<path ")
             .find(|p| p.contains("stroke=\"#808080\""))
             .unwrap();
-        let zero = polylines(&format!("<polyline {grey}"))[0][0].1;
+        let dashes = grey
+            .split("d=\"M")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert!(dashes.matches('M').count() > 10, "a dashed line: {dashes}");
+        let zero: i64 = dashes
+            .split(['L', 'M'])
+            .map(|p| p.split_once(',').unwrap().1.parse::<i64>().unwrap())
+            .reduce(|a, b| {
+                assert_eq!(a, b, "every dash at one height");
+                a
+            })
+            .unwrap();
         assert!(
             points[0].1 > zero && points[24].1 < zero,
             "{points:?} vs {zero}"
