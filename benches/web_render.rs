@@ -8,7 +8,7 @@
 //! throwaway cluster holding one run with 100,000 applied results × 50 variables among 100
 //! runs): the queries and the rendering together, the figure a browser waits for.
 //!
-//! `cargo bench --bench web_render`
+//! `cargo bench --bench web_render` (`SPSA_WEB_RENDER_PAGE=FILE` also writes the run page there)
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -186,7 +186,10 @@ fn main() {
         );
         let body = page_html(&d);
         page_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        page_bytes = black_box(body).len();
+        page_bytes = black_box(&body).len();
+        if let Some(path) = std::env::var_os("SPSA_WEB_RENDER_PAGE") {
+            std::fs::write(path, &body).expect("write the page");
+        }
     }
     let runs: Vec<model::RunSummary> = (0..100).map(summary).collect();
     let mut list_ms = Vec::new();

@@ -460,7 +460,7 @@ fn theta_charts(d: &RunDetail) -> Markup {
         )
     } else if shown < rows as usize {
         format!(
-            ", drawn with {shown} evenly spread (at most {})",
+            ", read at {shown} evenly spread (at most {}) and drawn with one point per pixel column at most",
             model::MAX_POINTS
         )
     } else {

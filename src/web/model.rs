@@ -9,7 +9,7 @@ use crate::spsa::Spsa;
 use crate::tuner::checkpoint::RunState;
 use crate::vars::Variable;
 
-/// The most points a trajectory is drawn with: a longer log is downsampled to this many rows,
+/// The most rows a trajectory is read at: a longer log is downsampled to this many rows,
 /// evenly spread, the first and the last row always among them.
 pub const MAX_POINTS: usize = 400;
 /// The most points of the c_k band around each trajectory.
