@@ -136,7 +136,8 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
     );
 
     // The owner's curve: points 1..=47 once each, each at the θ the tune had after the result
-    // that made it due (the θ log's row of that iteration), every point at 16 pairs.
+    // that made it due (the θ log's row of that iteration, which the file names and does not
+    // copy), every point at 16 pairs.
     let text_of = std::fs::read_to_string(&track).unwrap();
     let rows: Vec<Vec<&str>> = text_of
         .lines()
@@ -163,13 +164,30 @@ fn a_shared_curve_is_measured_by_workers_once_and_survives_kill_9_of_the_owner()
             (seq.parse().unwrap(), theta)
         })
         .collect();
+    // The owner's θ log gives each point's θ back (`--format history`, 4 decimals).
+    let history = text(&spsa_in(d, &["report", "t.log", "--format", "history"]).stdout);
+    let logged: std::collections::HashMap<u64, Vec<f64>> = history
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<f64> = l.split(',').map(|v| v.parse().unwrap()).collect();
+            (f[0] as u64, f[2..].to_vec())
+        })
+        .collect();
     for r in &rows {
         let point: u64 = r[0].parse().unwrap();
         let iteration: u64 = r[1].parse().unwrap();
         assert_eq!(iteration, (point * 64).min(n), "{r:?}");
         assert_eq!(r[3], "16", "{r:?}");
-        let measured: Vec<f64> = r[12..].iter().map(|v| v.parse().unwrap()).collect();
-        assert_eq!(measured, applied[&iteration], "point {point}");
+        assert_eq!(r.len(), 12, "no θ in the curve's file: {r:?}");
+        let theta = &logged[&iteration];
+        assert_eq!(theta.len(), applied[&iteration].len(), "point {point}");
+        for (a, b) in theta.iter().zip(&applied[&iteration]) {
+            assert!(
+                (a - b).abs() <= 5e-5,
+                "point {point}: {a} in the log, {b} applied"
+            );
+        }
     }
 
     // `spsa status` (as a worker's role) and the run page show the curve from the database.

@@ -297,7 +297,6 @@ pub async fn curves(
                 .as_deref()
                 .and_then(Against::parse)
                 .unwrap_or_default(),
-            Vec::new(),
             pentanomial,
         ));
     }

@@ -123,14 +123,16 @@ pub fn checkpoints() -> Vec<Vec<u8>> {
 }
 
 pub fn tracks() -> Vec<Vec<u8>> {
-    use crate::spsa::track::{Point, csv_header};
+    use crate::spsa::track::{CSV_HEADER, Point};
     use crate::spsa::unit::Against;
-    let names = vec!["x".to_string(), "y \"z\"".to_string()];
-    let mut text = csv_header(&names);
-    text += &Point::measured(0, 0, Against::Start, vec![1.0, 2.0], [0; 5]).csv_row();
-    text += &Point::measured(1, 40, Against::Start, vec![1.25, -7.0], [0, 1, 4, 3, 2]).csv_row();
-    text += &Point::measured(1, 40, Against::Defaults, vec![0.0, 1e-3], [2, 3, 9, 1, 0]).csv_row();
-    vec![text.into_bytes()]
+    let mut text = CSV_HEADER.to_string();
+    text += &Point::measured(0, 0, Against::Start, [0; 5]).csv_row();
+    text += &Point::measured(1, 40, Against::Start, [0, 1, 4, 3, 2]).csv_row();
+    text += &Point::measured(1, 40, Against::Defaults, [2, 3, 9, 1, 0]).csv_row();
+    // A file written before 2026-12: θ in every row, the header naming the variables.
+    let older = "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,x,y \"z\"\n\
+                 1,40,start,10,0,1,4,3,2,35.22,-60.13,131.65,1.25,-7\n";
+    vec![text.into_bytes(), older.as_bytes().to_vec()]
 }
 
 /// Three positions of the repository's coefficient file, in either form.

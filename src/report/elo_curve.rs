@@ -170,7 +170,6 @@ mod tests {
             point: k,
             iteration: 100 * k,
             against,
-            theta: vec![1.0, 2.0],
             pentanomial: [1, 2, 10, 4, 3],
             elo,
             low: Some(elo - 30.0),

@@ -277,7 +277,7 @@ mod tests {
     fn a_track_line_says_the_gain_so_far() {
         use crate::spsa::track::{self, Against};
         let points: Vec<Point> = (1..=8u64)
-            .map(|k| Point::measured(k, 100 * k, Against::Start, vec![], [2, 6, 8, 10, 6]))
+            .map(|k| Point::measured(k, 100 * k, Against::Start, [2, 6, 8, 10, 6]))
             .collect();
         let gained = track::gained(&points, Against::Start);
         let mut last = None;

@@ -144,7 +144,7 @@ mod tests {
         // A shared run: workers reported point 3 (iteration 300) before point 2 (200); against
         // Stockfish's values only point 1 was measured.
         let at = |point: u64, against: Against, penta: [u64; 5]| {
-            Point::measured(point, 100 * point, against, vec![0.0], penta)
+            Point::measured(point, 100 * point, against, penta)
         };
         let t = TrackState {
             points: vec![

@@ -129,14 +129,16 @@ pub struct Pending {
     pub theta: Vec<f64>,
 }
 
-/// One recorded point of the curve.
+/// One recorded point of the curve. Its θ is not kept: it is the θ log's row `iteration` (θ
+/// after that many applied results, which the log always holds), so the curve's file and the
+/// checkpoint grow with the points, not with points × variables. (Files and checkpoints written
+/// before 2026-12 kept θ in every point; it is read past.)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub point: u64,
+    /// Results applied when θ was taken: θ is the θ log's row of this number.
     pub iteration: u64,
     pub against: Against,
-    /// θ as measured (unrounded; the games played it rounded as the run plays).
-    pub theta: Vec<f64>,
     /// Pairs by θ's points in half-points: [0, 0.5, 1, 1.5, 2].
     pub pentanomial: [u64; 5],
     pub elo: f64,
@@ -147,20 +149,13 @@ pub struct Point {
 
 impl Point {
     /// The point `pentanomial` measured: Elo and its 95% interval from the pair counts.
-    pub fn measured(
-        point: u64,
-        iteration: u64,
-        against: Against,
-        theta: Vec<f64>,
-        pentanomial: [u64; 5],
-    ) -> Point {
+    pub fn measured(point: u64, iteration: u64, against: Against, pentanomial: [u64; 5]) -> Point {
         let estimate = stats::pentanomial(&pentanomial);
         let interval = estimate.and_then(|e| e.interval);
         Point {
             point,
             iteration,
             against,
-            theta,
             pentanomial,
             elo: estimate.map_or(0.0, |e| e.elo),
             low: interval.map(|i| i.0),
@@ -172,12 +167,12 @@ impl Point {
         self.pentanomial.iter().sum()
     }
 
-    /// The CSV row (see [`csv_header`]).
+    /// The CSV row (see [`CSV_HEADER`]).
     pub fn csv_row(&self) -> String {
         let opt = |v: Option<f64>| v.map(num).unwrap_or_default();
         let p = &self.pentanomial;
-        let mut row = format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
             self.point,
             self.iteration,
             self.against.name(),
@@ -190,13 +185,7 @@ impl Point {
             num(self.elo),
             opt(self.low),
             opt(self.high)
-        );
-        for t in &self.theta {
-            row.push(',');
-            row.push_str(&t.to_string());
-        }
-        row.push('\n');
-        row
+        )
     }
 }
 
@@ -215,18 +204,14 @@ pub fn file_for(log: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// The track file's header row.
-pub fn csv_header(names: &[String]) -> String {
-    let mut h = String::from("point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high");
-    for n in names {
-        h.push(',');
-        h.push_str(n);
-    }
-    h.push('\n');
-    h
-}
+pub const CSV_HEADER: &str = "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high\n";
 
-/// Read a track file back: its variable names and points. A row that cannot be read is an
-/// error naming its line. A last line without its newline is left out: the file is appended a
+/// The fields of a row (see [`CSV_HEADER`]); a file written before 2026-12 has θ after them,
+/// one value per variable its header names.
+pub const CSV_FIELDS: usize = 12;
+
+/// Read a track file back: the variable names of an older file's θ columns (none in a file of
+/// today) and its points. A row that cannot be read is an error naming its line. A last line without its newline is left out: the file is appended a
 /// whole row at a time, so that is a row being written (or torn by a crash), and what it holds
 /// so far may still parse as other numbers.
 pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
@@ -234,7 +219,7 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
     let mut lines = whole.lines().enumerate();
     let names: Vec<String> = match lines.next() {
         Some((_, h)) if h.starts_with("point,iteration,against") => {
-            h.split(',').skip(12).map(str::to_string).collect()
+            h.split(',').skip(CSV_FIELDS).map(str::to_string).collect()
         }
         _ => return Err("line 1: not a track file (no header row)".into()),
     };
@@ -244,10 +229,10 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
             continue;
         }
         let bad = |what: &str| format!("line {}: {what}", i + 1);
-        // θ may have more or fewer values than the header names: a run that went on with
-        // variables added or dropped keeps its file.
+        // An older file's θ may have more or fewer values than its header names (a run that
+        // went on with variables added or dropped kept its file); they must be numbers.
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() < 12 {
+        if f.len() < CSV_FIELDS {
             return Err(bad("wrong number of fields"));
         }
         let int = |s: &str| s.parse::<u64>().map_err(|_| bad("not a count"));
@@ -268,11 +253,13 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Point>), String> {
             return Err(bad("the pair counts add up to more than 2^64"));
         }
         let (elo, low, high) = (float(f[9])?, opt(f[10])?, opt(f[11])?);
+        for v in &f[CSV_FIELDS..] {
+            float(v)?;
+        }
         let mut p = Point::measured(
             int(f[0])?,
             int(f[1])?,
             Against::parse(f[2]).ok_or_else(|| bad("unknown opponent"))?,
-            f[12..].iter().map(|s| float(s)).collect::<Result<_, _>>()?,
             pentanomial,
         );
         // Elo and interval come from the counts, through the one interval of `stats` (a file
@@ -467,7 +454,6 @@ impl Track {
             p.point,
             p.iteration,
             p.against,
-            p.theta,
             pentanomial,
         ));
         if self.state.stopped.is_none() {
@@ -727,7 +713,6 @@ mod tests {
             point: k,
             iteration: 10 * k,
             against: Against::Start,
-            theta: vec![1.0],
             pentanomial: [0, 0, 10, 0, 0],
             elo,
             low,
@@ -738,15 +723,7 @@ mod tests {
     /// Points every 100 iterations with the pentanomial counts `level(j)`.
     fn curve(n: usize, level: impl Fn(usize) -> [u64; 5]) -> Vec<Point> {
         (0..n)
-            .map(|j| {
-                Point::measured(
-                    j as u64 + 1,
-                    100 * (j as u64 + 1),
-                    Against::Start,
-                    vec![1.0],
-                    level(j),
-                )
-            })
+            .map(|j| Point::measured(j as u64 + 1, 100 * (j as u64 + 1), Against::Start, level(j)))
             .collect()
     }
 
@@ -842,30 +819,49 @@ mod tests {
     #[test]
     fn csv_rows_read_back() {
         let mut a = point(3, 12.345, Some(-1.5));
-        a.theta = vec![1.25, -7.0];
         a.pentanomial = [0, 0, 0, 0, 0];
         let mut b = point(4, f64::NEG_INFINITY, None);
         b.against = Against::Defaults;
-        b.theta = vec![0.0, 1e-3];
         b.pentanomial = [0, 1, 4, 3, 2];
-        let names = vec!["x".to_string(), "y".to_string()];
-        let text = csv_header(&names) + &a.csv_row() + &b.csv_row();
+        let text = CSV_HEADER.to_string() + &a.csv_row() + &b.csv_row();
+        // A row is its twelve fields: θ is the log's, not the curve's.
+        assert!(
+            text.lines().all(|l| l.split(',').count() == CSV_FIELDS),
+            "{text}"
+        );
         let (n, pts) = parse_csv(&text).unwrap();
-        assert_eq!(n, names);
+        assert!(n.is_empty());
         // A row without counts keeps what it says.
         assert_eq!(pts[0].elo, 12.35);
         assert_eq!(pts[0].low, Some(-1.5));
-        assert_eq!(pts[0].theta, a.theta);
         // A row with counts: Elo and interval from them, as a point is measured.
-        let again = Point::measured(4, 40, Against::Defaults, b.theta.clone(), b.pentanomial);
+        let again = Point::measured(4, 40, Against::Defaults, b.pentanomial);
         assert_eq!(pts[1], again);
         assert!(pts[1].elo > 0.0 && pts[1].low.is_some());
         assert!(parse_csv("x\n").is_err());
-        let bad = csv_header(&names) + "1,2,start\n";
+        let bad = CSV_HEADER.to_string() + "1,2,start\n";
         assert_eq!(
             parse_csv(&bad).unwrap_err(),
             "line 2: wrong number of fields"
         );
+    }
+
+    #[test]
+    fn a_file_written_with_theta_in_every_point_reads_the_same_points() {
+        let old = "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,x,y\n\
+                   3,30,start,0,0,0,0,0,0,12.35,-1.50,18.50,1.25,-7\n\
+                   4,40,defaults,10,0,1,4,3,2,35.22,-60.13,131.65,0,0.001,5\n";
+        let (names, pts) = parse_csv(old).unwrap();
+        assert_eq!(names, ["x", "y"]);
+        let today = CSV_HEADER.to_string() + &pts.iter().map(Point::csv_row).collect::<String>();
+        assert_eq!(parse_csv(&today).unwrap().1, pts);
+        assert_eq!(
+            pts[1],
+            Point::measured(4, 40, Against::Defaults, [0, 1, 4, 3, 2])
+        );
+        // Its θ values must still be numbers.
+        let bad = old.replace("0.001", "O.001");
+        assert_eq!(parse_csv(&bad).unwrap_err(), "line 3: not a number");
     }
 
     /// A track file's first rows, as the fuzzer's inputs below begin.
@@ -899,13 +895,10 @@ mod tests {
     /// half row's θ `1.2` of `1.25`, or its count `4` of `40`, is never read as a value).
     #[test]
     fn a_half_last_row_is_left_out() {
-        let mut a = point(3, 12.345, Some(-1.5));
-        a.theta = vec![1.25, -7.0];
+        let a = point(3, 12.345, Some(-1.5));
         let mut b = point(4, 2.5, Some(1.0));
-        b.theta = vec![-0.125, 40.0];
         b.pentanomial = [0, 1, 4, 3, 2];
-        let names = vec!["x".to_string(), "y".to_string()];
-        let head = csv_header(&names) + &a.csv_row();
+        let head = CSV_HEADER.to_string() + &a.csv_row();
         let text = head.clone() + &b.csv_row();
         let (_, whole) = parse_csv(&text).unwrap();
         assert_eq!(whole.len(), 2);

@@ -30,10 +30,9 @@ impl Curve {
     ) -> Result<Curve> {
         let state: TrackState = session.parts.get(TRACK_PART)?.unwrap_or_default();
         if session.is_new_run() {
-            let names: Vec<String> = session.vars().iter().map(|v| v.name.clone()).collect();
             session.record(&Record {
                 path: file.clone(),
-                text: track::csv_header(&names),
+                text: track::CSV_HEADER.to_string(),
             })?;
         }
         let start = session.state.start.clone();

@@ -248,7 +248,9 @@ impl Reshape {
 /// Give the live Elo curve's file (`spsa::track`) the columns of variables `names`: its
 /// first `len` bytes (what the checkpoint holds) are kept, the header names them all, and each
 /// row's θ gains the `fill` value of each variable it did not have (one that joined later).
-/// Repeatable, and written atomically, as [`super::log::reshape`]. Gives the new length.
+/// Repeatable, and written atomically, as [`super::log::reshape`]. Gives the new length. A file
+/// of today keeps no θ (a point's θ is the log's), so it stays as it is; only one written before
+/// 2026-12, with θ in every row, is reshaped.
 pub fn track_file(path: &Path, len: u64, names: &[String], fill: &[f64]) -> Result<u64> {
     let text = std::fs::read(path)
         .with_context(|| format!("{}: cannot read the curve's file", path.display()))?;
@@ -259,10 +261,22 @@ pub fn track_file(path: &Path, len: u64, names: &[String], fill: &[f64]) -> Resu
         )
     })?;
     let kept = String::from_utf8_lossy(kept);
+    if kept
+        .lines()
+        .next()
+        .is_none_or(|h| h.split(',').count() <= TRACK_FIELDS)
+    {
+        return Ok(len);
+    }
     let mut out = String::with_capacity(kept.len() + 64);
     for (i, line) in kept.lines().enumerate() {
         if i == 0 {
-            out.push_str(&crate::spsa::track::csv_header(names));
+            out.push_str(crate::spsa::track::CSV_HEADER.trim_end());
+            for n in names {
+                out.push(',');
+                out.push_str(n);
+            }
+            out.push('\n');
             continue;
         }
         out.push_str(line);
@@ -277,8 +291,8 @@ pub fn track_file(path: &Path, len: u64, names: &[String], fill: &[f64]) -> Resu
     Ok(out.len() as u64)
 }
 
-/// The fields of a curve row before its θ values (see `spsa::track::csv_header`).
-const TRACK_FIELDS: usize = 12;
+/// The fields of a curve row before an older file's θ values.
+const TRACK_FIELDS: usize = crate::spsa::track::CSV_FIELDS;
 
 #[cfg(test)]
 mod tests {
@@ -296,6 +310,33 @@ mod tests {
             r_end: 0.002,
             simul_elo: 1.0,
         }
+    }
+
+    #[test]
+    fn an_older_curve_file_gains_the_joined_column_and_one_of_today_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<String> = ["x", "y", "z"].map(String::from).to_vec();
+        let older = dir.path().join("old.track.csv");
+        let text = "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,x,y\n\
+                    1,40,start,10,0,1,4,3,2,35.22,-60.13,131.65,1.25,-7\n";
+        std::fs::write(&older, text).unwrap();
+        let len = track_file(&older, text.len() as u64, &names, &[0.0, 0.0, 60.0]).unwrap();
+        let after = std::fs::read_to_string(&older).unwrap();
+        assert_eq!(len, after.len() as u64);
+        assert_eq!(
+            after,
+            "point,iteration,against,pairs,p0,p1,p2,p3,p4,elo,low,high,x,y,z\n\
+             1,40,start,10,0,1,4,3,2,35.22,-60.13,131.65,1.25,-7,60\n"
+        );
+        let today = dir.path().join("new.track.csv");
+        let text = format!(
+            "{}1,40,start,10,0,1,4,3,2,35.22,-60.13,131.65\n",
+            crate::spsa::track::CSV_HEADER
+        );
+        std::fs::write(&today, &text).unwrap();
+        let len = track_file(&today, text.len() as u64, &names, &[0.0, 0.0, 60.0]).unwrap();
+        assert_eq!(len, text.len() as u64);
+        assert_eq!(std::fs::read_to_string(&today).unwrap(), text);
     }
 
     /// A checkpoint of variables a, b, c at θ (1, 2, 3) after 100 of 1000 iterations.

@@ -126,7 +126,8 @@ impl SessionStart {
                 }
                 _ => log::reshape(&self.files.log, state.applied, &names, &state.start)?,
             };
-            // The live Elo curve's rows carry θ too: they get the new columns as the log does.
+            // An older curve file carries θ in its rows: they get the new columns as the log does
+            // (a file of today has none, and stays as it is).
             let track = crate::spsa::track::file_for(&self.files.log);
             let key = track.to_string_lossy().into_owned();
             if let Some(&len) = state.outputs.get(&key) {

@@ -841,7 +841,6 @@ mod tests {
                 k,
                 10 * k,
                 crate::spsa::track::Against::parse(against).unwrap(),
-                Vec::new(),
                 pentanomial,
             ))
         };

@@ -151,14 +151,13 @@ impl TrackPoint {
         }
     }
 
-    /// The curve's point again (without θ), for the chart.
+    /// The curve's point again, for the chart.
     pub fn point(&self) -> crate::spsa::track::Point {
         use crate::spsa::track::{Against, Point};
         Point {
             point: 0,
             iteration: self.iteration,
             against: Against::parse(&self.against).unwrap_or_default(),
-            theta: Vec::new(),
             pentanomial: self.pentanomial,
             elo: self.elo,
             low: self.low,
@@ -533,13 +532,7 @@ mod tests {
     #[test]
     fn an_unbounded_gain_end_is_null_in_the_json_and_words_in_the_text() {
         use crate::spsa::track::{Against, Point};
-        let all_won = [Point::measured(
-            1,
-            10,
-            Against::Start,
-            Vec::new(),
-            [0, 0, 0, 0, 32],
-        )];
+        let all_won = [Point::measured(1, 10, Against::Start, [0, 0, 0, 0, 32])];
         let views = GainView::of(&all_won);
         assert_eq!(views.len(), 1);
         assert!(views[0].high.is_infinite(), "{:?}", views[0]);
