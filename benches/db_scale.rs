@@ -91,6 +91,7 @@ fn definition_of(iterations: u64, vars: usize) -> RunDefinition {
         files: Vec::new(),
         parts: Default::default(),
         earlier: Vec::new(),
+        match_def: None,
         lease_seconds: 60.0,
     }
 }

@@ -231,6 +231,7 @@ fn definition() -> serde_json::Value {
         files: Vec::new(),
         parts: Default::default(),
         earlier: Vec::new(),
+        match_def: None,
         lease_seconds: 60.0,
     })
     .unwrap()

@@ -286,7 +286,7 @@ fn a_database_of_version_1_is_migrated_and_read_bit_for_bit() {
         &[],
     ));
     assert!(owner.status.success(), "{}", text(&owner.stderr));
-    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "2");
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "3");
     assert_eq!(
         db.psql("SELECT applied, state FROM spsa.runs"),
         "60|finished"
@@ -339,6 +339,99 @@ fn a_database_of_version_1_is_migrated_and_read_bit_for_bit() {
     serve.wait().unwrap();
 }
 
+/// A database made by spsa before schema version 3 (no matches; `tests/db_v2_fixture`, a
+/// finished run of 60 results) is migrated by the first `spsa match --db` on it: the match is
+/// created and played beside the old run, whose results, θ and checksums stay as they were, and
+/// whose owner re-attaches and replays them bit for bit.
+#[test]
+fn a_database_of_version_2_is_migrated_by_a_match_and_keeps_its_run() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("layout_v2");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/db_v2_fixture");
+    restore(&db, &fixture.join("run.sql"));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for f in ["t.toml", "t.var"] {
+        std::fs::copy(fixture.join(f), d.join(f)).unwrap();
+    }
+    db.psql(&format!(
+        "UPDATE spsa.runs SET name = '{}'",
+        std::fs::canonicalize(d.join("t.toml")).unwrap().display()
+    ));
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "2");
+    let before = db.psql(
+        "SELECT string_agg(iteration || ':' || theta_sum, ' ' ORDER BY seq) FROM spsa.results",
+    );
+    let theta = db.psql("SELECT theta FROM spsa.runs");
+
+    let sparring = env!("CARGO_BIN_EXE_sparring");
+    let cache = d.join("cache");
+    let cache = cache.to_str().unwrap();
+    let creator = spawn_with(
+        d,
+        &[
+            "match",
+            "--engine1",
+            sparring,
+            "--option2",
+            "KnightValue=60",
+            "--depth",
+            "1",
+            "--pairs",
+            "3",
+            "--seed",
+            "2",
+            "--progress",
+            "0",
+            "--db",
+            &db.url,
+        ],
+        &[("XDG_CACHE_HOME", cache)],
+    );
+    wait_for(
+        &db,
+        "SELECT count(*) FROM spsa.runs WHERE kind = 'match'",
+        |s| s == "1",
+    );
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "3");
+    let url = db.worker_role("layout_v2_w", "pwd");
+    let worker = finish(spawn_with(
+        d,
+        &["worker", "--db", &url, "--until-idle", "--name", "w"],
+        &[("XDG_CACHE_HOME", cache)],
+    ));
+    assert!(worker.status.success(), "{}", text(&worker.stderr));
+    let creator = finish(creator);
+    let said = text(&creator.stdout);
+    assert!(creator.status.success(), "{said}{}", text(&creator.stderr));
+    assert!(said.contains("pairs: 3, pentanomial"), "{said}");
+    assert_eq!(
+        db.psql("SELECT applied, state FROM spsa.runs WHERE kind = 'match'"),
+        "3|finished"
+    );
+    // The old run is as it was, and its owner re-attaches to it.
+    assert_eq!(
+        db.psql(
+            "SELECT string_agg(iteration || ':' || theta_sum, ' ' ORDER BY seq) FROM spsa.results"
+        ),
+        before
+    );
+    assert_eq!(
+        db.psql("SELECT theta FROM spsa.runs WHERE kind = 'tune'"),
+        theta
+    );
+    let owner = finish(spawn_with(
+        d,
+        &["run", "t.toml", "--db", &db.url, "--resume"],
+        &[],
+    ));
+    assert!(owner.status.success(), "{}", text(&owner.stderr));
+    assert_eq!(
+        run_common::log_iterations(&d.join("t.log")),
+        (1..=60).collect::<Vec<_>>()
+    );
+}
+
 /// A database whose schema a newer spsa made is refused before anything is changed in it.
 #[test]
 fn a_database_of_a_newer_version_is_refused() {
@@ -347,7 +440,7 @@ fn a_database_of_a_newer_version_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     finished_run(&db, d, 4);
-    db.psql("UPDATE spsa.schema_version SET version = 3");
+    db.psql("UPDATE spsa.schema_version SET version = 4");
     let resumed = finish(spawn_with(
         d,
         &["run", "t.toml", "--db", &db.url, "--resume"],
@@ -357,11 +450,11 @@ fn a_database_of_a_newer_version_is_refused() {
     assert!(!resumed.status.success(), "{said}");
     assert!(
         said.contains(
-            "the database's spsa schema is version 3, made by a newer spsa than this one"
+            "the database's spsa schema is version 4, made by a newer spsa than this one"
         ),
         "{said}"
     );
-    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "3");
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "4");
     let serve = finish(spawn_with(
         d,
         &["serve", "--db", &db.url, "--listen", "127.0.0.1:0"],

@@ -23,6 +23,7 @@ mod db_engines;
 mod db_fuzz;
 mod db_heldout;
 mod db_layout;
+mod db_match;
 mod db_reshape;
 mod db_shared;
 mod db_shares;

@@ -898,3 +898,107 @@ async fn every_chart_of_a_run_page_has_tick_labels_to_read() {
     eprintln!("screenshot {}", shot.display());
     b.close().await;
 }
+
+/// A match in the database (`spsa match --db`), played by a URL-only worker: the page lists it
+/// while it runs, and its LLR and pentanomial read off the page are the database's (the LLR
+/// as the counts give it); the JSON API says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_match_in_the_database_shows_its_llr_and_pentanomial_on_the_page() {
+    if !tools_present() {
+        return;
+    }
+    let cluster = Cluster::shared();
+    let db = cluster.database("web_match");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let mut creator = sparring_match(
+        dir.path(),
+        &[
+            "--pairs",
+            "5000",
+            "--sprt",
+            "0,5,0.001,0.001",
+            "--db",
+            &db.url,
+        ],
+    )
+    .env("XDG_CACHE_HOME", &cache)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let run = pg_common::wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
+        !s.is_empty() && s != "0"
+    });
+    let url = db.worker_role("web_match_w", "pwd");
+    let mut worker = Command::new(SPSA)
+        .args(["worker", "--db", &url, "--name", "w", "--concurrency", "1"])
+        .env("XDG_CACHE_HOME", &cache)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    pg_common::wait_for(
+        &db,
+        &format!("SELECT applied >= 3 FROM spsa.runs WHERE id = {run}"),
+        |s| s == "t",
+    );
+    let serve = Serve::start(&["--db", &db.url]);
+    let b = Browser::start().await;
+    b.c().goto(&format!("{}/", serve.url)).await.unwrap();
+    let row = format!("tr[data-match=\"db-match-{run}\"]");
+    let state = b.text(&format!("{row} td.state")).await;
+    assert_eq!(state, "running");
+    // Stop the worker so that what the page shows and what the database holds are one state.
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let penta_db = db.psql(&format!(
+        "SELECT array_to_string(pentanomial, ' ') FROM spsa.runs WHERE id = {run}"
+    ));
+    let llr_db: f64 = db
+        .psql(&format!("SELECT llr FROM spsa.runs WHERE id = {run}"))
+        .parse()
+        .unwrap();
+    b.c().refresh().await.unwrap();
+    let penta = b.text(&format!("{row} td.penta")).await;
+    assert_eq!(penta, penta_db);
+    let sprt = b.text(&format!("{row} td.sprt")).await;
+    assert!(
+        sprt.contains(&format!("LLR {llr_db:.2}")),
+        "{sprt} vs {llr_db}"
+    );
+    b.screenshot("db_match.png").await;
+    b.close().await;
+    let listed = api_matches(&serve);
+    let m = listed
+        .iter()
+        .find(|m| m["id"] == format!("db-match-{run}"))
+        .expect("the API lists the match");
+    assert_eq!(m["record"]["state"], "running");
+    let p: Vec<String> = m["record"]["pentanomial"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert_eq!(p.join(" "), penta_db);
+    let llr_api = m["record"]["sprt"]["llr"].as_f64().unwrap();
+    assert!((llr_api - llr_db).abs() < 1e-9, "{llr_api} vs {llr_db}");
+    // The match runs on without its creator (stopped here by `spsa modify`).
+    creator.kill().unwrap();
+    creator.wait().unwrap();
+    let stop = Command::new(SPSA)
+        .args(["modify", "--db", &db.url, "--run", &run, "--stop"])
+        .output()
+        .unwrap();
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    assert_eq!(
+        db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {run}")),
+        "stopped"
+    );
+}

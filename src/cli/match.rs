@@ -137,6 +137,22 @@ pub struct MatchArgs {
     pub options2: Vec<String>,
     #[command(flatten)]
     pub flags: MatchFlags,
+    /// Play the match on the workers of this PostgreSQL database (`spsa worker --db URL`):
+    /// this process creates it and follows it; Ctrl-C leaves it running (`spsa status --db
+    /// URL` follows it, `spsa modify --db URL --run ID --stop` stops it).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// With --db: seconds a lease lives without a heartbeat before its pair is handed on.
+    #[arg(long, default_value_t = 60.0, requires = "db")]
+    pub lease_timeout: f64,
+    /// With --db: the match's throughput share among the active runs of its priority (above
+    /// 0, at most 1000; default 100).
+    #[arg(long, value_name = "P", requires = "db", value_parser = crate::config::check::throughput_text)]
+    pub throughput: Option<f64>,
+    /// With --db and a clock: the engine speed (nodes per second) the clock is meant for; each
+    /// worker scales it to its own. Default: engine 1 measured here.
+    #[arg(long, value_name = "NPS", requires = "db", value_parser = super::run::nps_flag)]
+    pub reference_nps: Option<f64>,
 }
 
 impl MatchFlags {
@@ -286,6 +302,11 @@ fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
 impl MatchArgs {
     /// Combine the config (if any) and the flags into a plan.
     pub async fn plan(&self) -> Result<Plan> {
+        Ok(self.plan_and_games().await?.0)
+    }
+
+    /// The plan, and the games config it was made of (what a match in the database stores).
+    pub async fn plan_and_games(&self) -> Result<(Plan, GamesConfig)> {
         let config = match &self.config {
             Some(path) => {
                 let mut config = Config::load_games(path)?;
@@ -366,12 +387,15 @@ impl MatchArgs {
             fixed_flag,
             side_flags: [Some("--option1"), Some("--option2")],
         };
-        Ok(plan)
+        Ok((plan, games))
     }
 }
 
 /// Run `spsa match` to its end or Ctrl-C and print the results.
 pub async fn command(args: MatchArgs) -> Result<()> {
+    if let Some(url) = args.db.clone() {
+        return super::match_db::command(args, &url).await;
+    }
     let mut plan = args.plan().await?;
     let source = plan.start_source().await?;
     let (n1, n2) = plan.names();

@@ -8,6 +8,7 @@ pub mod exit;
 pub mod init;
 pub mod man;
 pub mod r#match;
+pub mod match_db;
 pub mod modify;
 pub mod plan;
 pub mod positions;

@@ -1,5 +1,5 @@
-//! `spsa modify --db URL --run ID [--throughput P] [--priority N]`: change a shared run while it
-//! goes on (as the owner's role); workers follow at their next lease.
+//! `spsa modify --db URL --run ID [--throughput P] [--priority N] [--stop]`: change a shared run
+//! while it goes on, or stop a match (as the owner's role); workers follow at their next lease.
 
 use anyhow::Result;
 use clap::Args;
@@ -15,17 +15,22 @@ pub struct ModifyArgs {
     /// Its throughput share among the active runs of its priority (above 0, at most 1000):
     /// workers give each run games in proportion to its share.
     #[arg(long, value_name = "P", value_parser = crate::config::check::throughput_text,
-          required_unless_present = "priority")]
+          required_unless_present_any = ["priority", "stop"])]
     throughput: Option<f64>,
     /// Its priority: the active runs of the highest priority are served first.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     priority: Option<i32>,
+    /// Stop a match (`spsa match --db`): no pair is leased any more; pairs in flight are
+    /// recorded when reported, not counted.
+    #[arg(long)]
+    stop: bool,
 }
 
 pub async fn command(args: ModifyArgs) -> Result<()> {
     let change = crate::db::admin::Change {
         throughput: args.throughput,
         priority: args.priority,
+        stop: args.stop,
     };
     crate::out!(
         "{}",

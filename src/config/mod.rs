@@ -128,7 +128,7 @@ pub struct OptionOrigin {
 }
 
 /// How real games are played.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GamesConfig {
     /// The θ+ side.
     pub engine1: EngineConfig,
@@ -191,7 +191,7 @@ impl GamesConfig {
 }
 
 /// One engine: how to start it and the untuned options to set.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EngineConfig {
     pub command: PathBuf,
     pub args: Vec<String>,
@@ -209,7 +209,7 @@ pub struct EngineConfig {
 
 /// An engine named by its source: a git repository, a commit, the command that builds it in the
 /// checked-out tree and where the binary is then (`[engine1] source = { … }`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EngineSource {
     /// A local folder (made absolute) or any URL `git fetch` takes.
     pub git: String,
@@ -228,7 +228,7 @@ pub struct EngineSource {
 
 /// The line of each key of an engine's `source`, so a repository, commit, build or binary that
 /// fails is reported at its line.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SourceLines {
     pub git: usize,
     pub commit: usize,
@@ -257,7 +257,7 @@ impl EngineSource {
 }
 
 /// The search limits of each move.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LimitsConfig {
     pub base_time_ms: Option<u64>,
     pub inc_time_ms: Option<u64>,
@@ -314,7 +314,7 @@ impl LimitsConfig {
 }
 
 /// Score adjudication. A limit or move count of 0 disables that rule.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdjudicationConfig {
     pub draw_score_limit: i32,
     pub draw_move_limit: u32,

@@ -15,6 +15,8 @@ pub struct Change {
     pub throughput: Option<f64>,
     /// Runs of higher priority are served first.
     pub priority: Option<i32>,
+    /// Stop the run, which must be a match (`spsa match --db`).
+    pub stop: bool,
 }
 
 /// Set run `id`'s throughput share; false when there is no such run.
@@ -35,6 +37,24 @@ pub async fn set_throughput(
 /// Apply `change` to run `id` in one transaction; returns what the run now says, as a line.
 pub async fn modify(url: &str, id: i64, change: Change) -> Result<String> {
     let mut db = Db::new(url)?;
+    if change.stop {
+        let kind: Option<String> = db
+            .run("read the run's kind", async |c: &Client| {
+                Ok(
+                    c.query_opt("SELECT kind FROM spsa.runs WHERE id = $1", &[&id])
+                        .await?
+                        .map(|r| r.get(0)),
+                )
+            })
+            .await
+            .unwrap_or(None);
+        if kind.as_deref() == Some("tune") {
+            return Err(UserError(format!(
+                "--stop: run {id} is a tune; a tune stops with its owner's process (Ctrl-C) and goes on with --resume; --stop stops a match (`spsa match --db`)"
+            ))
+            .into());
+        }
+    }
     let done = db
         .run("change the run", async |c: &Client| {
             c.batch_execute("BEGIN").await?;
@@ -71,6 +91,20 @@ async fn change_in(
     change: Change,
 ) -> Result<Option<String>, tokio_postgres::Error> {
     let mut found = true;
+    if change.stop {
+        // A tune is stopped by its owner's process (Ctrl-C) and resumed; only a match, which
+        // runs without its creator, is stopped here (a match already over stays as it is).
+        found &= c
+            .query_opt(
+                "SELECT FROM spsa.runs WHERE id = $1 AND kind = 'match'",
+                &[&id],
+            )
+            .await?
+            .is_some();
+        if found {
+            super::matches::stop(c, id).await?;
+        }
+    }
     if let Some(p) = change.throughput {
         found &= set_throughput(c, id, p).await?;
     }

@@ -344,6 +344,23 @@ impl Db {
     }
 }
 
+/// Run `body` in a transaction of `c`: committed when it succeeds, rolled back when it fails.
+/// `body` is a future not yet polled, so it runs after the `BEGIN`.
+pub async fn in_transaction<T>(
+    c: &Client,
+    body: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, tokio_postgres::Error> {
+    c.batch_execute("BEGIN").await?;
+    let done = match body.await {
+        Ok(v) => c.batch_execute("COMMIT").await.map(|()| v),
+        Err(e) => Err(e),
+    };
+    if done.is_err() {
+        let _ = c.batch_execute("ROLLBACK").await;
+    }
+    done
+}
+
 /// Backoff for one operation: 0.1 s doubling to 5 s between attempts, for `patience` in all.
 struct Retry {
     started: Instant,

@@ -52,6 +52,7 @@
 pub mod admin;
 pub mod conn;
 pub mod engines;
+pub mod matches;
 pub mod owner;
 mod placement;
 pub mod prune;
@@ -73,7 +74,7 @@ pub const SCHEMA: &str = include_str!("schema.sql");
 
 /// The layout of the database this spsa writes and reads (`spsa.schema_version`): installing
 /// [`SCHEMA`] migrates a database of an older layout and refuses one of a newer.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// How a worker runs: what its leasing (`worker`) and its engines' placement (`placement`)
 /// both read.
@@ -138,6 +139,41 @@ pub struct RunDefinition {
     /// owner's mirror replays each result in the shape the database applied it in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier: Vec<Shape>,
+    /// A match (`spsa match --db`, run kind 'match'): what both sides play. `iterations` is
+    /// then the most pairs, `seed` the match's seed, and there are no variables.
+    #[serde(default, rename = "match", skip_serializing_if = "Option::is_none")]
+    pub match_def: Option<MatchDef>,
+}
+
+/// What a match in the database plays, beyond its engines (stored by hash in `engines`) and
+/// its book (`book`): pair i is played by a worker as `spsa match` plays it locally
+/// ([`crate::matchrun::pair_trial`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchDef {
+    /// The games as the creator's flags and config made them (the book by its file name, no
+    /// PGN and no engine log: those are paths on the creator's machine).
+    pub games: crate::config::GamesConfig,
+    /// The sides' names, as the local match names them.
+    pub names: [String; 2],
+    /// Each side's own options, NAME=VALUE as given.
+    pub options: [Vec<(String, String)>; 2],
+    /// The SPRT's elo0, elo1, alpha and beta, when the match runs one.
+    pub sprt: Option<[f64; 4]>,
+    /// The header line's description: limits, seed, book.
+    pub description: String,
+}
+
+impl MatchDef {
+    /// The match's test.
+    pub fn sprt(&self) -> Option<crate::stats::sprt::Sprt> {
+        self.sprt
+            .map(|[elo0, elo1, alpha, beta]| crate::stats::sprt::Sprt {
+                elo0,
+                elo1,
+                alpha,
+                beta,
+            })
+    }
 }
 
 /// Which variables of a shared run resumes dropped and added, as a local checkpoint records them.

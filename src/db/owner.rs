@@ -300,42 +300,32 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
         .collect();
     let id = db
         .run("create the run", async |c: &Client| {
-            c.batch_execute("BEGIN").await?;
-            let done = insert_run(
-                c,
-                name,
-                &definition,
-                &names,
-                &lo,
-                &hi,
-                &start,
-                total,
-                &serving,
-                snapshots,
-                &engines,
-            )
-            .await;
-            let done = match done {
-                Ok(id) => insert_work(c, id, 0, &iterations, &steps, n_vars, pairs)
-                    .await
-                    .map(|_| id),
-                Err(e) => Err(e),
-            };
-            let done = match done {
-                Ok(id) => c.batch_execute("COMMIT").await.map(|_| id),
-                Err(e) => Err(e),
-            };
-            if done.is_err() {
-                let _ = c.batch_execute("ROLLBACK").await;
-            }
-            done
+            super::conn::in_transaction(c, async {
+                let id = insert_run(
+                    c,
+                    name,
+                    &definition,
+                    &names,
+                    &lo,
+                    &hi,
+                    &start,
+                    total,
+                    &serving,
+                    snapshots,
+                    &engines,
+                )
+                .await?;
+                insert_work(c, id, 0, &iterations, &steps, n_vars, pairs).await?;
+                Ok(id)
+            })
+            .await
         })
         .await?;
     Ok(id)
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn insert_run(
+pub(super) async fn insert_run(
     c: &Client,
     name: &str,
     definition: &serde_json::Value,

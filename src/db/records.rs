@@ -102,6 +102,28 @@ impl Destinations {
     }
 }
 
+/// What a report sends of a measurement: W/D/L, the pentanomial, the faults and the records.
+/// A measurement holds one iteration's (or pair's) games: its counts fit an i32.
+pub(super) fn report_fields(
+    m: &crate::source::Measurement,
+) -> (i32, i32, i32, Vec<i32>, Vec<String>, String) {
+    let tally = m.tally();
+    let count = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+    let faults: Vec<String> = m
+        .faults
+        .iter()
+        .map(|f| format!("{}: {}", f.side, f.kind))
+        .collect();
+    (
+        count(tally.wins),
+        count(tally.draws),
+        count(tally.losses),
+        tally.pentanomial.map(count).to_vec(),
+        faults,
+        encode(&m.records),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

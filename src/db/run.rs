@@ -70,6 +70,7 @@ pub fn definition(
         files: Vec::new(),
         parts: Default::default(),
         earlier: Vec::new(),
+        match_def: None,
     })
 }
 
@@ -81,7 +82,7 @@ fn file_name(path: &Path) -> String {
 
 /// The engine speed a new clock run's clock is meant for: the owner's engine 1, measured
 /// here (none, with a warning, when it reports no node counts).
-async fn reference_speed(games: &crate::config::GamesConfig) -> Option<f64> {
+pub async fn reference_speed(games: &crate::config::GamesConfig) -> Option<f64> {
     let setup = crate::arena::engine_setup("Engine1", &games.engine1);
     match crate::engine::bench::measure(setup.spec, &setup.fixed).await {
         Ok(speed) => {

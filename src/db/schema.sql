@@ -8,8 +8,10 @@ REVOKE ALL ON SCHEMA spsa FROM PUBLIC;
 -- The layout's version (one row; `db::SCHEMA_VERSION` in Rust). 1: the first layouts, with θ in
 -- every result row and a step vector in every iteration's work row, made at creation (no
 -- version row). 2: results hold a checksum of θ, θ itself is kept in snapshots, work rows hold
--- a step only until their result is applied and the owner keeps a window of them ahead. A
--- database of version 1 is migrated below; one of a version this script does not know (made
+-- a step only until their result is applied and the owner keeps a window of them ahead. 3:
+-- matches (`spsa match --db`): a run of kind 'match' whose work rows are game pairs, with its
+-- SPRT's state in its row and each pair's result in spsa.match_pairs. A database of version 1
+-- or 2 is migrated below; one of a version this script does not know (made
 -- by a newer spsa) is refused before anything is changed.
 DO $$
 DECLARE
@@ -17,8 +19,8 @@ DECLARE
 BEGIN
   IF to_regclass('spsa.schema_version') IS NOT NULL THEN
     EXECUTE 'SELECT max(version) FROM spsa.schema_version' INTO v;
-    IF v > 2 THEN
-      RAISE EXCEPTION 'the database''s spsa schema is version %, made by a newer spsa than this one (which knows versions up to 2): update spsa on this machine', v
+    IF v > 3 THEN
+      RAISE EXCEPTION 'the database''s spsa schema is version %, made by a newer spsa than this one (which knows versions up to 3): update spsa on this machine', v
         USING ERRCODE = 'SP010';
     END IF;
   END IF;
@@ -203,8 +205,50 @@ BEGIN
 END
 $$;
 ALTER TABLE spsa.results ALTER COLUMN theta_sum SET NOT NULL;
+-- Version 3: matches. A run of kind 'match' plays game pairs between two fixed sides (its
+-- definition's `match`): work row i is pair i (1-based: opening i − 1 and seed i, as a local
+-- `spsa match` plays it), `iterations` the most pairs to play, `applied` the pairs counted, and
+-- W/D/L and the pentanomial are the counted pairs'. Pairs are counted in pair order: a pair
+-- reported before the ones ahead of it waits in spsa.match_pairs until they are in, so the
+-- counts after n pairs are those of a local match's first n pairs, whatever the order the
+-- workers finish in. `sprt` is (elo0, elo1, alpha, beta) or NULL; `llr` the LLR of the counted
+-- pairs and `decision` 'H0' or 'H1' once a bound is reached (the match is then finished, and
+-- pairs reported after it are kept as `counted = false`). `match_window`: work rows are kept
+-- this many pairs ahead of the counted ones (made by the reports, so the match goes on
+-- without its creator).
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS kind text NOT NULL DEFAULT 'tune';
+ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_kind_check;
+ALTER TABLE spsa.runs ADD CONSTRAINT runs_kind_check CHECK (kind IN ('tune', 'match'));
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS sprt float8[];
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS llr float8;
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS decision text;
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS match_window int NOT NULL DEFAULT 0;
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS match_reported bigint NOT NULL DEFAULT 0;
+
+-- One row per reported pair of a match, reported exactly once (its lease's token): `bucket` is
+-- the pair's score for side A in half points (0-4, the pentanomial's index), `counted` whether
+-- it is in the match's counts (false: waiting for the pairs ahead of it, or reported after the
+-- decision). The game records go to the creator's files as a tune's do.
+CREATE TABLE IF NOT EXISTS spsa.match_pairs (
+  run_id   bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+  pair     bigint NOT NULL,
+  seq      bigint NOT NULL,
+  token    uuid NOT NULL,
+  worker   text NOT NULL,
+  wins     smallint NOT NULL,
+  draws    smallint NOT NULL,
+  losses   smallint NOT NULL,
+  bucket   smallint NOT NULL CHECK (bucket BETWEEN 0 AND 4),
+  counted  boolean NOT NULL DEFAULT false,
+  faults   text[] NOT NULL,
+  records  text NOT NULL,
+  reported timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, pair)
+);
+CREATE INDEX IF NOT EXISTS match_pairs_waiting ON spsa.match_pairs (run_id, pair) WHERE NOT counted;
+
 DELETE FROM spsa.schema_version;
-INSERT INTO spsa.schema_version (version) VALUES (2);
+INSERT INTO spsa.schema_version (version) VALUES (3);
 
 CREATE TABLE IF NOT EXISTS spsa.workers (
   name       text PRIMARY KEY,
@@ -652,6 +696,188 @@ BEGIN
 END
 $$;
 
+-- Record a pair of a match (a work row of run kind 'match'): refused (SQLSTATE SP0xx) unless the
+-- lease is current, the pair not yet reported and its counts one pair's. A retry of a report
+-- that did commit returns the same seq and nothing to count. Returns the pair's seq, the
+-- pairs counted so far with their pentanomial, and the buckets of the reported pairs that now
+-- follow the counted ones without a gap, in pair order: the caller counts them with
+-- spsa.count_pairs in the same transaction (the run's row stays locked until it commits). A
+-- pair of a match that is over (decided, played out, or stopped) is kept as reported but not
+-- counted, and nothing is returned to count.
+CREATE OR REPLACE FUNCTION spsa.report_pair(
+  p_worker text, p_run bigint, p_pair bigint, p_token uuid,
+  p_wins int, p_draws int, p_losses int, p_pentanomial int[], p_faults text[], p_records text)
+RETURNS TABLE (seq bigint, counted bigint, pentanomial bigint[], next int[])
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+  w text := spsa.worker_key(p_worker);
+  wk spsa.work;
+  r spsa.runs;
+  n bigint;
+  b int;
+  prior bigint;
+BEGIN
+  SELECT * INTO wk FROM spsa.work x WHERE x.run_id = p_run AND x.iteration = p_pair FOR UPDATE;
+  IF NOT FOUND OR p_pair < 1 THEN
+    RAISE EXCEPTION 'match % has no pair %', p_run, p_pair USING ERRCODE = 'SP001';
+  END IF;
+  IF wk.state = 'done' THEN
+    SELECT m.seq INTO prior FROM spsa.match_pairs m
+     WHERE m.run_id = p_run AND m.pair = p_pair AND m.token = p_token AND m.worker = w;
+    IF FOUND THEN
+      RETURN QUERY SELECT prior, 0::bigint, '{0,0,0,0,0}'::bigint[], '{}'::int[];
+      RETURN;
+    END IF;
+    RAISE EXCEPTION 'pair % of match % was already reported', p_pair, p_run USING ERRCODE = 'SP002';
+  END IF;
+  PERFORM spsa.check_report(wk, w, p_token, 'pair ' || p_pair, p_wins, p_draws, p_losses,
+                            p_pentanomial, p_faults, p_records);
+  IF wk.pairs <> 1 THEN
+    RAISE EXCEPTION 'work % of run % is not a pair of a match', p_pair, p_run USING ERRCODE = 'SP001';
+  END IF;
+  -- The pentanomial of one pair is one 1; its index is the pair's score in half points.
+  b := array_position(p_pentanomial, 1) - 1;
+  IF b IS DISTINCT FROM p_wins * 2 + p_draws THEN
+    RAISE EXCEPTION 'pentanomial % does not make +% =% -%', p_pentanomial, p_wins, p_draws, p_losses
+      USING ERRCODE = 'SP004';
+  END IF;
+  -- Committed asynchronously, as spsa.report is.
+  PERFORM set_config('synchronous_commit', 'off', true);
+  SELECT * INTO r FROM spsa.runs x WHERE x.id = p_run FOR UPDATE;
+  IF r.kind <> 'match' THEN
+    RAISE EXCEPTION 'run % is not a match', p_run USING ERRCODE = 'SP001';
+  END IF;
+  UPDATE spsa.work x SET state = 'done', lease_expires = NULL
+   WHERE x.run_id = p_run AND x.iteration = p_pair;
+  UPDATE spsa.runs x SET match_reported = x.match_reported + 1, updated = now()
+   WHERE x.id = p_run RETURNING x.match_reported INTO n;
+  INSERT INTO spsa.match_pairs (run_id, pair, seq, token, worker, wins, draws, losses, bucket,
+                                faults, records)
+  VALUES (p_run, p_pair, n, p_token, w, p_wins, p_draws, p_losses, b,
+          coalesce(p_faults, '{}'), coalesce(p_records, ''));
+  INSERT INTO spsa.worker_runs (run_id, worker, results, faults, last_report)
+  VALUES (p_run, w, 1, coalesce(array_length(p_faults, 1), 0), now())
+  ON CONFLICT (run_id, worker) DO UPDATE
+    SET results = spsa.worker_runs.results + 1, faults = spsa.worker_runs.faults + excluded.faults,
+        last_report = excluded.last_report;
+  UPDATE spsa.workers x
+     SET pairs = x.pairs + 1, games = x.games + 2,
+         faults = x.faults + coalesce(array_length(p_faults, 1), 0), last_seen = now()
+   WHERE x.name = w;
+  IF r.state NOT IN ('active', 'paused') THEN
+    RETURN QUERY SELECT n, r.applied, r.pentanomial, '{}'::int[];
+    RETURN;
+  END IF;
+  RETURN QUERY
+    SELECT n, r.applied, r.pentanomial,
+           coalesce((SELECT array_agg(m.bucket::int ORDER BY m.pair)
+                       FROM (SELECT m.pair, m.bucket, m.pair - r.applied - row_number() OVER (ORDER BY m.pair) AS gap
+                               FROM spsa.match_pairs m
+                              WHERE m.run_id = p_run AND NOT m.counted AND m.pair > r.applied) m
+                      WHERE m.gap = 0), '{}');
+END
+$$;
+
+-- Count the first p_count pairs that spsa.report_pair returned, in the same transaction, with
+-- the LLR the caller computed of the counts after them (`stats::sprt`, in Rust: the one
+-- computation a local match uses) and its decision ('H0', 'H1' or NULL). Without a decision
+-- every pair that follows the counted ones must be counted. The counts themselves are the
+-- database's, summed from the pairs' rows. The match finishes at a decision, or when its last
+-- pair is counted; the work rows are kept `match_window` pairs ahead of the counted ones.
+-- Returns the pairs counted in all.
+CREATE OR REPLACE FUNCTION spsa.count_pairs(p_worker text, p_run bigint, p_token uuid,
+  p_count int, p_llr float8, p_decision text)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  w text := spsa.worker_key(p_worker);
+  r spsa.runs;
+  ready int;
+  n bigint;
+BEGIN
+  SELECT * INTO r FROM spsa.runs x WHERE x.id = p_run FOR UPDATE;
+  IF NOT FOUND OR r.kind <> 'match' THEN
+    RAISE EXCEPTION 'run % is not a match', p_run USING ERRCODE = 'SP001';
+  END IF;
+  -- Only the worker that just reported a pair of this match with this token counts.
+  IF NOT EXISTS (SELECT FROM spsa.match_pairs m
+                  WHERE m.run_id = p_run AND m.token = p_token AND m.worker = w) THEN
+    RAISE EXCEPTION 'no pair of match % reported with this token', p_run USING ERRCODE = 'SP003';
+  END IF;
+  IF p_count = 0 AND p_decision IS NULL THEN
+    RETURN r.applied;
+  END IF;
+  IF r.state NOT IN ('active', 'paused') THEN
+    RAISE EXCEPTION 'match % is %', p_run, r.state USING ERRCODE = 'SP005';
+  END IF;
+  SELECT count(*) INTO ready FROM (
+    SELECT m.pair - r.applied - row_number() OVER (ORDER BY m.pair) AS gap
+      FROM spsa.match_pairs m WHERE m.run_id = p_run AND NOT m.counted AND m.pair > r.applied) g
+   WHERE g.gap = 0;
+  IF p_count IS NULL OR p_count < 0 OR p_count > ready
+     OR (p_decision IS NULL AND p_count <> ready)
+     OR (p_decision IS NOT NULL AND p_decision NOT IN ('H0', 'H1'))
+     OR p_llr IS NULL OR p_llr = 'NaN'::float8 THEN
+    RAISE EXCEPTION 'cannot count % of the % pairs ready (decision %)', p_count, ready, p_decision
+      USING ERRCODE = 'SP004';
+  END IF;
+  UPDATE spsa.match_pairs m SET counted = true
+   WHERE m.run_id = p_run AND m.pair > r.applied AND m.pair <= r.applied + p_count;
+  UPDATE spsa.runs x
+     SET applied = x.applied + p_count,
+         wins = x.wins + c.wins, draws = x.draws + c.draws, losses = x.losses + c.losses,
+         pentanomial = ARRAY(SELECT x.pentanomial[i] + c.penta[i] FROM generate_series(1, 5) i ORDER BY i),
+         llr = p_llr, decision = p_decision, updated = now(),
+         state = CASE WHEN p_decision IS NOT NULL OR x.applied + p_count >= x.iterations
+                      THEN 'finished' ELSE x.state END
+    FROM (SELECT coalesce(sum(m.wins), 0) AS wins, coalesce(sum(m.draws), 0) AS draws,
+                 coalesce(sum(m.losses), 0) AS losses,
+                 ARRAY(SELECT count(*) FILTER (WHERE m2.bucket = i)
+                         FROM generate_series(0, 4) i
+                         LEFT JOIN spsa.match_pairs m2
+                           ON m2.run_id = p_run AND m2.pair > r.applied AND m2.pair <= r.applied + p_count
+                        GROUP BY i ORDER BY i) AS penta
+            FROM spsa.match_pairs m
+           WHERE m.run_id = p_run AND m.pair > r.applied AND m.pair <= r.applied + p_count) c
+   WHERE x.id = p_run
+  RETURNING x.applied INTO n;
+  -- Only pairs past the last row: an existing row may be leased by a transaction that waits for
+  -- this match's row (spsa.lease_within locks a work row, then the run), and inserting over it
+  -- would wait for that one in turn. Reports of a match serialize on its row, so no other
+  -- transaction adds these rows meanwhile.
+  INSERT INTO spsa.work (run_id, iteration, pairs)
+  SELECT p_run, g, 1
+    FROM generate_series((SELECT coalesce(max(x.iteration), 0) + 1 FROM spsa.work x WHERE x.run_id = p_run),
+                         least(r.iterations, n + r.match_window)) g;
+  RETURN n;
+END
+$$;
+
+-- Every match (one, with p_run), for `spsa status` and the page: its counts, SPRT, pairs
+-- reported and not counted, pairs reported in the last minute, leased now, and per worker the
+-- pairs it reported.
+CREATE OR REPLACE FUNCTION spsa.status_matches(p_run bigint)
+RETURNS TABLE (id bigint, name text, state text, planned bigint, wins bigint, draws bigint,
+               losses bigint, pentanomial bigint[], sprt float8[], llr float8, decision text,
+               reported bigint, not_counted bigint, recent bigint, leased bigint,
+               workers text[], definition jsonb, elapsed float8)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.id, r.name, r.state, r.iterations, r.wins, r.draws, r.losses, r.pentanomial,
+         r.sprt, r.llr, r.decision, r.match_reported,
+         (SELECT count(*) FROM spsa.match_pairs m WHERE m.run_id = r.id AND NOT m.counted),
+         (SELECT count(*) FROM spsa.match_pairs m WHERE m.run_id = r.id
+             AND m.reported > now() - interval '60 seconds'),
+         (SELECT count(*) FROM spsa.work w WHERE w.run_id = r.id AND w.state = 'leased'
+             AND w.lease_expires >= now()),
+         coalesce((SELECT array_agg(x.worker || ' ' || x.results ORDER BY x.worker)
+                     FROM spsa.worker_runs x WHERE x.run_id = r.id), '{}'),
+         r.definition, extract(epoch FROM r.updated - r.created)::float8
+    FROM spsa.runs r
+   WHERE r.kind = 'match' AND (p_run IS NULL OR r.id = p_run)
+   ORDER BY r.id;
+$$;
+
 -- Per run, the curve's measured units in their order (`spsa status` and the page): the point's
 -- iteration is derived from the unit as spsa.report numbers them. One run, or every run when
 -- p_run is NULL.
@@ -778,7 +1004,10 @@ BEGIN
       spsa.status_engines(bigint), spsa.lease_share(text, bigint[], int),
       spsa.status_shares(bigint),
       spsa.report_track(text, bigint, bigint, uuid, int, int, int, int[], text[], text),
-      spsa.status_track(bigint)
+      spsa.status_track(bigint),
+      spsa.report_pair(text, bigint, bigint, uuid, int, int, int, int[], text[], text),
+      spsa.count_pairs(text, bigint, uuid, int, float8, text),
+      spsa.status_matches(bigint)
       TO spsa_worker;
   END IF;
 END

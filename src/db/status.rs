@@ -49,6 +49,14 @@ pub async fn render(url: &str) -> Result<String> {
             ))
         })
         .await?;
+    // Matches are listed apart (a database of an older schema has none: its error is no match).
+    let matches = super::matches::states(&mut db, None)
+        .await
+        .unwrap_or_default();
+    let runs: Vec<tokio_postgres::Row> = runs
+        .into_iter()
+        .filter(|r| !matches.iter().any(|m| m.id == r.get::<_, i64>(0)))
+        .collect();
     let mut out = format!("database {}\n", db.url());
     out.push_str(&format!("runs: {}\n", runs.len()));
     for r in &runs {
@@ -104,6 +112,31 @@ pub async fn render(url: &str) -> Result<String> {
             .map(|(n, t)| format!("{n}={t:.2}"))
             .collect();
         out.push_str(&format!("    θ {}\n", values.join(" ")));
+    }
+    if !matches.is_empty() {
+        out.push_str(&format!("matches: {}\n", matches.len()));
+    }
+    for m in &matches {
+        out.push_str(&format!("  {}\n", m.line()));
+        out.push_str(&format!(
+            "    {} vs {}, {}\n",
+            m.sides[0], m.sides[1], m.description
+        ));
+        if !m.workers.is_empty() {
+            let w: Vec<String> = m
+                .workers
+                .iter()
+                .map(|(name, n)| format!("{name} {n}"))
+                .collect();
+            out.push_str(&format!(
+                "    pairs reported by: {}; {} leased now\n",
+                w.join(", "),
+                m.leased
+            ));
+        }
+        for e in checked.get(&m.id).into_iter().flatten() {
+            out.push_str(&format!("    {}\n", e.line()));
+        }
     }
     out.push_str(&format!("workers: {}\n", workers.len()));
     for w in &workers {

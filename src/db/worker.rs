@@ -31,6 +31,7 @@ use crate::source::pool::{self, Ending, Feed};
 use crate::source::{self, Measurement, OpenRequest, Source, Trial};
 use crate::spsa::driver::Rounding;
 use crate::spsa::track::TrackPlan;
+use crate::stats::sprt::Sprt;
 
 /// What a worker did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -53,6 +54,9 @@ struct Served {
     source: Box<dyn Source>,
     /// The live Elo curve's plan (`[track]`), when the run measures one.
     track: Option<TrackPlan>,
+    /// A match: its work rows are pairs, reported by `spsa.report_pair` ([`super::matches`]),
+    /// with its SPRT (None inside: no test).
+    pair_test: Option<Option<Sprt>>,
     /// Holds the run's config and book while the engines play.
     _files: Option<tempfile::TempDir>,
 }
@@ -67,6 +71,8 @@ struct Lease {
     lease_seconds: f64,
     /// Parts (games) of its trial.
     parts: usize,
+    /// A pair of a match with this SPRT (None inside: no test): see [`Served::pair_test`].
+    pair_test: Option<Option<Sprt>>,
 }
 
 struct Report {
@@ -364,7 +370,7 @@ fn stopped(e: anyhow::Error) -> Result<WorkerSummary> {
 }
 
 /// The functions this worker calls; a schema without one of them is older than this spsa.
-const WORKER_FUNCTIONS: [&str; 9] = [
+const WORKER_FUNCTIONS: [&str; 11] = [
     "hello",
     "active_runs",
     "lease_share",
@@ -372,6 +378,8 @@ const WORKER_FUNCTIONS: [&str; 9] = [
     "give_back",
     "report",
     "report_track",
+    "report_pair",
+    "count_pairs",
     "artifact",
     "engine_checked",
 ];
@@ -643,6 +651,7 @@ async fn lessor(
                     token: row.get(2),
                     lease_seconds: s.def.lease_seconds,
                     parts: s.source.parts(&trial).max(1),
+                    pair_test: s.pair_test,
                 };
                 st.waiting.push_back((lease, trial));
                 leased += 1;
@@ -729,18 +738,24 @@ async fn reporter(mut db: Db, name: String, mut rx: mpsc::UnboundedReceiver<Repo
     let (mut reported, mut refused) = (0, 0);
     while let Some(r) = rx.recv().await {
         let m = &r.measurement;
-        // A measurement holds one iteration's games: its counts fit an i32.
-        let tally = m.tally();
-        let count = |n: u64| n as i32;
-        let (wins, draws, losses) = (count(tally.wins), count(tally.draws), count(tally.losses));
-        let penta: Vec<i32> = tally.pentanomial.map(count).to_vec();
-        let faults: Vec<String> = m
-            .faults
-            .iter()
-            .map(|f| format!("{}: {}", f.side, f.kind))
-            .collect();
+        if let Some(sprt) = r.lease.pair_test {
+            let l = &r.lease;
+            match super::matches::report(&mut db, &name, l.run, l.iteration, &l.token, sprt, m)
+                .await
+            {
+                Ok(()) => reported += 1,
+                Err(e) => {
+                    refused += 1;
+                    eprintln!(
+                        "spsa worker: result of match {} pair {} not taken: {e}",
+                        l.run, l.iteration
+                    );
+                }
+            }
+            continue;
+        }
+        let (wins, draws, losses, penta, faults, records) = super::records::report_fields(m);
         let signal = m.signal();
-        let records = super::records::encode(&m.records);
         let iteration = r.lease.iteration;
         // A measurement of the curve has no signal: it moves no θ.
         let (what, call) = if iteration < 0 {
@@ -842,6 +857,18 @@ async fn prepare(
 ) -> Result<Served> {
     let def: RunDefinition =
         serde_json::from_value(def).context("the run's definition is not one this spsa reads")?;
+    if let Some(spec) = &def.match_def {
+        let pair_test = Some(spec.sprt());
+        let (source, dir) = super::matches::open_source(db, &def, opts, id).await?;
+        return Ok(Served {
+            def,
+            rounding: Rounding::Continuous,
+            source: Box::new(source),
+            track: None,
+            pair_test,
+            _files: Some(dir),
+        });
+    }
     let vars = def.variables();
     // The config is parsed here from its text, in a folder of its own with the book beside it.
     let dir = tempfile::tempdir().context("a temporary folder for the run's config")?;
@@ -894,6 +921,7 @@ async fn prepare(
         rounding,
         source,
         track: config.track.clone(),
+        pair_test: None,
         _files: Some(dir),
     })
 }
@@ -903,6 +931,9 @@ impl Served {
     /// negative iteration) the curve's unit −(k + 1) at its point's θ. None for a measurement
     /// of a run that measures no curve here.
     fn trial(&self, iteration: i64, theta: Vec<f64>) -> Option<Trial> {
+        if self.pair_test.is_some() {
+            return super::matches::trial(iteration);
+        }
         if theta.len() != self.def.vars.len() {
             return None;
         }

@@ -63,7 +63,7 @@ pub fn chess960_start_fen(white: usize, black: usize) -> String {
 }
 
 /// Which castling rules a book is read with (`[games] variant`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Variant {
     /// The book decides: Chess960 when one of its positions (or a PGN game's `Variant` tag)
     /// needs it, else standard.

@@ -305,6 +305,23 @@ pub struct Recording {
     pub resumed: bool,
 }
 
+/// Pair `pair` (1-based) of a match: the book's opening `pair − 1` and the games' seed `pair`,
+/// with no SPSA values. A local match and a worker playing a match from the database both
+/// play pair i as this trial, so at fixed nodes they play the same games.
+pub fn pair_trial(pair: u64) -> Trial {
+    Trial {
+        iteration: pair,
+        delta: Vec::new(),
+        c_k: Vec::new(),
+        plus: Vec::new(),
+        minus: Vec::new(),
+        opening: pair.saturating_sub(1),
+        pairs: 1,
+        seed: pair,
+        track: None,
+    }
+}
+
 /// The match as the pool's feed: pair k is trial k+1 with no SPSA values.
 struct MatchFeed<'a> {
     /// Where pair k's opening is in the book, for the openings count.
@@ -338,17 +355,7 @@ impl Feed for MatchFeed<'_> {
         }
         self.next += 1;
         self.out.next_pair = self.next;
-        Some(Trial {
-            iteration: self.next,
-            delta: Vec::new(),
-            c_k: Vec::new(),
-            plus: Vec::new(),
-            minus: Vec::new(),
-            opening: self.next - 1,
-            pairs: 1,
-            seed: self.next,
-            track: None,
-        })
+        Some(pair_trial(self.next))
     }
 
     fn finished(&mut self, trial: Trial, m: Measurement) -> Result<()> {

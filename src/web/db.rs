@@ -103,16 +103,49 @@ impl SharedRuns {
     pub async fn list(&self) -> Result<Vec<RunSummary>> {
         let c = self.client().await?;
         let rows = c
-            .query(&format!("{SUMMARY_SQL} ORDER BY r.id"), &[])
+            .query(
+                &format!("{SUMMARY_SQL} WHERE r.kind = 'tune' ORDER BY r.id"),
+                &[],
+            )
             .await?;
         Ok(rows.iter().map(summary).collect())
+    }
+
+    /// The matches in the database (`spsa match --db`), as the matches list shows them: id
+    /// `db-match-N`, named with the workers that played them.
+    pub async fn matches(&self) -> Result<Vec<model::MatchSummary>> {
+        let c = self.client().await?;
+        let states = crate::db::matches::states_on(&c, None).await?;
+        Ok(states
+            .iter()
+            .map(|m| {
+                let workers: Vec<String> =
+                    m.workers.iter().map(|(w, n)| format!("{w} {n}")).collect();
+                let name = if workers.is_empty() {
+                    format!("database match {}", m.id)
+                } else {
+                    format!(
+                        "database match {} (pairs by worker: {})",
+                        m.id,
+                        workers.join(", ")
+                    )
+                };
+                let mut summary =
+                    model::MatchSummary::of(format!("db-match-{}", m.id), name, m.record());
+                summary.pairs_per_second = Some(m.games_per_second() / 2.0);
+                summary
+            })
+            .collect())
     }
 
     /// One run's page data; `None` when there is no such run.
     pub async fn detail(&self, id: i64) -> Result<Option<RunDetail>> {
         let c = self.client().await?;
         let Some(row) = c
-            .query_opt(&format!("{SUMMARY_SQL} WHERE r.id = $1"), &[&id])
+            .query_opt(
+                &format!("{SUMMARY_SQL} WHERE r.id = $1 AND r.kind = 'tune'"),
+                &[&id],
+            )
             .await?
         else {
             return Ok(None);

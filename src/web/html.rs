@@ -157,7 +157,7 @@ fn matches_table(matches: &[MatchSummary]) -> Markup {
                     td class="state" { (m.state) }
                     td class="n pairs" { (r.pairs_played) "/" (r.pairs_planned) }
                     td class="n" { "+" (r.wins) " =" (r.draws) " −" (r.losses) }
-                    td class="n" { (p[0]) " " (p[1]) " " (p[2]) " " (p[3]) " " (p[4]) }
+                    td class="n penta" { (p[0]) " " (p[1]) " " (p[2]) " " (p[3]) " " (p[4]) }
                     td class="n elo" { (m.elo_text) }
                     td class="sprt" {
                         @match &r.sprt {

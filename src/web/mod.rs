@@ -179,16 +179,22 @@ impl App {
         Ok(runs)
     }
 
-    /// The matches, each record read again if it changed (a small file: read in place).
-    fn matches(&self) -> Vec<MatchSummary> {
-        self.matches
+    /// The matches, each record read again if it changed (a small file: read in place), then
+    /// the database's.
+    async fn matches(&self) -> Result<Vec<MatchSummary>> {
+        let mut out: Vec<MatchSummary> = self
+            .matches
             .iter()
             .map(|m| {
                 let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
                 m.refresh();
                 m.summary()
             })
-            .collect()
+            .collect();
+        if let Some(s) = &self.shared {
+            out.extend(s.matches().await?);
+        }
+        Ok(out)
     }
 
     /// A run's page data with the variables `query` asks for (see [`model::focus`]).
@@ -258,7 +264,10 @@ impl Poll {
 async fn list_page(State(app): State<Shared>) -> Response {
     match app.list().await {
         Ok(runs) => {
-            let matches = app.matches();
+            let matches = match app.matches().await {
+                Ok(m) => m,
+                Err(e) => return failure(e),
+            };
             let v = model::list_version(&runs, &matches);
             let live = html::runs_list(&runs, &matches, &v, &app.source_label());
             let n = nonce();
@@ -274,7 +283,10 @@ async fn list_page(State(app): State<Shared>) -> Response {
 async fn list_fragment(State(app): State<Shared>, Query(p): Query<Poll>) -> Response {
     match app.list().await {
         Ok(runs) => {
-            let matches = app.matches();
+            let matches = match app.matches().await {
+                Ok(m) => m,
+                Err(e) => return failure(e),
+            };
             let v = model::list_version(&runs, &matches);
             if p.v.as_deref() == Some(v.as_str()) {
                 return StatusCode::NO_CONTENT.into_response();
@@ -338,7 +350,10 @@ async fn api_list(State(app): State<Shared>) -> Response {
 }
 
 async fn api_matches(State(app): State<Shared>) -> Response {
-    axum::Json(app.matches()).into_response()
+    match app.matches().await {
+        Ok(m) => axum::Json(m).into_response(),
+        Err(e) => failure(e),
+    }
 }
 
 async fn api_run(

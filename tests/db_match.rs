@@ -1,0 +1,263 @@
+//! Matches in the database (`spsa match … --db URL`, issue 57): URL-only workers play an SPRT
+//! between two option sets of the sparring engine through a worker's kill -9, a database
+//! restart and a kill -9 of the process that created it, and the match ends by its test with
+//! the pentanomial, the LLR and the verdict of a local `spsa match` of the same seed, pair for
+//! pair, each pair counted once.
+
+use std::path::Path;
+use std::process::{Child, Output};
+
+use crate::child_common;
+use crate::match_common::{self, book, sparring};
+use crate::pg_common::{Cluster, TestDb, kill_owner, spsa, wait_for};
+use crate::run_common::text;
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+fn count(db: &TestDb, sql: &str) -> u64 {
+    db.psql(sql).parse().unwrap()
+}
+
+/// What both matches play: sparring's defaults against weaker minor pieces, at depth 2, on the
+/// shipped book, by an SPRT that takes some dozens of pairs to decide.
+fn common(book: &str) -> Vec<String> {
+    [
+        "match",
+        "--engine1",
+        sparring(),
+        "--option2",
+        "KnightValue=150",
+        "--option2",
+        "BishopValue=150",
+        "--book",
+        book,
+        "--depth",
+        "2",
+        "--seed",
+        "57",
+        "--sprt",
+        "0,30",
+        "--pairs",
+        "400",
+        "--progress",
+        "0",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Side A's (W, D, L) in each pair of a local match's PGN, in pair order.
+fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
+    let whites = match_common::tags(pgn, "White");
+    let results = match_common::tags(pgn, "Result");
+    let rounds = match_common::tags(pgn, "Round");
+    let mut pairs: Vec<(u64, u64, u64)> = Vec::new();
+    for ((white, result), round) in whites.iter().zip(&results).zip(&rounds) {
+        let pair: usize = round.split('.').next().unwrap().parse().unwrap();
+        if pairs.len() < pair {
+            pairs.resize(pair, (0, 0, 0));
+        }
+        let a_white = white == "sparring.1";
+        let p = &mut pairs[pair - 1];
+        match (result.as_str(), a_white) {
+            ("1-0", true) | ("0-1", false) => p.0 += 1,
+            ("1/2-1/2", _) => p.1 += 1,
+            _ => p.2 += 1,
+        }
+    }
+    pairs
+}
+
+fn spawn_worker(d: &Path, url: &str, name: &str) -> Child {
+    let cache = d.join(format!("cache-{name}"));
+    spsa(
+        d,
+        &cache,
+        &[
+            "worker",
+            "--db",
+            url,
+            "--until-idle",
+            "--name",
+            name,
+            "--concurrency",
+            "1",
+        ],
+    )
+    .spawn()
+    .unwrap()
+}
+
+/// Kill `worker` (-9) while it holds a lease of `run`: stopped, its lease read, then killed.
+fn kill_9_holding_a_lease(db: &TestDb, worker: &mut Child, run: &str, key: &str) {
+    loop {
+        child_common::stop(worker);
+        let held = count(
+            db,
+            &format!(
+                "SELECT count(*) FROM spsa.work WHERE run_id = {run} AND state = 'leased' AND worker = '{key}'"
+            ),
+        );
+        if held > 0 {
+            worker.kill().unwrap();
+            worker.wait().unwrap();
+            return;
+        }
+        child_common::go_on(worker);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn workers_play_an_sprt_through_kills_and_a_restart_as_a_local_match_does() {
+    let cluster = Cluster::start();
+    let db = cluster.database("match_sprt");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let book = book();
+    let book = book.to_str().unwrap();
+
+    // The local match: every pair in order, at concurrency 1.
+    let pgn = d.join("local.pgn");
+    let mut args = common(book);
+    args.extend(["--concurrency", "1", "--pgn", pgn.to_str().unwrap()].map(String::from));
+    let local = match_common::spsa()
+        .args(&args)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let local_out = text(&local.stdout);
+    assert!(local.status.success(), "{local_out}{}", text(&local.stderr));
+    let local_counts = match_common::counts(&local_out);
+    let sprt_line = local_out
+        .lines()
+        .find(|l| l.starts_with("SPRT"))
+        .unwrap_or_else(|| panic!("{local_out}"))
+        .to_string();
+    assert!(sprt_line.contains("accepted"), "{local_out}");
+    let pairs = local_pairs(&std::fs::read_to_string(&pgn).unwrap());
+    assert_eq!(pairs.len() as u64, local_counts.pairs);
+    assert!(
+        local_counts.pairs >= 30,
+        "decided too soon for the test: {local_out}"
+    );
+
+    // The same match in the database, created by a process that is killed on the way.
+    let mut args = common(book);
+    args.extend(["--db", &db.url, "--lease-timeout", "3"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cache = d.join("cache-creator");
+    let mut creator = spsa(d, &cache, &args).spawn().unwrap();
+    let run = wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
+        !s.is_empty() && s != "0"
+    });
+    let url1 = db.worker_role("match_w1", "pwd");
+    let url2 = db.worker_role("match_w2", "pwd");
+    let mut w1 = spawn_worker(d, &url1, "w1");
+    let w2 = spawn_worker(d, &url2, "w2");
+    let applied = |n: u64| {
+        wait_for(
+            &db,
+            &format!("SELECT applied >= {n} OR state <> 'active' FROM spsa.runs WHERE id = {run}"),
+            |s| s == "t",
+        );
+    };
+    applied(4);
+    kill_9_holding_a_lease(&db, &mut w1, &run, "match_w1/w1");
+    let w1b = spawn_worker(d, &url1, "w1b");
+    applied(10);
+    cluster.restart();
+    applied(16);
+    kill_owner(&db, &mut creator);
+    assert_eq!(
+        db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {run}")),
+        "active",
+        "the match ended before the creator was killed: make it longer"
+    );
+    wait_for(
+        &db,
+        &format!("SELECT state FROM spsa.runs WHERE id = {run}"),
+        |s| s == "finished",
+    );
+    for w in [w1b, w2] {
+        let out = finish(w);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+
+    // The counts, the LLR and the verdict are the local match's.
+    let row = db.psql(&format!(
+        "SELECT applied, wins, draws, losses, array_to_string(pentanomial, ' '), decision, round(llr::numeric, 2)
+           FROM spsa.runs WHERE id = {run}"
+    ));
+    let c = &local_counts;
+    let p = c.penta;
+    let decision = if sprt_line.contains("H1 accepted") {
+        "H1"
+    } else {
+        "H0"
+    };
+    let llr = sprt_line
+        .split("LLR ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap();
+    assert_eq!(
+        row,
+        format!(
+            "{}|{}|{}|{}|{} {} {} {} {}|{decision}|{llr}",
+            c.pairs, c.wins, c.draws, c.losses, p[0], p[1], p[2], p[3], p[4]
+        ),
+        "local: {local_out}"
+    );
+    // Pair for pair: the counted pairs are the local match's first ones, each with its result.
+    let counted = db.psql(&format!(
+        "SELECT string_agg(pair || ':' || wins || draws || losses, ' ' ORDER BY pair)
+           FROM spsa.match_pairs WHERE run_id = {run} AND counted"
+    ));
+    let want: Vec<String> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (w, dr, l))| format!("{}:{w}{dr}{l}", i + 1))
+        .collect();
+    assert_eq!(counted, want.join(" "));
+    // Every pair reported once; those after the decision are kept, not counted.
+    assert_eq!(
+        count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM spsa.match_pairs WHERE run_id = {run} AND NOT counted AND pair <= {}",
+                c.pairs
+            )
+        ),
+        0
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT match_reported = (SELECT count(*) FROM spsa.match_pairs WHERE run_id = {run}) FROM spsa.runs WHERE id = {run}"
+        )),
+        "t"
+    );
+    // Nothing is leased once the match is over.
+    assert_eq!(
+        count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM spsa.work WHERE run_id = {run} AND state = 'leased' AND lease_expires > now()"
+            )
+        ),
+        0
+    );
+    // `spsa status` shows it, with the LLR and the pentanomial.
+    let out = spsa(d, &cache, &["status", "--db", &db.url])
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}{}", text(&out.stderr));
+    assert!(
+        said.contains(&format!("match {run} finished"))
+            && said.contains(&sprt_line[sprt_line.find("LLR").unwrap()..]),
+        "{said}\nwant {sprt_line}"
+    );
+}
