@@ -26,6 +26,9 @@ pub async fn command(args: MatchArgs, url: &str) -> Result<()> {
             "--engine-log: the games of a match in the database are played on the workers' machines",
         ));
     }
+    // From the start: measuring the engines' signatures can take seconds, and a Ctrl-C then
+    // must end the command before a match exists, not kill it halfway.
+    let shutdown = crate::runtime::shutdown::Shutdown::on_signals();
     let (plan, games) = args.plan_and_games().await?;
     let book = match &games.book {
         Some(path) => Some((
@@ -103,7 +106,9 @@ pub async fn command(args: MatchArgs, url: &str) -> Result<()> {
         reference_nps,
         throughput: args.throughput,
     };
-    let shutdown = crate::runtime::shutdown::Shutdown::on_signals();
+    if shutdown.is_requested() {
+        anyhow::bail!("stopped before the match was created: nothing is in the database");
+    }
     let mut db = Db::new(url)?;
     db.stop_on(Some(&shutdown));
     let id = matches::create(&mut db, &new).await?;
