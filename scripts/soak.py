@@ -177,6 +177,18 @@ def share_text(x):
     return f"{x:g}"
 
 
+def log_rows(spsa, log_path):
+    """The row numbers of a θ log, as `spsa report --format history` reads them: the log is
+    binary since format 2 (a script that read it as text failed on the first soak after it)."""
+    if not log_path.exists():
+        return []
+    out = subprocess.run([str(spsa), "report", str(log_path), "--format", "history"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return []
+    return [int(l.split(",")[0]) for l in out.stdout.splitlines()[1:] if l.strip()]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=60)
@@ -524,7 +536,7 @@ def main():
         deadline = time.time() + 120
         log_path = out / "logs" / f"{name}.log"
         while time.time() < deadline:
-            rows = [l for l in log_path.read_text().splitlines()[1:] if l.strip()]
+            rows = log_rows(args.spsa, log_path)
             if len(rows) >= n_applied:
                 break
             time.sleep(2)
@@ -573,7 +585,7 @@ def main():
             rounds[it] = rounds.get(it, 0) + 1
         checks["every applied iteration's 2 games in the PGN"] = (
             set(rounds) == set(iterations) and all(v == 2 for v in rounds.values()))
-        rows = [int(l.split(",")[0]) for l in log_path.read_text().splitlines()[1:] if l.strip()]
+        rows = log_rows(args.spsa, log_path)
         checks["theta log rows 1..applied once"] = rows == list(range(1, n_applied + 1))
         if name == "sparring":
             # Every game's PGN names the commit the engine was built from.
