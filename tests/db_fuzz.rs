@@ -58,6 +58,8 @@ const BIGINTS: &[&str] = &[
 ];
 const UUIDS: &[&str] = &["NULL", "'{}'", "ARRAY[TOKEN]::uuid[]"];
 const BOOL: &[&str] = &["NULL", "true", "false"];
+/// A match's decision as a worker reports it with its LLR (issue 57).
+const DECISION: &[&str] = &["NULL", "'H1'", "'H0'", "''", "'x'", "repeat('H1', 50000)"];
 
 /// Each function a worker may call, with the type of each argument.
 const CALLS: &[(&str, &[&[&str]])] = &[
@@ -71,6 +73,15 @@ const CALLS: &[(&str, &[&[&str]])] = &[
         "spsa.report_track",
         &[TEXT, BIGINT, BIGINT, UUID, INT, INT, INT, INTS, TEXTS, TEXT],
     ),
+    (
+        "spsa.report_pair",
+        &[TEXT, BIGINT, BIGINT, UUID, INT, INT, INT, INTS, TEXTS, TEXT],
+    ),
+    (
+        "spsa.count_pairs",
+        &[TEXT, BIGINT, UUID, INT, FLOAT, DECISION],
+    ),
+    ("spsa.status_matches", &[BIGINT]),
     ("spsa.lease", &[TEXT, BIGINTS, INT]),
     ("spsa.lease_share", &[TEXT, BIGINTS, INT]),
     ("spsa.heartbeat", &[TEXT, UUIDS]),
