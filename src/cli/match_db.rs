@@ -2,7 +2,6 @@
 //! (`db::matches`); this process stores the engines, creates the match and follows it until it
 //! ends. Ctrl-C leaves it running and says how to follow it again.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -32,7 +31,7 @@ pub async fn command(args: MatchArgs, url: &str) -> Result<()> {
     let (plan, games) = args.plan_and_games().await?;
     let book = match &games.book {
         Some(path) => Some((
-            file_name(path),
+            crate::db::run::file_name(path),
             std::fs::read_to_string(path)
                 .with_context(|| format!("{}: cannot read the book", path.display()))?,
         )),
@@ -186,10 +185,4 @@ pub fn result(state: &MatchState) -> String {
     }
     out.push('\n');
     out
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "book".into())
 }

@@ -222,6 +222,16 @@ impl MatchState {
         r
     }
 
+    /// Pairs reported by each worker: `w1 30, w2 24`.
+    pub fn workers_text(&self) -> String {
+        let w: Vec<String> = self
+            .workers
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        w.join(", ")
+    }
+
     /// Games per second over the last minute.
     pub fn games_per_second(&self) -> f64 {
         self.recent_pairs as f64 * 2.0 / 60.0

@@ -74,7 +74,8 @@ pub fn definition(
     })
 }
 
-fn file_name(path: &Path) -> String {
+/// The name a run's config or book is stored under: its file name.
+pub(crate) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_else(|| "config".into())

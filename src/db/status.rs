@@ -123,14 +123,9 @@ pub async fn render(url: &str) -> Result<String> {
             m.sides[0], m.sides[1], m.description
         ));
         if !m.workers.is_empty() {
-            let w: Vec<String> = m
-                .workers
-                .iter()
-                .map(|(name, n)| format!("{name} {n}"))
-                .collect();
             out.push_str(&format!(
                 "    pairs reported by: {}; {} leased now\n",
-                w.join(", "),
+                m.workers_text(),
                 m.leased
             ));
         }

@@ -119,15 +119,13 @@ impl SharedRuns {
         Ok(states
             .iter()
             .map(|m| {
-                let workers: Vec<String> =
-                    m.workers.iter().map(|(w, n)| format!("{w} {n}")).collect();
-                let name = if workers.is_empty() {
+                let name = if m.workers.is_empty() {
                     format!("database match {}", m.id)
                 } else {
                     format!(
                         "database match {} (pairs by worker: {})",
                         m.id,
-                        workers.join(", ")
+                        m.workers_text()
                     )
                 };
                 let mut summary =
