@@ -11,6 +11,10 @@ two runs at different throughput shares, and WORKERS workers that know only the 
   glaurung  Glaurung behind a wrapper with an `EvalFile` option whose weights file travels
             with the run (`files = { EvalFile = ... }`; other weights search otherwise),
             depth 5, share 25
+  match     a shared match (`spsa match --db`, --match): the sparring engine's defaults against
+            weaker minor pieces, depth 4, share 50 (--match-share), as many pairs as the soak
+            lasts; its creator is killed with SIGKILL by the first `owner` fault that picks it
+            (the match goes on without it) and it is stopped with `spsa modify --stop` at the end
 
 By default (--tls) the cluster has a certificate for `localhost` signed by a CA the script
 makes, refuses every connection without TLS, and owners and workers connect with
@@ -28,7 +32,7 @@ MINUTES it injects, in a seeded order, one fault every INTERVAL seconds:
   drop       every worker connection through the proxy closed at once
   blackhole  the proxy stops passing bytes for 40 s, connections left open
 
-(plus the wrapper engine's own crashes, all through the run). Then it stops the workers with
+(plus the wrapper engine's own crashes, all through the run). Then it stops the match, the workers with
 Ctrl-C, lets the owner mirror every result, and checks, per run: every iteration applied exactly
 once (results numbered 1..applied without a gap, each work row done once), θ equal to its replay
 from the stored steps and signals (bit for bit), no game twice in the owner's PGN and every
@@ -38,13 +42,16 @@ without TLS are refused, no worker connection without TLS seen); the build-faili
 refused the source run in `spsa status` and its log, with no result of that run, while it and
 the others play the other run; each run's share of the games (results reported) before and
 after the change against its throughput share, within --share-tolerance; the changed share
-kept through the owners' resumes. It prints the faults injected per kind, the engine faults
+kept through the owners' resumes; for the match: each pair reported once, the counted pairs
+1..n with nothing counted past them, and those n pairs, played again by a local `spsa match`
+of the same seed, equal pair for pair (W/D/L of each). It prints the faults injected per kind, the engine faults
 the results recorded, and the throughput (iterations per minute) in the minute before, during
 and the minute after each fault, and logs `uptime` every 5 minutes.
 
     python3 scripts/soak.py --minutes 60 --workers 4 --seed 1 --out /tmp/soak
 
-Not part of CI (it is long); its figures are in docs/shared-runs.md. Exit 0 when every check
+The match takes its part of the games beside the runs (its pairs, two games each, counted in
+the shares). Not part of CI (it is long); its figures are in docs/shared-runs.md. Exit 0 when every check
 holds, 1 otherwise. Needs the release build (`cargo build --release`), PostgreSQL 15, openssl,
 git, a C compiler (`cc`) and /usr/games/glaurung.
 """
@@ -211,6 +218,10 @@ def main():
     ap.add_argument("--share-tolerance", type=float, default=0.05,
                     help="largest difference allowed between a run's part of the games and its "
                          "part of the shares")
+    ap.add_argument("--match", action=argparse.BooleanOptionalAction, default=True,
+                    help="a shared match beside the two runs (default: on)")
+    ap.add_argument("--match-share", type=float, default=50,
+                    help="the match's throughput share")
     ap.add_argument("--settle", type=float, default=30,
                     help="seconds after the change not counted in the share after it")
     args = ap.parse_args()
@@ -221,10 +232,13 @@ def main():
     rng = random.Random(args.seed)
     runs = ["sparring", "glaurung"]
     shares = dict(zip(runs, (float(x) for x in args.shares.split(","))))
+    sharers = runs + (["match"] if args.match else [])  # what the shares are split between
+    if args.match:
+        shares["match"] = args.match_share
     change = None
     if args.change:
         cname, cval = args.change.split("=")
-        assert cname in runs, f"--change: no run {cname}"
+        assert cname in sharers, f"--change: no run {cname}"
         change = (cname, float(cval))
 
     # The database; with --tls, a certificate for `localhost` signed by a CA of our own, and
@@ -341,6 +355,25 @@ def main():
     for line in psql(db, "select id, name from spsa.runs").splitlines():
         rid, rname = line.split("|")
         run_ids[pathlib.Path(rname).stem] = rid
+    # The match: created by `spsa match --db`, which then follows it (and is killed once).
+    match_flags = ["--engine1", sparring, "--option2", "KnightValue=150", "--option2",
+                   "BishopValue=150", "--book", str(book), "--depth", "4", "--max-plies", "300",
+                   "--seed", "57", "--progress", "0"]
+    if args.match:
+        f = open(out / "match_creator.log", "a")
+        procs["match_creator"] = subprocess.Popen(
+            [spsa, "match", "--db", owner_db, *match_flags, "--pairs", "1000000",
+             "--throughput", share_text(shares["match"])],
+            cwd=out, stdout=f, stderr=f, env=owner_env)
+        deadline = time.time() + 180
+        while "match" not in run_ids:
+            got = psql(db, "select id from spsa.runs where kind = 'match'")
+            if got:
+                run_ids["match"] = got
+            elif time.time() > deadline or procs["match_creator"].poll() is not None:
+                sys.exit("the match was not created: see match_creator.log")
+            else:
+                time.sleep(1)
     n_all = args.workers + (1 if args.build_fail else 0)
     nocc = args.workers + 1 if args.build_fail else None
     passwords = {}
@@ -403,7 +436,7 @@ def main():
 
     def applied():
         try:
-            rows = psql(db, "select name, applied from spsa.runs")
+            rows = psql(db, "select name, applied from spsa.runs where kind = 'tune'")
         except RuntimeError:
             return None
         return {pathlib.Path(line.split("|")[0]).stem: int(line.split("|")[1])
@@ -491,12 +524,19 @@ def main():
                 subprocess.run([str(REPO / ".ci/pg"), kind, str(pgdir)], check=True,
                                capture_output=True)
             elif kind == "owner":
-                name = rng.choice(runs)
-                procs[f"owner_{name}"].kill()
-                procs[f"owner_{name}"].wait()
-                time.sleep(5)
-                start_owner(name, resume=True)
-                detail = name
+                name = rng.choice(sharers)
+                creator = procs.get("match_creator")
+                if name == "match" and creator is not None and creator.poll() is None:
+                    creator.kill()  # the match goes on without the process that made it
+                    creator.wait()
+                    detail = "the match's creator (not restarted)"
+                else:
+                    name = rng.choice(runs)
+                    procs[f"owner_{name}"].kill()
+                    procs[f"owner_{name}"].wait()
+                    time.sleep(5)
+                    start_owner(name, resume=True)
+                    detail = name
             elif kind == "drop":
                 detail = f"{proxy.drop_all()} connections"
             elif kind == "blackhole":
@@ -512,7 +552,12 @@ def main():
     end_db = db_time()
     status_end = status(worker_url(1))
     (out / "status_end.txt").write_text(status_end.stdout + status_end.stderr)
-    # Stop: workers first (Ctrl-C gives their leases back), then let the owners mirror.
+    # Stop: the match (its pairs in flight are recorded, not counted), the workers (Ctrl-C
+    # gives their leases back), then let the owners mirror.
+    if args.match:
+        r = subprocess.run([spsa, "modify", "--db", owner_db, "--run", run_ids["match"],
+                            "--stop"], capture_output=True, text=True, timeout=120)
+        log(f"match stopped (exit {r.returncode}): {r.stdout.strip()} {r.stderr.strip()}")
     log("stopping the workers")
     for i in range(1, n_all + 1):
         procs[f"w{i}"].send_signal(signal.SIGINT)
@@ -603,13 +648,72 @@ def main():
         log(f"{name}: {n_applied} iterations, {engine_faults} engine faults; "
             + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in checks.items()))
 
+    # The match: each pair reported once, the counted ones 1..n, and those n pairs equal to a
+    # local `spsa match` of the same seed, pair for pair.
+    if args.match:
+        mid = run_ids["match"]
+        state, planned, counted_n = psql(
+            db, f"select state, iterations, applied from spsa.runs where id = {mid}").split("|")
+        counted_n = int(counted_n)
+        rows = psql(db, "select pair, counted, wins, draws, losses from spsa.match_pairs "
+                        f"where run_id = {mid} order by pair")
+        reported = [l.split("|") for l in rows.splitlines() if l]
+        pairs_db = [int(r[0]) for r in reported]
+        counted = [(int(r[0]), (int(r[2]), int(r[3]), int(r[4]))) for r in reported if r[1] == "t"]
+        checks = {}
+        checks["the match stopped by spsa modify"] = state == "stopped"
+        checks["each pair reported once"] = len(pairs_db) == len(set(pairs_db))
+        checks["counted pairs are 1..n, n the match's count"] = (
+            [p for p, _ in counted] == list(range(1, counted_n + 1)))
+        tally = psql(db, f"select wins, draws, losses from spsa.runs where id = {mid}").split("|")
+        checks["the match's W/D/L is the sum of its counted pairs'"] = list(map(int, tally)) == [
+            sum(c[1][i] for c in counted) for i in range(3)]
+        # Played again here: the same seed, book and sides, the first n pairs.
+        replay = out / "match_replay.pgn"
+        t = time.time()
+        r = subprocess.run([spsa, "match", *match_flags, "--pairs", str(max(counted_n, 1)),
+                            "--concurrency", "2", "--pgn", str(replay)],
+                           capture_output=True, text=True, cwd=out)
+        log(f"local replay of the match's {counted_n} pairs: exit {r.returncode} in "
+            f"{time.time() - t:.0f} s")
+        local = {}
+        if r.returncode == 0:
+            text = replay.read_text()
+            round_ = white = None
+            for line in text.splitlines():
+                if line.startswith("[Round "):
+                    round_ = int(line.split('"')[1].split(".")[0])
+                elif line.startswith("[White "):
+                    white = line.split('"')[1]
+                elif line.startswith("[Result "):
+                    res = line.split('"')[1]
+                    w, d, l_ = local.get(round_, (0, 0, 0))
+                    a_white = white == "sparring.1"
+                    if res == "1/2-1/2":
+                        d += 1
+                    elif (res == "1-0") == a_white:
+                        w += 1
+                    else:
+                        l_ += 1
+                    local[round_] = (w, d, l_)
+        same = sum(1 for p, wdl in counted if local.get(p) == wdl)
+        checks["the counted pairs equal a local match's, pair for pair"] = (
+            counted_n > 0 and same == counted_n)
+        ok = ok and all(checks.values())
+        report["match"] = {"id": int(mid), "counted": counted_n, "reported": len(pairs_db),
+                           "reported_not_counted": len(pairs_db) - len(counted),
+                           "equal_to_local": same, "checks": checks}
+        log(f"match: {counted_n} pairs counted, {len(pairs_db)} reported ({same} equal to the "
+            "local replay); " + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in checks.items()))
+
     # The shares: each run's part of the results reported (two games each) before the change
     # and after it (from --settle seconds after), against its part of the shares.
     def games_between(a, b):
-        rows = psql(db, "select run_id, count(*) from spsa.results "
+        rows = psql(db, "select run_id, count(*) from (select run_id, reported from spsa.results "
+                        "union all select run_id, reported from spsa.match_pairs) x "
                         f"where reported >= to_timestamp({a}) and reported < to_timestamp({b}) "
                         "group by run_id")
-        got = {r: 0 for r in runs}
+        got = {r: 0 for r in sharers}
         by_id = {v: k for k, v in run_ids.items()}
         for line in rows.splitlines():
             rid, n = line.split("|")
@@ -628,7 +732,7 @@ def main():
         got = games_between(a, b)
         total = sum(got.values())
         row = {"window": label, "minutes": (b - a) / 60, "games": got, "runs": {}}
-        for name in runs:
+        for name in sharers:
             want = s[name] / sum(s.values())
             part = got[name] / total if total else 0.0
             row["runs"][name] = {"throughput": s[name], "expected": want, "got": part}
@@ -637,9 +741,10 @@ def main():
         report["shares"].append(row)
         log(f"shares {label} ({(b - a) / 60:.1f} min): " + ", ".join(
             f"{n} {got[n]} games = {row['runs'][n]['got']:.3f} (throughput "
-            f"{share_text(s[n])}: {row['runs'][n]['expected']:.3f})" for n in runs))
-    per_worker = psql(db, "select worker, run_id, count(*) from spsa.results group by 1, 2 "
-                          "order by 1, 2")
+            f"{share_text(s[n])}: {row['runs'][n]['expected']:.3f})" for n in sharers))
+    per_worker = psql(db, "select worker, run_id, count(*) from (select worker, run_id from "
+                          "spsa.results union all select worker, run_id from spsa.match_pairs) x "
+                          "group by 1, 2 order by 1, 2")
     report["results_per_worker_and_run"] = per_worker.splitlines()
     log("results per worker and run id: " + "; ".join(per_worker.splitlines()))
 
