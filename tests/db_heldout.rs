@@ -18,6 +18,12 @@ const SPARRING: &str = env!("CARGO_BIN_EXE_sparring");
 /// A folder with the first 10 openings of the bundled book (`ten.epd`), `minors.var` and
 /// `t.toml`: sparring at depth 1, seed 5, holdout 0.2, 4 iterations of 2 pairs, a `[verify]`.
 fn setup() -> tempfile::TempDir {
+    held_out_run("[verify]\npairs = 3\n")
+}
+
+/// [`setup`]'s folder with `verify` (TOML: a `[verify]` table or a `[[verify]]` ladder) as the
+/// config's verification.
+pub fn held_out_run(verify: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("openings/balanced_6ply.epd");
@@ -39,7 +45,7 @@ fn setup() -> tempfile::TempDir {
             "variables = \"minors.var\"\nlog = \"t.log\"\niterations = 4\npairs_per_iteration = 2\n\
              A = 10\ngamma = 0.101\nalpha = 0.602\nconcurrency = 1\nseed = 5\n\
              [engine1]\ncommand = {SPARRING:?}\n[games]\nbook = \"ten.epd\"\nholdout = 0.2\n\
-             depth = 1\nmax_plies = 120\npgn = \"t.pgn\"\n[verify]\npairs = 3\n"
+             depth = 1\nmax_plies = 120\npgn = \"t.pgn\"\n{verify}"
         ),
     )
     .unwrap();
@@ -75,17 +81,26 @@ fn a_shared_runs_workers_play_tuning_openings_and_its_verification_the_held_out_
     wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
         !s.is_empty() && s != "0"
     });
-    // A worker that has nothing but the URL: it fetches the engine and plays every pair.
+    // A worker that has nothing but the URL: it fetches the engine and plays every pair, the
+    // tune's and then its `[verify]` match's.
     let url = db.worker_role("held_w", "pwh");
-    let worker = Command::new(SPSA)
-        .args(["worker", "--db", &url, "--until-idle", "--name", "w1"])
+    let mut worker = Command::new(SPSA)
+        .args(["worker", "--db", &url, "--name", "w1"])
         .env("XDG_CACHE_HOME", d.join("cache"))
         .current_dir(d)
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
         .unwrap();
-    assert!(worker.status.success(), "{}", text(&worker.stderr));
     let out = owner.wait_with_output().unwrap();
+    worker.kill().unwrap();
+    worker.wait().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        db.psql("SELECT count(*) FROM spsa.match_pairs WHERE worker = 'held_w/w1'"),
+        "3",
+        "the worker played the [verify] match"
+    );
     assert_eq!(
         db.psql("SELECT count(*) FROM spsa.results WHERE worker = 'held_w/w1'"),
         "4",
@@ -215,7 +230,17 @@ fn a_local_and_a_shared_run_of_one_config_go_through_one_envelope() {
         let verdicts: Vec<&str> = out.lines().filter(|l| l.contains("verdict")).collect();
         assert_eq!(verdicts.len(), 1, "one [verify] verdict: {out}");
         assert_eq!(log_iterations(&dir.join("t.log")).len(), 4);
-        outputs.push(form(&out));
+        // Where the verification's results came from shows in its result block alone: a
+        // local match counts its faults, a match in the database its pairs.
+        let kept: String = out
+            .lines()
+            .filter(|l| {
+                !(l.starts_with("faults: ")
+                    || (l.starts_with("match ") && l.contains(" pairs counted")))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        outputs.push(form(&kept));
         let again = spsa_in(dir, args);
         assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
         let said = text(&again.stderr).replace(dir.to_str().unwrap(), "DIR");

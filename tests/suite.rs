@@ -22,6 +22,7 @@ mod config_paths;
 mod db_engines;
 mod db_fuzz;
 mod db_heldout;
+mod db_ladder;
 mod db_layout;
 mod db_match;
 mod db_reshape;

@@ -10,6 +10,8 @@ use clap::Args;
 
 use super::r#match::{MatchFlags, apply_flags, progress_every};
 use crate::config::{Against, Config};
+use crate::db::Db;
+use crate::db::match_create::{OnWorkers, Serving};
 use crate::error::user_error;
 use crate::matchrun::verify::{Tuned, Verification};
 use crate::runtime::shutdown::Shutdown;
@@ -45,6 +47,16 @@ pub struct VerifyArgs {
     pub all_openings: bool,
     #[command(flatten)]
     pub flags: MatchFlags,
+    /// Play the verification on the workers of this PostgreSQL database (`spsa worker --db
+    /// URL`) as a match there: this process creates it and follows it; Ctrl-C leaves it
+    /// running (`spsa status --db URL` follows it, `spsa modify --db URL --run ID --stop`
+    /// stops it).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// With --db: the match's throughput share among the active runs of its priority (above
+    /// 0, at most 1000; default 100).
+    #[arg(long, value_name = "P", requires = "db", value_parser = crate::config::check::throughput_text)]
+    pub throughput: Option<f64>,
 }
 
 /// Run `spsa verify` and print the values, the counts, the Elo difference and the verdict.
@@ -84,6 +96,38 @@ pub async fn command(args: VerifyArgs) -> Result<()> {
         progress: progress_every(&args.flags),
         fail_below: 0.0,
     };
-    crate::matchrun::verify::verify(verification, &Shutdown::on_signals()).await?;
+    let shutdown = Shutdown::on_signals();
+    let Some(url) = &args.db else {
+        crate::matchrun::verify::verify(verification, &shutdown).await?;
+        return Ok(());
+    };
+    if args.flags.resume || args.flags.engine_log.is_some() || args.flags.pgn.is_some() {
+        return Err(user_error(
+            "--resume, --engine-log and --pgn: a verification in the database is played on the workers' machines and goes on by itself; follow it with `spsa status --db URL`",
+        ));
+    }
+    let prepared = crate::matchrun::verify::prepare(verification)?;
+    let mut db = Db::new(url)?;
+    db.stop_on(Some(&shutdown));
+    let how = OnWorkers {
+        name: format!(
+            "verify {}: {} vs {}",
+            config.path.display(),
+            prepared.names[0],
+            prepared.names[1]
+        ),
+        verify_of: None,
+        serving: Serving {
+            lease_seconds: 60.0,
+            throughput: args.throughput,
+            reference_nps: None,
+        },
+        play_here: None,
+    };
+    let (id, verified) =
+        crate::db::match_create::verify(&mut db, &prepared, how, &shutdown).await?;
+    if verified.is_none() {
+        eprintln!("{}", crate::db::matches::goes_on(id, &db));
+    }
     Ok(())
 }

@@ -33,7 +33,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use tokio_postgres::Client;
 
-use super::{Db, RunDefinition, RunFile, WorkerOptions, engines, owner, placement};
+use super::{Db, RunDefinition, RunFile, VerifyOf, WorkerOptions, engines, owner, placement};
 use crate::config::GamesConfig;
 use crate::engine::OptionValue;
 use crate::engine::identity::Measured;
@@ -53,6 +53,66 @@ pub struct NewMatch {
     pub files: Vec<(RunFile, PathBuf)>,
     pub reference_nps: Option<f64>,
     pub throughput: Option<f64>,
+}
+
+/// The match playing step `of.step` of shared run `of.run`'s ladder, if one was created.
+pub async fn find_verify(db: &mut Db, of: VerifyOf) -> Result<Option<i64>> {
+    let key = serde_json::to_value(of)?;
+    let row = db
+        .run("find the ladder step's match", async |c: &Client| {
+            c.query_opt(
+                "SELECT id FROM spsa.runs WHERE kind = 'match'
+                   AND definition->'match'->'verify_of' = $1 ORDER BY id DESC LIMIT 1",
+                &[&key],
+            )
+            .await
+        })
+        .await?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// What Ctrl-C leaves of a match this process follows: it goes on, and how to follow or stop it.
+pub fn goes_on(id: i64, db: &Db) -> String {
+    format!(
+        "match {id} goes on in database {}: follow it with `spsa status --db URL`, stop it with `spsa modify --db URL --run {id} --stop`",
+        db.url()
+    )
+}
+
+/// Follow match `id` until it ends (then its state) or `shutdown` (then None; the match goes
+/// on), a progress line on stderr every `every`.
+pub async fn follow(
+    db: &mut Db,
+    id: i64,
+    every: Option<std::time::Duration>,
+    shutdown: &crate::runtime::shutdown::Shutdown,
+) -> Result<Option<MatchState>> {
+    use std::time::{Duration, Instant};
+    let mut last = Instant::now();
+    loop {
+        let state = match states(db, Some(id)).await {
+            Ok(mut s) => s.pop(),
+            Err(e) if super::DbError::is_stop(&e) => None,
+            Err(e) => return Err(e),
+        };
+        if shutdown.is_requested() {
+            return Ok(None);
+        }
+        let state = state.with_context(|| format!("match {id} is gone from the database"))?;
+        if !matches!(state.state.as_str(), "active" | "paused") {
+            return Ok(Some(state));
+        }
+        if let Some(every) = every
+            && last.elapsed() >= every
+        {
+            eprintln!("{}", state.line());
+            last = Instant::now();
+        }
+        tokio::select! {
+            _ = shutdown.wait() => {}
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+        }
+    }
 }
 
 /// How many pairs ahead of the counted ones a match keeps work rows (`SPSA_WORK_WINDOW=N` sets
@@ -220,6 +280,29 @@ impl MatchState {
         r.elapsed_seconds = self.elapsed_seconds;
         r.started = r.updated - self.elapsed_seconds;
         r
+    }
+
+    /// The result block of a match that ended, as a local match prints it, and how it ended.
+    pub fn result(&self) -> String {
+        let mut out = crate::stats::Report(&self.tally).to_string();
+        if let (Some(test), Some(status)) = (self.sprt, self.sprt_status()) {
+            out.push_str(&format!("{test}: {status}\n"));
+        }
+        out.push_str(&format!(
+            "match {} {}: {} of {} pairs counted",
+            self.id,
+            self.state,
+            self.tally.pairs(),
+            self.planned
+        ));
+        if self.not_counted > 0 {
+            out.push_str(&format!(
+                ", {} more reported after it ended (not counted)",
+                self.not_counted
+            ));
+        }
+        out.push('\n');
+        out
     }
 
     /// Pairs reported by each worker: `w1 30, w2 24`.
@@ -448,6 +531,16 @@ pub(super) async fn open_source(
         None,
         format!("spsa match {id}"),
     )?;
+    // A verification plays the openings its tune held out, cut as the local one cuts them.
+    if let Some(h) = spec.held_out {
+        let book = plan.book.take().context("the match's plan has no book")?;
+        book.check_split_size(h.drawn_from)?;
+        let holdout = crate::game::Holdout {
+            share: h.share,
+            seed: h.seed,
+        };
+        plan.book = Some(book.part(holdout, crate::game::BookPart::HeldOut)?);
+    }
     let source = plan.start_source().await?;
     Ok((source, dir))
 }

@@ -52,6 +52,7 @@
 pub mod admin;
 pub mod conn;
 pub mod engines;
+pub mod match_create;
 pub mod matches;
 pub mod owner;
 mod placement;
@@ -161,6 +162,32 @@ pub struct MatchDef {
     pub sprt: Option<[f64; 4]>,
     /// The header line's description: limits, seed, book.
     pub description: String,
+    /// Play only the openings a tune held out of its book (a verification), as the local
+    /// verification cuts them: the book is the whole one, cut on each worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<HeldOutOpenings>,
+    /// The step of a shared run's `[verify]` ladder this match plays, so a resumed owner
+    /// follows it again instead of starting another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_of: Option<VerifyOf>,
+}
+
+/// The part of a book a tune held out ([`crate::game::Holdout`]) and the book's size when the
+/// split was drawn (a book that changed since is refused, as a local verification refuses it).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldOutOpenings {
+    pub share: f64,
+    pub seed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drawn_from: Option<u64>,
+}
+
+/// Step `step` of `of` of the `[verify]` ladder of shared run `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyOf {
+    pub run: i64,
+    pub step: usize,
+    pub of: usize,
 }
 
 impl MatchDef {

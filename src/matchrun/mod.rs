@@ -129,31 +129,41 @@ impl MatchOutcome {
     /// `openings: 60 of 60 used, each played 2-3 times (1 pair = 2 games)`, once a pair finished
     /// in this run.
     pub fn openings_text(&self) -> Option<String> {
-        let min = self.openings.values().min()?;
-        let max = self.openings.values().max()?;
-        let times = |n: u64| {
-            if n == 1 {
-                "once".to_string()
-            } else {
-                format!("{n} times")
-            }
-        };
-        let each = if min == max {
-            times(*min)
-        } else {
-            format!("{min}-{max} times")
-        };
-        // A resumed match knows its earlier pairs' counts, not their openings.
-        let scope = match self.earlier.pairs {
-            0 => String::new(),
-            n => format!(" in this run (the {n} pairs before the resume not counted)"),
-        };
-        Some(format!(
-            "openings{scope}: {} of {} used, each played {each} (a pair plays one opening with both colours)\n",
-            self.openings.len(),
-            self.book_len
-        ))
+        openings_text(&self.openings, self.book_len, self.earlier.pairs)
     }
+}
+
+/// The openings line of a match: how many of the book's `book_len` openings its pairs played
+/// (`openings`: pairs by book index) and how often each; `earlier` pairs before a resume are
+/// not among them, and the line says so.
+pub fn openings_text(
+    openings: &BTreeMap<usize, u64>,
+    book_len: usize,
+    earlier: u64,
+) -> Option<String> {
+    let min = openings.values().min()?;
+    let max = openings.values().max()?;
+    let times = |n: u64| {
+        if n == 1 {
+            "once".to_string()
+        } else {
+            format!("{n} times")
+        }
+    };
+    let each = if min == max {
+        times(*min)
+    } else {
+        format!("{min}-{max} times")
+    };
+    // A resumed match knows its earlier pairs' counts, not their openings.
+    let scope = match earlier {
+        0 => String::new(),
+        n => format!(" in this run (the {n} pairs before the resume not counted)"),
+    };
+    Some(format!(
+        "openings{scope}: {} of {book_len} used, each played {each} (a pair plays one opening with both colours)\n",
+        openings.len(),
+    ))
 }
 
 /// Play `pairs` pairs over all of the source's slots, printing a progress line on stderr every

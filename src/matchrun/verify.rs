@@ -10,13 +10,15 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::setup::{MatchSettings, plan};
-use super::{MatchEnding, MatchOutcome, Plan, describe_options};
+use super::{MatchEnding, Plan, describe_options};
 use crate::arena::OptionSet;
 use crate::config::{Against, Config, ConfigError, GamesConfig, VerifyLimit};
 use crate::engine::OptionValue;
 use crate::error::user_error;
 use crate::game::{BookPart, Holdout};
 use crate::runtime::shutdown::Shutdown;
+use crate::stats::Tally;
+use crate::stats::sprt::{Sprt, SprtStatus};
 use crate::tuner::checkpoint;
 use crate::tuner::replay::LogReader;
 use crate::vars::{self, Variable};
@@ -394,13 +396,27 @@ pub struct Verified {
     pub passed: bool,
 }
 
-/// Play the verification match, printing as `spsa verify` does (the values, the openings, the
-/// result block and the verdict on stdout; progress and speed on stderr) until it ends or
-/// `shutdown`; returns its text for a record.
-pub async fn verify(args: Verification<'_>, shutdown: &Shutdown) -> Result<Verified> {
+/// A verification ready to play, wherever it is played: its plan (the chosen openings in
+/// place), the games it was planned from, its header (both sides' values, the pairs, the
+/// openings), the sides' names and the part of the book it plays.
+pub struct Prepared {
+    pub plan: Plan,
+    pub games: GamesConfig,
+    pub header: String,
+    pub names: [String; 2],
+    /// The held-out part the plan's book was cut to, and the book's size when it was drawn.
+    pub held_out: Option<(Holdout, Option<u64>)>,
+    pub fail_below: f64,
+    pub progress: Option<Duration>,
+}
+
+/// Plan the verification: the sides, the openings and the match, as `spsa verify` plays it on
+/// this machine and a match in the database plays it on the workers.
+pub fn prepare(args: Verification<'_>) -> Result<Prepared> {
     let config = args.config;
     let mut games = args.games.clone();
     let choice = openings_choice(&args, &mut games)?;
+    let held_out = choice.held_out.map(|h| (h, choice.drawn_from));
     let (a, b) = sides(&args)?;
     let names = if matches!(args.tuned, Tuned::Pair(..)) {
         ["A".to_string(), "B".to_string()]
@@ -420,45 +436,86 @@ pub async fn verify(args: Verification<'_>, shutdown: &Shutdown) -> Result<Verif
     )?;
     plan.option_places.config = Some(config.clone());
     let openings = choose_openings(&mut plan, &games, choice)?;
-    let source = plan.start_source().await?;
-    let mut text = format!("verify: {} vs {}\n", a.label, b.label);
-    text.push_str(&values_table(&a, &b, &names[0], &names[1]));
-    text.push_str(&format!(
+    let mut header = format!("verify: {} vs {}\n", a.label, b.label);
+    header.push_str(&values_table(&a, &b, &names[0], &names[1]));
+    header.push_str(&format!(
         "{} pairs, concurrency {}, {}\n",
         plan.pairs, plan.concurrency, plan.description
     ));
-    text.push_str(&openings);
-    crate::out!("{text}")?;
+    header.push_str(&openings);
     tracing::debug!(
         "A: {}; B: {}",
         describe_options(&plan.a_options),
         describe_options(&plan.b_options)
     );
-    let out = super::play_planned(&source, &plan, shutdown, args.progress).await;
-    let verdict = verdict(&out, &names[0], &names[1]);
-    let complete = matches!(out.ending, MatchEnding::Finished);
-    let passed = passed(&out, args.fail_below);
-    text.push_str(&out.report());
-    super::finish(out)?;
-    crate::outln!("verdict: {verdict}")?;
-    text.push_str(&format!("verdict: {verdict}\n"));
-    Ok(Verified {
-        text,
-        verdict,
-        complete,
-        passed,
+    Ok(Prepared {
+        plan,
+        games,
+        header,
+        names,
+        held_out,
+        fail_below: args.fail_below,
+        progress: args.progress,
     })
+}
+
+impl Prepared {
+    /// The openings line of the plan's first `pairs` pairs (a match in the database counts its
+    /// pairs in order, so these are the ones it played), as a local match prints it.
+    pub fn openings_of_pairs(&self, pairs: u64) -> Option<String> {
+        let book = self.plan.book.as_ref()?;
+        let mut used = std::collections::BTreeMap::new();
+        for k in 0..pairs {
+            *used.entry(book.index_for(k)).or_insert(0u64) += 1;
+        }
+        super::openings_text(&used, book.len(), 0)
+    }
+
+    /// The verdict of the played match (its counts, and its test's state when it has one)
+    /// after `report` (its result block), printed and returned as a record's text.
+    pub fn judge(
+        &self,
+        tally: &Tally,
+        sprt: Option<&(Sprt, SprtStatus)>,
+        report: &str,
+        complete: bool,
+    ) -> Result<Verified> {
+        let verdict = verdict(tally, sprt, &self.names[0], &self.names[1]);
+        let passed = passed(tally, sprt, self.fail_below);
+        crate::outln!("verdict: {verdict}")?;
+        Ok(Verified {
+            text: format!("{}{report}verdict: {verdict}\n", self.header),
+            verdict,
+            complete,
+            passed,
+        })
+    }
+}
+
+/// Play the verification match on this machine, printing as `spsa verify` does (the values,
+/// the openings, the result block and the verdict on stdout; progress and speed on stderr)
+/// until it ends or `shutdown`; returns its text for a record.
+pub async fn verify(args: Verification<'_>, shutdown: &Shutdown) -> Result<Verified> {
+    let mut prepared = prepare(args)?;
+    let source = prepared.plan.start_source().await?;
+    crate::out!("{}", prepared.header)?;
+    let out = super::play_planned(&source, &prepared.plan, shutdown, prepared.progress).await;
+    let complete = matches!(out.ending, MatchEnding::Finished);
+    let report = out.report();
+    let (tally, sprt) = (out.tally, out.sprt);
+    super::finish(out)?;
+    prepared.judge(&tally, sprt.as_ref(), &report, complete)
 }
 
 /// Whether a verification passed: with an SPRT, when it accepted H1 (H0, or no decision by
 /// the most pairs allowed, fails); without one, unless the 95% interval of the Elo lies wholly
 /// below `fail_below` (too few pairs for an interval fail too: nothing was confirmed).
-pub fn passed(out: &MatchOutcome, fail_below: f64) -> bool {
+pub fn passed(tally: &Tally, sprt: Option<&(Sprt, SprtStatus)>, fail_below: f64) -> bool {
     use crate::stats::sprt::Decision;
-    if let Some((_, status)) = &out.sprt {
+    if let Some((_, status)) = sprt {
         return status.decision == Some(Decision::H1);
     }
-    match crate::stats::pentanomial(&out.tally.pentanomial).and_then(|e| e.interval) {
+    match crate::stats::pentanomial(&tally.pentanomial).and_then(|e| e.interval) {
         Some((_, high)) => high >= fail_below,
         None => false,
     }
@@ -466,11 +523,11 @@ pub fn passed(out: &MatchOutcome, fail_below: f64) -> bool {
 
 /// One line a person can act on: which side is better, by the SPRT's decision or by whether
 /// the 95% interval excludes zero; "not shown" when neither does.
-pub fn verdict(out: &MatchOutcome, a: &str, b: &str) -> String {
+pub fn verdict(tally: &Tally, sprt: Option<&(Sprt, SprtStatus)>, a: &str, b: &str) -> String {
     use crate::stats::sprt::Decision;
-    let elo = crate::stats::progress_elo(&out.tally).unwrap_or_else(|| "no games".into());
-    let pairs = out.tally.pairs();
-    if let Some((test, status)) = &out.sprt {
+    let elo = crate::stats::progress_elo(tally).unwrap_or_else(|| "no games".into());
+    let pairs = tally.pairs();
+    if let Some((test, status)) = sprt {
         return match status.decision {
             Some(Decision::H1) => {
                 format!("{a} is better than {b}: {test} accepted H1 after {pairs} pairs ({elo})")
@@ -481,7 +538,7 @@ pub fn verdict(out: &MatchOutcome, a: &str, b: &str) -> String {
             None => format!("undecided: {test} after {pairs} pairs, {status} ({elo})"),
         };
     }
-    match crate::stats::pentanomial(&out.tally.pentanomial).and_then(|e| e.interval) {
+    match crate::stats::pentanomial(&tally.pentanomial).and_then(|e| e.interval) {
         Some((low, _)) if low > 0.0 => format!("{a} is better than {b}: {elo} over {pairs} pairs"),
         Some((_, high)) if high < 0.0 => format!("{a} is worse than {b}: {elo} over {pairs} pairs"),
         Some(_) => format!("no difference shown between {a} and {b}: {elo} over {pairs} pairs"),
@@ -491,11 +548,12 @@ pub fn verdict(out: &MatchOutcome, a: &str, b: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{EarlierRuns, MatchEnding, MatchOutcome};
     use crate::stats::Tally;
-    use crate::stats::sprt::{Decision, Sprt};
+    use crate::stats::sprt::{Decision, Sprt, SprtStatus};
 
-    fn outcome(pentanomial: [u64; 5], sprt: Option<Option<Decision>>) -> MatchOutcome {
+    type Outcome = (Tally, Option<(Sprt, SprtStatus)>);
+
+    fn outcome(pentanomial: [u64; 5], sprt: Option<Option<Decision>>) -> Outcome {
         let mut tally = Tally::default();
         // Each bucket's pairs as two games worth its points (0, ½, 1, 1½, 2).
         let games = [[-1, -1], [-1, 0], [0, 0], [1, 0], [1, 1]];
@@ -505,24 +563,16 @@ mod tests {
             }
         }
         let test = Sprt::parse("0,2").unwrap();
-        MatchOutcome {
-            planned: tally.pairs(),
-            tally,
-            faults: Default::default(),
-            overheads: Vec::new(),
-            engine_moves: 0,
-            elapsed: Default::default(),
-            ending: MatchEnding::Finished,
-            sprt: sprt.map(|decision| {
-                let mut status = test.status(&tally.pentanomial);
-                status.decision = decision;
-                (test, status)
-            }),
-            openings: Default::default(),
-            book_len: 0,
-            next_pair: 0,
-            earlier: EarlierRuns::default(),
-        }
+        let sprt = sprt.map(|decision| {
+            let mut status = test.status(&tally.pentanomial);
+            status.decision = decision;
+            (test, status)
+        });
+        (tally, sprt)
+    }
+
+    fn passed(o: &Outcome, fail_below: f64) -> bool {
+        super::passed(&o.0, o.1.as_ref(), fail_below)
     }
 
     /// An SPRT step passes on H1 alone; a fixed-pairs step fails when its interval lies wholly
@@ -530,21 +580,18 @@ mod tests {
     #[test]
     fn a_step_passes_by_its_sprt_or_by_where_its_interval_lies() {
         let even = [2, 4, 8, 4, 2];
-        assert!(super::passed(&outcome(even, Some(Some(Decision::H1))), 0.0));
-        assert!(!super::passed(
-            &outcome(even, Some(Some(Decision::H0))),
-            0.0
-        ));
-        assert!(!super::passed(&outcome(even, Some(None)), 0.0));
+        assert!(passed(&outcome(even, Some(Some(Decision::H1))), 0.0));
+        assert!(!passed(&outcome(even, Some(Some(Decision::H0))), 0.0));
+        assert!(!passed(&outcome(even, Some(None)), 0.0));
         // Even: the interval straddles 0, so only a bound above its top fails it.
-        assert!(super::passed(&outcome(even, None), 0.0));
-        assert!(!super::passed(&outcome(even, None), 500.0));
+        assert!(passed(&outcome(even, None), 0.0));
+        assert!(!passed(&outcome(even, None), 500.0));
         // Clearly worse: below 0, above -1000.
         let worse = [8, 6, 4, 1, 1];
-        assert!(!super::passed(&outcome(worse, None), 0.0));
-        assert!(super::passed(&outcome(worse, None), -1000.0));
+        assert!(!passed(&outcome(worse, None), 0.0));
+        assert!(passed(&outcome(worse, None), -1000.0));
         // Under 10 pairs there is no interval: nothing confirmed.
-        assert!(!super::passed(&outcome([1, 2, 3, 2, 1], None), -1000.0));
+        assert!(!passed(&outcome([1, 2, 3, 2, 1], None), -1000.0));
     }
 
     #[test]

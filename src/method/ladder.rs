@@ -8,22 +8,38 @@
 //! or when it has too few pairs for an interval ([`crate::matchrun::verify::passed`]). A resume
 //! (a kill or Ctrl-C between or during steps) prints the recorded steps and plays the first one
 //! the record does not hold; an interrupted step records nothing and is played again whole.
-//! Local and shared runs play their ladder here alike, on this machine.
+//! Local and shared runs play their ladder here alike; only where a step's results come from
+//! differs ([`Venue`]): a local run plays each step on this machine, a shared run creates each
+//! step as a match in its database, played by its workers (and by its own process when that
+//! plays its iterations), and follows it. A resumed owner follows the match its step already
+//! has instead of creating another; Ctrl-C leaves that match playing.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::config::{Config, VerifyConfig};
+use crate::db::match_create::{OnWorkers, Serving};
+use crate::db::run::SharedRun;
+use crate::db::{Db, VerifyOf};
 use crate::error::user_error;
 use crate::matchrun::MatchSettings;
-use crate::matchrun::verify::{Tuned, Verification, set_limit, verify};
+use crate::matchrun::verify::{Tuned, Verification, Verified, prepare, set_limit, verify};
 use crate::runtime::shutdown::Shutdown;
 use crate::tuner::verification::{self, Step};
 
-/// Play what is left of `config`'s `[verify]` steps after a finished tune; `resume` is the
-/// command that continues the run, for the message an interrupted step leaves.
-pub async fn play(config: &Config, shutdown: &Shutdown, resume: &str) -> Result<()> {
+/// Where a ladder's steps are played.
+#[derive(Clone, Debug)]
+pub enum Venue {
+    /// On this machine.
+    Here,
+    /// As matches in the database of shared run `run`, by its workers.
+    Workers { shared: SharedRun, run: i64 },
+}
+
+/// Play what is left of `config`'s `[verify]` steps after a finished tune, at `venue`;
+/// `resume` is the command that continues the run, for the message an interrupted step leaves.
+pub async fn play(config: &Config, shutdown: &Shutdown, resume: &str, venue: &Venue) -> Result<()> {
     let steps = &config.verify;
     let n = steps.len();
     if n == 0 {
@@ -67,7 +83,26 @@ pub async fn play(config: &Config, shutdown: &Shutdown, resume: &str) -> Result<
         if n > 1 {
             crate::outln!("step {k} of {n}: {}", step.describe())?;
         }
-        let verified = verify(verification_of(config, step)?, shutdown).await?;
+        let verification = verification_of(config, step)?;
+        let verified = match venue {
+            Venue::Here => verify(verification, shutdown).await?,
+            Venue::Workers { shared, run } => {
+                let of = VerifyOf {
+                    run: *run,
+                    step: k,
+                    of: n,
+                };
+                match on_workers(config, verification, shared, of, shutdown).await? {
+                    (_, Some(v)) => v,
+                    (id, None) => {
+                        eprintln!(
+                            "verification{which} goes on in the database as match {id}; `{resume}` follows it again"
+                        );
+                        break;
+                    }
+                }
+            }
+        };
         if !verified.complete {
             eprintln!("verification{which} incomplete, not recorded; `{resume}` plays it again");
             break;
@@ -102,6 +137,33 @@ pub async fn play(config: &Config, shutdown: &Shutdown, resume: &str) -> Result<
         crate::out!("{}", verification::summary(&done, n))?;
     }
     Ok(())
+}
+
+/// Step `of` of shared run `of.run`'s ladder as a match in its database (see the module docs).
+async fn on_workers(
+    config: &Config,
+    verification: Verification<'_>,
+    shared: &SharedRun,
+    of: VerifyOf,
+    shutdown: &Shutdown,
+) -> Result<(i64, Option<Verified>)> {
+    let prepared = prepare(verification)?;
+    let mut db = Db::new(&shared.url)?;
+    db.stop_on(Some(shutdown));
+    let how = OnWorkers {
+        name: format!(
+            "verify run {}, step {} of {}: tuned vs {}",
+            of.run, of.step, of.of, prepared.names[1]
+        ),
+        verify_of: Some(of),
+        serving: Serving {
+            lease_seconds: shared.lease_seconds,
+            throughput: shared.throughput,
+            reference_nps: shared.reference_nps,
+        },
+        play_here: shared.play.then_some((config, shared)),
+    };
+    crate::db::match_create::verify(&mut db, &prepared, how, shutdown).await
 }
 
 /// A recorded verification must be of this config's steps: the same number, each with the same

@@ -88,6 +88,12 @@ pub trait Method {
 
     /// The closing text on stdout: the values found and what else the method reports.
     fn summary(&self, session: &Session) -> String;
+
+    /// Where a finished tune's `[verify]` ladder is played: here, unless the run's results
+    /// come from elsewhere.
+    fn venue(&self) -> ladder::Venue {
+        ladder::Venue::Here
+    }
 }
 
 /// How [`run`] ended.
@@ -160,7 +166,7 @@ pub async fn close(
     }
     crate::out!("{}", method.summary(&end.session))?;
     if end.session.state.finished {
-        ladder::play(config, shutdown, resume).await?;
+        ladder::play(config, shutdown, resume, &method.venue()).await?;
     }
     Ok(())
 }

@@ -248,6 +248,17 @@ impl Method for SharedTune {
     fn summary(&self, session: &Session) -> String {
         summary_of(&self.config, session)
     }
+
+    /// The run's workers play its ladder, each step a match in its database.
+    fn venue(&self) -> super::ladder::Venue {
+        match self.run_id {
+            Some(run) => super::ladder::Venue::Workers {
+                shared: self.shared.clone(),
+                run,
+            },
+            None => super::ladder::Venue::Here,
+        }
+    }
 }
 
 /// The mirror of the database and the session it writes to.

@@ -1,0 +1,200 @@
+//! Making a match for the database from a planned one: `spsa match --db`, `spsa verify --db`
+//! and a shared run's `[verify]` ladder each plan their match as a local one is planned
+//! (`matchrun`), then [`new_match`] stores what the workers need to play the same pairs
+//! (the book whole, the held-out split, the engines by hash or source), and [`verify`] plays a
+//! verification there: created (or, for a ladder step, found again), followed to its end
+//! ([`super::matches::follow`]) and judged as a local verification is.
+
+use anyhow::{Context, Result};
+
+use super::matches::{create, find_verify, follow};
+use super::{Db, HeldOutOpenings, MatchDef, RunDefinition, VerifyOf, engines};
+use crate::config::GamesConfig;
+use crate::engine::OptionValue;
+use crate::matchrun::Plan;
+use crate::matchrun::verify::{Prepared, Verified};
+use crate::runtime::shutdown::Shutdown;
+
+pub use super::matches::NewMatch;
+
+/// How a match is served among the database's runs: its lease timeout, its throughput share
+/// and, for a clock, the engine speed the clock is meant for (each worker scales it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Serving {
+    pub lease_seconds: f64,
+    pub throughput: Option<f64>,
+    pub reference_nps: Option<f64>,
+}
+
+/// The match `plan` describes, to create: `games` is what it was planned from (its book file
+/// stored whole, its engines measured here and stored by hash or by source), `held_out` the
+/// part of the book it plays, `verify_of` the ladder step it is. `spsa match --db`, `spsa
+/// verify --db` and a shared run's `[verify]` all make theirs here.
+pub async fn new_match(
+    name: String,
+    plan: &Plan,
+    games: &GamesConfig,
+    held_out: Option<HeldOutOpenings>,
+    verify_of: Option<VerifyOf>,
+    serving: Serving,
+) -> Result<NewMatch> {
+    let book = match &games.book {
+        Some(path) => Some((
+            super::run::file_name(path),
+            std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read the book", path.display()))?,
+        )),
+        None => None,
+    };
+    let mut stored = games.clone();
+    stored.pgn = None;
+    stored.engine_log = None;
+    stored.book = None;
+    let files = engines::run_files(games)?;
+    let measured = crate::engine::identity::measure_run_engines(
+        [("Engine1", &games.engine1), ("Engine2", &games.engine2)],
+        &[],
+    )
+    .await?;
+    let reference_nps = match serving.reference_nps {
+        Some(nps) => Some(nps),
+        None if games.limits.is_timed() => super::run::reference_speed(games).await,
+        None => None,
+    };
+    let texts = |set: &crate::arena::OptionSet| -> Vec<(String, String)> {
+        set.iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    OptionValue::Text(t) => t.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), v)
+            })
+            .collect()
+    };
+    let (n1, n2) = plan.names();
+    let spec = MatchDef {
+        games: stored,
+        names: [n1.to_string(), n2.to_string()],
+        options: [texts(&plan.a_options), texts(&plan.b_options)],
+        sprt: plan.sprt.map(|s| [s.elo0, s.elo1, s.alpha, s.beta]),
+        description: plan.description.clone(),
+        held_out,
+        verify_of,
+    };
+    let def = RunDefinition {
+        config_name: "match".into(),
+        config_text: String::new(),
+        book,
+        vars: Vec::new(),
+        iterations: plan.pairs,
+        a: 0.0,
+        alpha: 0.0,
+        gamma: 0.0,
+        seed: plan.seed,
+        pairs: 1,
+        simulate: false,
+        draw_rate: 0.0,
+        lease_seconds: serving.lease_seconds,
+        engines: measured.iter().map(|m| m.engine.clone()).collect(),
+        holdout: None,
+        holdout_openings: None,
+        files: files.iter().map(|(f, _)| f.clone()).collect(),
+        parts: Default::default(),
+        earlier: Vec::new(),
+        match_def: Some(spec),
+    };
+    Ok(NewMatch {
+        name,
+        def,
+        engines: measured,
+        files,
+        reference_nps,
+        throughput: serving.throughput,
+    })
+}
+
+/// Where a verification in the database comes from and who else plays it: the ladder step it
+/// is (a match made for that step earlier is followed, not made again), and the run whose
+/// process plays it too when that run plays its own iterations (`spsa run --db` without
+/// `--no-play`: its worker then serves this match alone until nothing is left of it).
+pub struct OnWorkers<'a> {
+    pub name: String,
+    pub verify_of: Option<VerifyOf>,
+    pub serving: Serving,
+    pub play_here: Option<(&'a crate::config::Config, &'a super::run::SharedRun)>,
+}
+
+/// Play a prepared verification on the database's workers: its header on stdout, its match
+/// created (or found again), followed to its end, its result block and verdict printed and
+/// judged as a local verification's are. None when `shutdown` came first: the match goes on,
+/// and its id is what the caller names.
+pub async fn verify(
+    db: &mut Db,
+    prepared: &Prepared,
+    how: OnWorkers<'_>,
+    shutdown: &Shutdown,
+) -> Result<(i64, Option<Verified>)> {
+    crate::out!("{}", prepared.header)?;
+    let found = match how.verify_of {
+        Some(of) => find_verify(db, of).await?,
+        None => None,
+    };
+    let id = match found {
+        Some(id) => {
+            eprintln!(
+                "following match {id} in database {}, made for this step earlier",
+                db.url()
+            );
+            id
+        }
+        None => {
+            let held_out = prepared.held_out.map(|(h, drawn_from)| HeldOutOpenings {
+                share: h.share,
+                seed: h.seed,
+                drawn_from,
+            });
+            let new = new_match(
+                how.name,
+                &prepared.plan,
+                &prepared.games,
+                held_out,
+                how.verify_of,
+                how.serving,
+            )
+            .await?;
+            if shutdown.is_requested() {
+                anyhow::bail!("stopped before the match was created: nothing is in the database");
+            }
+            let id = create(db, &new).await?;
+            eprintln!(
+                "match {id} in database {}: played by the database's workers (`spsa worker --db URL`)",
+                db.url()
+            );
+            id
+        }
+    };
+    let own = async {
+        match how.play_here {
+            Some((config, shared)) => super::run::own_worker(config, shared, id, shutdown)
+                .await
+                .map(|_| ()),
+            None => Ok(()),
+        }
+    };
+    let (state, own) = tokio::join!(follow(db, id, prepared.progress, shutdown), own);
+    own?;
+    let Some(state) = state? else {
+        return Ok((id, None));
+    };
+    let mut report = state.result();
+    if let Some(line) = prepared.openings_of_pairs(state.tally.pairs()) {
+        report.push_str(&line);
+    }
+    crate::out!("{report}")?;
+    let sprt = state.sprt.zip(state.sprt_status());
+    // A match that ended is judged on what it counted: decided, played out, or stopped by
+    // `spsa modify --stop` (then an SPRT is undecided, and fails).
+    let verified = prepared.judge(&state.tally, sprt.as_ref(), &report, true)?;
+    Ok((id, Some(verified)))
+}
