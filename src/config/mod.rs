@@ -240,18 +240,85 @@ impl EngineSource {
     /// The build's default time limit.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+    /// A source from its four texts as written (in a config's table or by `spsa match`'s
+    /// flags), checked: none empty, none but `build` starting with `-`, the binary a path inside
+    /// the tree. A `git` that is no URL (`https://…`, `ssh://…`, `file://…`, scp-like
+    /// `host:path`) is a folder, made absolute from `folder`'s path for it. A problem is the key
+    /// it is about and what is wrong; the caller says where the key was given and fills in
+    /// `table` and `lines`.
+    pub fn new(
+        [git, commit, build, binary]: [&str; 4],
+        timeout: Duration,
+        folder: impl Fn(&str) -> PathBuf,
+    ) -> Result<EngineSource, (&'static str, String)> {
+        for (key, value) in [
+            ("git", git),
+            ("commit", commit),
+            ("build", build),
+            ("binary", binary),
+        ] {
+            let v = value.trim();
+            if v.is_empty() {
+                return Err((key, "is empty".into()));
+            }
+            if key != "build" && v.starts_with('-') {
+                return Err((key, format!("`{v}` must not start with `-`")));
+            }
+        }
+        let path = Path::new(binary);
+        if path.is_absolute() || path.components().any(|c| matches!(c, Component::ParentDir)) {
+            return Err((
+                "binary",
+                format!(
+                    "`{}` must be a path inside the repository's tree (relative, without `..`)",
+                    path.display()
+                ),
+            ));
+        }
+        let git = git.trim();
+        let is_url = git.contains("://")
+            || git
+                .split_once(':')
+                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+        let git = if is_url {
+            git.to_string()
+        } else {
+            let dir = folder(git);
+            std::fs::canonicalize(&dir)
+                .or_else(|_| std::path::absolute(&dir))
+                .unwrap_or(dir)
+                .display()
+                .to_string()
+        };
+        Ok(EngineSource {
+            git,
+            commit: commit.trim().to_string(),
+            build: build.to_string(),
+            binary: binary.to_string(),
+            timeout,
+            table: String::new(),
+            lines: SourceLines::default(),
+        })
+    }
+
     /// A problem with `key` of this source (`git`, `commit`, `build`, `binary`) at its line.
     pub fn error(&self, config: &Path, key: &str, message: String) -> ConfigError {
-        let line = match key {
-            "git" => self.lines.git,
-            "commit" => self.lines.commit,
-            "build" => self.lines.build,
-            _ => self.lines.binary,
-        };
         ConfigError::AtLine {
             path: config.to_path_buf(),
-            line,
+            line: self.lines.of(key),
             message: format!("key `{}.source.{key}`: {message}", self.table),
+        }
+    }
+}
+
+impl SourceLines {
+    /// The line of `key` (`git`, `commit`, `build`, `binary`); 0 when no file gave it.
+    pub fn of(&self, key: &str) -> usize {
+        match key {
+            "git" => self.git,
+            "commit" => self.commit,
+            "build" => self.build,
+            _ => self.binary,
         }
     }
 }

@@ -185,43 +185,6 @@ fn command_or_source(
         }
         (None, Some(s)) => s.get_ref(),
     };
-    for (key, value) in [
-        ("git", &s.git),
-        ("commit", &s.commit),
-        ("build", &s.build),
-        ("binary", &s.binary),
-    ] {
-        let v = value.get_ref().trim();
-        if v.is_empty() {
-            return Err(at(
-                value.span().start,
-                &format!("source.{key}"),
-                "is empty".into(),
-            ));
-        }
-        if key != "build" && v.starts_with('-') {
-            return Err(at(
-                value.span().start,
-                &format!("source.{key}"),
-                format!("`{v}` must not start with `-`"),
-            ));
-        }
-    }
-    let binary = Path::new(s.binary.get_ref());
-    if binary.is_absolute()
-        || binary
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return Err(at(
-            s.binary.span().start,
-            "source.binary",
-            format!(
-                "`{}` must be a path inside the repository's tree (relative, without `..`)",
-                binary.display()
-            ),
-        ));
-    }
     let timeout = match &s.build_timeout_s {
         None => super::EngineSource::DEFAULT_TIMEOUT,
         Some(t) => {
@@ -236,36 +199,24 @@ fn command_or_source(
             Duration::from_secs_f64(v)
         }
     };
-    let git = s.git.get_ref().trim();
-    // A URL (`https://…`, `ssh://…`, `file://…`) or scp-like `host:path` is kept as written;
-    // anything else is a folder, relative to the config.
-    let is_url = git.contains("://")
-        || git
-            .split_once(':')
-            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
-    let git = if is_url {
-        git.to_string()
-    } else {
-        let dir = resolve(path, git);
-        std::fs::canonicalize(&dir)
-            .or_else(|_| std::path::absolute(&dir))
-            .unwrap_or(dir)
-            .display()
-            .to_string()
+    let keys = [&s.git, &s.commit, &s.build, &s.binary];
+    let span = |key: &str| match key {
+        "git" => &s.git,
+        "commit" => &s.commit,
+        "build" => &s.build,
+        _ => &s.binary,
     };
-    let source = super::EngineSource {
-        git,
-        commit: s.commit.get_ref().trim().to_string(),
-        build: s.build.get_ref().clone(),
-        binary: s.binary.get_ref().clone(),
-        timeout,
-        table: table.to_string(),
-        lines: super::SourceLines {
-            git: line_of(text, s.git.span().start),
-            commit: line_of(text, s.commit.span().start),
-            build: line_of(text, s.build.span().start),
-            binary: line_of(text, s.binary.span().start),
-        },
+    // A folder is relative to the config.
+    let mut source = super::EngineSource::new(keys.map(|k| k.get_ref().as_str()), timeout, |git| {
+        resolve(path, git)
+    })
+    .map_err(|(key, message)| at(span(key).span().start, &format!("source.{key}"), message))?;
+    source.table = table.to_string();
+    source.lines = super::SourceLines {
+        git: line_of(text, s.git.span().start),
+        commit: line_of(text, s.commit.span().start),
+        build: line_of(text, s.build.span().start),
+        binary: line_of(text, s.binary.span().start),
     };
     // Until it is built, the command is the binary's path in the tree (its file name is the
     // engine's name, as `--engine NAME=PATH` names it).

@@ -155,17 +155,30 @@ pub fn check_cache(root: &Path) -> Result<(), UserError> {
 /// machine's cache, before anything is created: a commit, build or binary that fails is the
 /// config's error at its line.
 pub async fn build_sources(config: &mut crate::config::Config) -> anyhow::Result<()> {
-    let named = config
-        .games
-        .as_ref()
-        .is_some_and(|g| g.engine1.source.is_some() || g.engine2.source.is_some());
-    if !named || config.simulate {
+    let path = config.path.clone();
+    match config.games.as_mut().filter(|_| !config.simulate) {
+        Some(games) => {
+            build_games(games, |s, e| {
+                anyhow::Error::from(s.error(&path, e.key(), e.to_string()))
+            })
+            .await
+        }
+        None => Ok(()),
+    }
+}
+
+/// Build the engines of `games` named by their source in this machine's cache
+/// (`engine::build::build_games`); `fail` says where a source that fails was given.
+pub async fn build_games(
+    games: &mut GamesConfig,
+    fail: impl Fn(&crate::config::EngineSource, crate::engine::build::BuildError) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    if games.engine1.source.is_none() && games.engine2.source.is_none() {
         return Ok(());
     }
     let root = cache_root()?.join("source");
     check_cache(&root)?;
-    crate::engine::build::build_config(config, &root).await?;
-    Ok(())
+    crate::engine::build::build_games(games, &root, fail).await
 }
 
 /// The run's engine in this machine's cache, fetched from the database when it is not there

@@ -1,7 +1,7 @@
 //! An engine built from its source, as fishtest and OpenBench build theirs: a commit of a git
 //! repository, checked out and built with a shell command on this machine, by this machine's
 //! compiler. The owner of a shared run builds it once to resolve the commit and measure the
-//! run's search signature ([`build_config`]); every worker builds the same commit from the same
+//! run's search signature ([`build_games`]); every worker builds the same commit from the same
 //! repository into its own cache ([`obtain`]) and plays only when its build searches as the
 //! owner's did (`engine::identity::verify`). Storing the recipe with the run is the database's.
 //!
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, ConfigError, EngineSource};
+use crate::config::{EngineSource, GamesConfig};
 
 /// How many of a failed build's last lines a refusal carries, and at most how many bytes.
 pub const TAIL_LINES: usize = 20;
@@ -414,16 +414,17 @@ pub async fn obtain(root: &Path, recipe: &Recipe) -> Result<Built, BuildError> {
     })
 }
 
-/// Build every engine of `config` named by its source, in the cache under `root`, before
-/// anything else is done: each side's commit is resolved to its full id and its command set to
-/// the built binary. A repository that cannot be read, an unknown commit, a build that fails or
-/// a binary that is not there is the config's error, at the line of the key it is about.
-/// Engine 2 configured as engine 1 is built once.
-pub async fn build_config(config: &mut Config, root: &Path) -> Result<(), ConfigError> {
-    let path = config.path.clone();
-    let Some(games) = config.games.as_mut().filter(|_| !config.simulate) else {
-        return Ok(());
-    };
+/// Build the engines of `games` named by their source (a config's `source` tables, or `spsa
+/// match --source1/--source2`), in the cache under `root`, before anything else is done: each
+/// side's commit is resolved to its full id and its command set to the built binary. A
+/// repository that cannot be read, an unknown commit, a build that fails or a binary that is not
+/// there is `fail`'s error for that source (at the config's line of the key it is about, or
+/// naming the flag that gave it). Engine 2 configured as engine 1 is built once.
+pub async fn build_games<E>(
+    games: &mut GamesConfig,
+    root: &Path,
+    fail: impl Fn(&EngineSource, BuildError) -> E,
+) -> Result<(), E> {
     let same = games.engine1 == games.engine2;
     let mut first: Option<(PathBuf, String)> = None;
     for engine in [&mut games.engine1, &mut games.engine2] {
@@ -437,7 +438,7 @@ pub async fn build_config(config: &mut Config, root: &Path) -> Result<(), Config
         }
         let built = obtain(root, &Recipe::from_source(source))
             .await
-            .map_err(|e| source.error(&path, e.key(), e.to_string()))?;
+            .map_err(|e| fail(source, e))?;
         eprintln!(
             "{}: {} at {} ({})",
             source.table,
