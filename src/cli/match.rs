@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
+use super::match_source::engine_name;
 use crate::arena::OptionSet;
 use crate::config::{Config, EngineConfig, GamesConfig};
 use crate::engine::OptionValue;
@@ -120,6 +121,9 @@ pub struct MatchArgs {
     /// The second engine (side B); the first one again when not given.
     #[arg(long, value_name = "PATH")]
     pub engine2: Option<PathBuf>,
+    // Boxed: the command line's largest variant stays near the others (clippy).
+    #[command(flatten)]
+    pub sources: Box<super::match_source::SourceFlags>,
     /// A command-line argument for engine 1 (repeat for several).
     #[arg(long = "arg1", value_name = "ARG", allow_hyphen_values = true)]
     pub args1: Vec<String>,
@@ -206,14 +210,6 @@ fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
     }
 }
 
-/// A readable engine name from its command: the file stem.
-fn stem(command: &Path) -> String {
-    command
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| command.display().to_string())
-}
-
 /// Apply the shared game flags to a games config (limits, book, plies, timeouts, PGN).
 pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     let limit_flag =
@@ -283,19 +279,28 @@ pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
     Ok(())
 }
 
-/// A games config from flags alone (no config file): engine 1 is required.
+/// A games config from flags alone (no config file): engine 1 is required (`--engine1`, or
+/// `--source1`); engine 2 is engine 1 again unless given (with `--arg2`'s args if any).
 fn games_from_flags(a: &MatchArgs) -> Result<GamesConfig> {
-    let Some(e1) = &a.engine1 else {
-        return Err(user_error(
-            "no engine: give --engine1 PATH (and --engine2 PATH) or --config FILE",
-        ));
+    let mut engine1 = match (&a.engine1, &a.sources.source1) {
+        (Some(e1), _) => engine_from_flag(e1, &a.args1),
+        (None, Some(_)) => engine_from_flag(Path::new(""), &a.args1),
+        (None, None) => {
+            return Err(user_error(
+                "no engine: give --engine1 PATH (and --engine2 PATH), --source1 REV (and --source2 REV) with --git REPO, --build CMD and --binary PATH, or --config FILE",
+            ));
+        }
     };
-    let engine1 = engine_from_flag(e1, &a.args1);
-    let engine2 = match &a.engine2 {
+    a.sources.side(1, &mut engine1)?;
+    let mut engine2 = match &a.engine2 {
         Some(e2) => engine_from_flag(e2, &a.args2),
-        None if !a.args2.is_empty() => engine_from_flag(e1, &a.args2),
+        None if !a.args2.is_empty() => EngineConfig {
+            args: a.args2.clone(),
+            ..engine1.clone()
+        },
         None => engine1.clone(),
     };
+    a.sources.side(2, &mut engine2)?;
     Ok(GamesConfig::with_engines(engine1, engine2))
 }
 
@@ -307,12 +312,9 @@ impl MatchArgs {
 
     /// The plan, and the games config it was made of (what a match in the database stores).
     pub async fn plan_and_games(&self) -> Result<(Plan, GamesConfig)> {
+        self.sources.check()?;
         let config = match &self.config {
-            Some(path) => {
-                let mut config = Config::load_games(path)?;
-                crate::db::engines::build_sources(&mut config).await?;
-                Some(config)
-            }
+            Some(path) => Some(Config::load_games(path)?),
             None => None,
         };
         let mut games = match config.as_ref().and_then(|c| c.games.clone()) {
@@ -327,6 +329,8 @@ impl MatchArgs {
                 } else if !self.args2.is_empty() {
                     g.engine2.args = self.args2.clone();
                 }
+                self.sources.side(1, &mut g.engine1)?;
+                self.sources.side(2, &mut g.engine2)?;
                 g
             }
             None if config.is_some() && self.engine1.is_none() => {
@@ -341,6 +345,13 @@ impl MatchArgs {
             None => games_from_flags(self)?,
         };
         apply_flags(&mut games, &self.flags)?;
+        // The engines named by their source (the config's tables, --source1/--source2), built
+        // here before anything else is done.
+        let config_path = self.config.as_deref();
+        crate::db::engines::build_games(&mut games, |s, e| {
+            super::match_source::build_error(config_path, s, e)
+        })
+        .await?;
         for text in &self.options {
             let (name, value) = parse_option(text, "--option")?;
             let value = match value {
@@ -365,7 +376,7 @@ impl MatchArgs {
             .iter()
             .map(|t| parse_option(t, "--option2"))
             .collect::<Result<OptionSet>>()?;
-        let (s1, s2) = (stem(&games.engine1.command), stem(&games.engine2.command));
+        let (s1, s2) = (engine_name(&games.engine1), engine_name(&games.engine2));
         let names = if s1 == s2 {
             [format!("{s1}.1"), format!("{s2}.2")]
         } else {

@@ -9,6 +9,7 @@ pub mod init;
 pub mod man;
 pub mod r#match;
 pub mod match_db;
+pub mod match_source;
 pub mod modify;
 pub mod plan;
 pub mod positions;
