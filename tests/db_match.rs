@@ -9,7 +9,7 @@ use std::process::{Child, Output};
 
 use crate::child_common;
 use crate::match_common::{self, book, sparring};
-use crate::pg_common::{Cluster, TestDb, kill_owner, spsa, wait_for};
+use crate::pg_common::{self, Cluster, TestDb, kill_owner, spsa, wait_for};
 use crate::run_common::text;
 
 fn finish(child: Child) -> Output {
@@ -71,23 +71,7 @@ fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
 }
 
 fn spawn_worker(d: &Path, url: &str, name: &str) -> Child {
-    let cache = d.join(format!("cache-{name}"));
-    spsa(
-        d,
-        &cache,
-        &[
-            "worker",
-            "--db",
-            url,
-            "--until-idle",
-            "--name",
-            name,
-            "--concurrency",
-            "1",
-        ],
-    )
-    .spawn()
-    .unwrap()
+    pg_common::worker(d, url, name).spawn().unwrap()
 }
 
 /// Kill `worker` (-9) while it holds a lease of `run`: stopped, its lease read, then killed.

@@ -31,7 +31,8 @@ fn command(dir: &Path, cache: &Path, env: &[(&str, &str)], args: &[&str]) -> Com
     c
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
+/// `git ARGS` in `repo` (its commits by a test identity): its output, trimmed.
+pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=test", "-c", "user.email=test@example.org"])
         .args(args)

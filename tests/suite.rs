@@ -25,6 +25,7 @@ mod db_heldout;
 mod db_ladder;
 mod db_layout;
 mod db_match;
+mod db_patch;
 mod db_reshape;
 mod db_shared;
 mod db_shares;

@@ -117,6 +117,23 @@ pub fn spsa(dir: &Path, cache: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// `spsa worker --db URL --until-idle --name NAME --concurrency 1` in `dir`, its cache
+/// `dir/cache-NAME`: a worker that knows only the URL.
+pub fn worker(dir: &Path, url: &str, name: &str) -> Command {
+    let cache = dir.join(format!("cache-{name}"));
+    let args = [
+        "worker",
+        "--db",
+        url,
+        "--until-idle",
+        "--name",
+        name,
+        "--concurrency",
+        "1",
+    ];
+    spsa(dir, &cache, &args)
+}
+
 /// Create a run of `dir/g.toml` (owner not playing, `extra` flags added); returns the owner
 /// and the run's id once the run is in the database.
 pub fn create_run(
