@@ -245,3 +245,111 @@ fn workers_play_an_sprt_through_kills_and_a_restart_as_a_local_match_does() {
         "{said}\nwant {sprt_line}"
     );
 }
+
+/// A PGN's games, each as its Round, White, Black, FEN and Result tags and its moves without
+/// their comments (the Event, Site and date tags and the search times in the comments say
+/// where and when, which differ between two plays of one game).
+fn games_of(pgn: &str) -> Vec<String> {
+    let keep = ["[Round ", "[White ", "[Black ", "[FEN ", "[Result "];
+    let mut games: Vec<(String, String)> = Vec::new();
+    for line in pgn.lines() {
+        if line.starts_with("[Event ") {
+            games.push(Default::default());
+        }
+        let Some((tags, moves)) = games.last_mut() else {
+            continue;
+        };
+        if keep.iter().any(|k| line.starts_with(k)) {
+            tags.push_str(line);
+            tags.push('\n');
+        } else if !line.starts_with('[') {
+            moves.push_str(line);
+            moves.push(' ');
+        }
+    }
+    games
+        .into_iter()
+        .map(|(tags, moves)| {
+            let mut plain = String::new();
+            let mut depth = 0;
+            for ch in moves.chars() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ if depth == 0 => plain.push(ch),
+                    _ => {}
+                }
+            }
+            format!(
+                "{tags}{}",
+                plain.split_whitespace().collect::<Vec<_>>().join(" ")
+            )
+        })
+        .collect()
+}
+
+/// `spsa match --db … --pgn FILE`: the workers send each pair's games with its report, and the
+/// creator's PGN holds the counted pairs' games in pair order, the very games (move for move)
+/// of a local match of the same seed, however the two workers' reports interleave.
+#[test]
+fn the_creators_pgn_holds_the_workers_games_in_pair_order() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("match_pgn");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let book = book();
+    let flags = [
+        "match",
+        "--engine1",
+        sparring(),
+        "--option2",
+        "KnightValue=150",
+        "--book",
+        book.to_str().unwrap(),
+        "--depth",
+        "2",
+        "--seed",
+        "58",
+        "--pairs",
+        "12",
+        "--progress",
+        "0",
+    ];
+    let local = d.join("local.pgn");
+    let mut args = flags.to_vec();
+    args.extend(["--concurrency", "1", "--pgn", local.to_str().unwrap()]);
+    let out = match_common::spsa()
+        .args(&args)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let shared = d.join("shared.pgn");
+    let mut args = flags.to_vec();
+    args.extend(["--db", &db.url, "--pgn", shared.to_str().unwrap()]);
+    let creator = spsa(d, &d.join("cache-creator"), &args).spawn().unwrap();
+    wait_for(&db, "SELECT coalesce(max(id), 0) FROM spsa.runs", |s| {
+        !s.is_empty() && s != "0"
+    });
+    let url = db.worker_role("pgn_w", "pwd");
+    let workers = [spawn_worker(d, &url, "a"), spawn_worker(d, &url, "b")];
+    let out = finish(creator);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for w in workers {
+        let out = finish(w);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let local = games_of(&std::fs::read_to_string(&local).unwrap());
+    let shared = games_of(&std::fs::read_to_string(&shared).unwrap());
+    assert_eq!(local.len(), 24);
+    assert_eq!(shared.len(), local.len());
+    for (i, (s, l)) in shared.iter().zip(&local).enumerate() {
+        assert_eq!(s, l, "game {} differs", i + 1);
+    }
+    // Both workers played, and each pair was reported once.
+    assert_eq!(
+        db.psql("SELECT count(DISTINCT worker) || ' ' || count(*) || ' ' || count(DISTINCT pair) FROM spsa.match_pairs"),
+        "2 12 12"
+    );
+}

@@ -57,14 +57,20 @@ pub async fn command(args: MatchArgs, url: &str) -> Result<()> {
         "match {id} in database {}: played by the database's workers (`spsa worker --db URL`)",
         db.url()
     );
-    follow(&mut db, id, &args, &shutdown).await
-}
-
-/// Follow match `id` until it ends (print its result) or Ctrl-C (say how to follow it again).
-async fn follow(db: &mut Db, id: i64, args: &MatchArgs, shutdown: &Shutdown) -> Result<()> {
-    match matches::follow(db, id, progress_every(&args.flags), shutdown).await? {
+    // The games come back with the workers' reports: copied here, in pair order, as counted.
+    let mut copy = games.pgn.clone().map(matches::GameCopy::new);
+    let every = progress_every(&args.flags);
+    match matches::follow(&mut db, id, every, &shutdown, copy.as_mut()).await? {
         Some(state) => crate::out!("{}", state.result())?,
-        None => eprintln!("{}", matches::goes_on(id, db)),
+        None => {
+            if let Some(path) = &games.pgn {
+                eprintln!(
+                    "{}: the games of the pairs counted so far; the later ones stay in the database",
+                    path.display()
+                );
+            }
+            eprintln!("{}", matches::goes_on(id, &db));
+        }
     }
     Ok(())
 }

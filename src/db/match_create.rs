@@ -81,6 +81,7 @@ pub async fn new_match(
         description: plan.description.clone(),
         held_out,
         verify_of,
+        records: games.pgn.is_some(),
     };
     let def = RunDefinition {
         config_name: "match".into(),
@@ -182,7 +183,7 @@ pub async fn verify(
             None => Ok(()),
         }
     };
-    let (state, own) = tokio::join!(follow(db, id, prepared.progress, shutdown), own);
+    let (state, own) = tokio::join!(follow(db, id, prepared.progress, shutdown, None), own);
     own?;
     let Some(state) = state? else {
         return Ok((id, None));

@@ -79,13 +79,73 @@ pub fn goes_on(id: i64, db: &Db) -> String {
     )
 }
 
+/// The creator's copy of a match's games (`spsa match --db --pgn FILE`): the PGN of each
+/// counted pair, appended in pair order as the pairs are counted (pairs reported after the
+/// match ended are not counted, and not copied).
+pub struct GameCopy {
+    path: PathBuf,
+    outputs: crate::tuner::Outputs,
+    /// The last pair copied.
+    after: i64,
+}
+
+impl GameCopy {
+    /// Copy into `path` (appended to; the plan checked it when the match was made).
+    pub fn new(path: PathBuf) -> GameCopy {
+        GameCopy {
+            outputs: crate::tuner::Outputs::new(std::slice::from_ref(&path)),
+            path,
+            after: 0,
+        }
+    }
+
+    /// Append the games of match `id`'s pairs counted since the last call.
+    pub async fn catch_up(&mut self, db: &mut Db, id: i64) -> Result<()> {
+        const BATCH: i64 = 200;
+        loop {
+            let after = self.after;
+            let rows = db
+                .run("read the match's games", async |c: &Client| {
+                    c.query(
+                        "SELECT pair, records FROM spsa.match_pairs
+                          WHERE run_id = $1 AND counted AND pair > $2 ORDER BY pair LIMIT $3",
+                        &[&id, &after, &BATCH],
+                    )
+                    .await
+                })
+                .await?;
+            for row in &rows {
+                let pair: i64 = row.get(0);
+                let text: String = row.get(1);
+                let records = super::records::decode(&text)
+                    .with_context(|| format!("match {id}, pair {pair}"))?;
+                for r in records
+                    .into_iter()
+                    .filter(|r| r.path.as_os_str() == super::records::PGN)
+                {
+                    self.outputs.append(&crate::source::Record {
+                        path: self.path.clone(),
+                        text: r.text,
+                    })?;
+                }
+                self.after = pair;
+            }
+            if (rows.len() as i64) < BATCH {
+                return Ok(());
+            }
+        }
+    }
+}
+
 /// Follow match `id` until it ends (then its state) or `shutdown` (then None; the match goes
-/// on), a progress line on stderr every `every`.
+/// on), a progress line on stderr every `every`, its counted games copied to `copy` as they
+/// are counted.
 pub async fn follow(
     db: &mut Db,
     id: i64,
     every: Option<std::time::Duration>,
     shutdown: &crate::runtime::shutdown::Shutdown,
+    mut copy: Option<&mut GameCopy>,
 ) -> Result<Option<MatchState>> {
     use std::time::{Duration, Instant};
     let mut last = Instant::now();
@@ -95,6 +155,12 @@ pub async fn follow(
             Err(e) if super::DbError::is_stop(&e) => None,
             Err(e) => return Err(e),
         };
+        if let Some(copy) = copy.as_deref_mut() {
+            match copy.catch_up(db, id).await {
+                Err(e) if !super::DbError::is_stop(&e) => return Err(e),
+                _ => {}
+            }
+        }
         if shutdown.is_requested() {
             return Ok(None);
         }
@@ -531,6 +597,11 @@ pub(super) async fn open_source(
         None,
         format!("spsa match {id}"),
     )?;
+    // The creator keeps the games: each pair's PGN goes back with its report, under the
+    // placeholder name a tune's records use (never a path of this machine).
+    if spec.records {
+        plan.pgn = Some(PathBuf::from(super::records::PGN));
+    }
     // A verification plays the openings its tune held out, cut as the local one cuts them.
     if let Some(h) = spec.held_out {
         let book = plan.book.take().context("the match's plan has no book")?;

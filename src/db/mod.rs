@@ -170,6 +170,9 @@ pub struct MatchDef {
     /// follows it again instead of starting another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_of: Option<VerifyOf>,
+    /// The creator keeps the games (`--pgn`): the workers send each pair's PGN with its report.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub records: bool,
 }
 
 /// The part of a book a tune held out ([`crate::game::Holdout`]) and the book's size when the
