@@ -49,10 +49,20 @@ pub async fn render(url: &str) -> Result<String> {
             ))
         })
         .await?;
-    // Matches are listed apart (a database of an older schema has none: its error is no match).
-    let matches = super::matches::states(&mut db, None)
-        .await
-        .unwrap_or_default();
+    // Matches are listed apart. A database of an older schema has no function for them (its
+    // refusal, SQLSTATE 42883, means no match); any other error is said, not hidden.
+    let matches = match super::matches::states(&mut db, None).await {
+        Ok(m) => m,
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<super::DbError>()
+                    .is_some_and(|d| d.code() == "42883")
+            }) =>
+        {
+            Vec::new()
+        }
+        Err(e) => return Err(e),
+    };
     let runs: Vec<tokio_postgres::Row> = runs
         .into_iter()
         .filter(|r| !matches.iter().any(|m| m.id == r.get::<_, i64>(0)))
