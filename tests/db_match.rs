@@ -20,8 +20,9 @@ fn count(db: &TestDb, sql: &str) -> u64 {
     db.psql(sql).parse().unwrap()
 }
 
-/// What both matches play: sparring's defaults against weaker minor pieces, at depth 2, on the
-/// shipped book, by an SPRT that takes some dozens of pairs to decide.
+/// What both matches play: sparring's defaults against weaker minor pieces, at 10,000 nodes a
+/// move (a fixed node count: the same games on any machine, under any load), on the shipped
+/// book, by an SPRT that takes some dozens of pairs to decide.
 fn common(book: &str) -> Vec<String> {
     [
         "match",
@@ -33,8 +34,8 @@ fn common(book: &str) -> Vec<String> {
         "BishopValue=150",
         "--book",
         book,
-        "--depth",
-        "2",
+        "--nodes",
+        "10000",
         "--seed",
         "57",
         "--sprt",
