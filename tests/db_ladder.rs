@@ -135,12 +135,21 @@ fn a_shared_runs_ladder_is_played_by_its_workers_and_followed_again_after_a_kill
         first.contains("step 1 of 2 passed: "),
         "step 1's verdict reaches the owner's output: {first}"
     );
-    // Each step's match says which run and step it confirms.
+    // Each step's match says which run and step it confirms, and a judged step its verdict.
+    let names = |id: &str| db.psql(&format!("SELECT name FROM spsa.runs WHERE id = {id}"));
+    let steps =
+        db.psql("SELECT string_agg(id::text, ' ' ORDER BY id) FROM spsa.runs WHERE kind = 'match'");
+    let steps: Vec<&str> = steps.split(' ').collect();
+    assert!(
+        names(steps[0]).starts_with(&format!(
+            "verify run {run}, step 1 of 2: tuned vs start, passed: "
+        )),
+        "{}",
+        names(steps[0])
+    );
     assert_eq!(
-        db.psql("SELECT string_agg(name, ' / ' ORDER BY id) FROM spsa.runs WHERE kind = 'match'"),
-        format!(
-            "verify run {run}, step 1 of 2: tuned vs start / verify run {run}, step 2 of 2: tuned vs defaults"
-        )
+        names(steps[1]),
+        format!("verify run {run}, step 2 of 2: tuned vs defaults")
     );
 
     // The resumed owner follows step 2's match (made before the kill), not a new one.
@@ -177,6 +186,19 @@ fn a_shared_runs_ladder_is_played_by_its_workers_and_followed_again_after_a_kill
         w.kill().unwrap();
         w.wait().unwrap();
     }
+    // Step 2's verdict, where the team looks: its match's name in `spsa status`.
+    let o = spsa_in(d, &["status", "--db", &db.url]);
+    let said = text(&o.stdout);
+    assert!(o.status.success(), "{said}{}", text(&o.stderr));
+    let named = said
+        .lines()
+        .find(|l| {
+            l.contains(&format!(
+                "verify run {run}, step 2 of 2: tuned vs defaults, failed: "
+            ))
+        })
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(named.contains("accepted H0"), "{named}");
     // Every pair of both steps was played by the two workers, each reported once.
     let by =
         db.psql("SELECT string_agg(DISTINCT worker, ',' ORDER BY worker) FROM spsa.match_pairs");

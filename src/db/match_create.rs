@@ -137,6 +137,7 @@ pub async fn verify(
     shutdown: &Shutdown,
 ) -> Result<(i64, Option<Verified>)> {
     crate::out!("{}", prepared.header)?;
+    let base = how.name.clone();
     let found = match how.verify_of {
         Some(of) => find_verify(db, of).await?,
         None => None,
@@ -197,5 +198,25 @@ pub async fn verify(
     // A match that ended is judged on what it counted: decided, played out, or stopped by
     // `spsa modify --stop` (then an SPRT is undecided, and fails).
     let verified = prepared.judge(&state.tally, sprt.as_ref(), &report, true)?;
+    // A ladder step's verdict goes where the team looks: the match's name in `spsa status`
+    // and on the page (the same name again when a resumed owner judges it once more).
+    if how.verify_of.is_some() {
+        let named = format!(
+            "{base}, {}: {}",
+            if verified.passed { "passed" } else { "failed" },
+            verified.verdict
+        );
+        db.run(
+            "name the step's verdict",
+            async |c: &tokio_postgres::Client| {
+                c.execute(
+                    "UPDATE spsa.runs SET name = $2 WHERE id = $1",
+                    &[&id, &named],
+                )
+                .await
+            },
+        )
+        .await?;
+    }
     Ok((id, Some(verified)))
 }

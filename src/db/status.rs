@@ -127,7 +127,7 @@ pub async fn render(url: &str) -> Result<String> {
         out.push_str(&format!("matches: {}\n", matches.len()));
     }
     for m in &matches {
-        out.push_str(&format!("  {}\n", m.line()));
+        out.push_str(&format!("  {}\n    {}\n", m.line(), m.name));
         out.push_str(&format!(
             "    {} vs {}, {}\n",
             m.sides[0], m.sides[1], m.description
