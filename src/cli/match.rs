@@ -147,7 +147,7 @@ pub struct MatchArgs {
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
     /// With --db: seconds a lease lives without a heartbeat before its pair is handed on.
-    #[arg(long, default_value_t = 60.0, requires = "db")]
+    #[arg(long, default_value_t = crate::db::LEASE_SECONDS, requires = "db")]
     pub lease_timeout: f64,
     /// With --db: the match's throughput share among the active runs of its priority (above
     /// 0, at most 1000; default 100).

@@ -40,12 +40,9 @@ pub async fn command(args: MatchArgs, url: &str) -> Result<()> {
         reference_nps: args.reference_nps,
     };
     let new = match_create::new_match(name, &plan, &games, None, None, serving).await?;
-    if shutdown.is_requested() {
-        anyhow::bail!("stopped before the match was created: nothing is in the database");
-    }
     let mut db = Db::new(url)?;
     db.stop_on(Some(&shutdown));
-    let id = matches::create(&mut db, &new).await?;
+    let id = match_create::create_announced(&mut db, &new, &shutdown).await?;
     crate::outln!(
         "match {id}: {n1} ({}) vs {n2} ({}), {} pairs, {}",
         describe_options(&plan.a_options),
@@ -53,10 +50,6 @@ pub async fn command(args: MatchArgs, url: &str) -> Result<()> {
         plan.pairs,
         plan.description
     )?;
-    eprintln!(
-        "match {id} in database {}: played by the database's workers (`spsa worker --db URL`)",
-        db.url()
-    );
     // The games come back with the workers' reports: copied here, in pair order, as counted.
     let mut copy = games.pgn.clone().map(matches::GameCopy::new);
     let every = progress_every(&args.flags);

@@ -47,7 +47,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
     /// With --db: seconds a lease lives without a heartbeat before its work is handed on.
-    #[arg(long, default_value_t = 60.0, requires = "db")]
+    #[arg(long, default_value_t = crate::db::LEASE_SECONDS, requires = "db")]
     pub lease_timeout: f64,
     /// With --db: create and follow the run, but play nothing in this process.
     #[arg(long, requires = "db")]

@@ -118,7 +118,7 @@ pub async fn command(args: VerifyArgs) -> Result<()> {
         ),
         verify_of: None,
         serving: Serving {
-            lease_seconds: 60.0,
+            lease_seconds: crate::db::LEASE_SECONDS,
             throughput: args.throughput,
             reference_nps: None,
         },

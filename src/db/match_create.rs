@@ -5,7 +5,7 @@
 //! verification there: created (or, for a ladder step, found again), followed to its end
 //! ([`super::matches::follow`]) and judged as a local verification is.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::matches::{create, find_verify, follow};
 use super::{Db, HeldOutOpenings, MatchDef, RunDefinition, VerifyOf, engines};
@@ -38,14 +38,7 @@ pub async fn new_match(
     verify_of: Option<VerifyOf>,
     serving: Serving,
 ) -> Result<NewMatch> {
-    let book = match &games.book {
-        Some(path) => Some((
-            super::run::file_name(path),
-            std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read the book", path.display()))?,
-        )),
-        None => None,
-    };
+    let book = super::run::stored_book(games.book.as_deref())?;
     let mut stored = games.clone();
     stored.pgn = None;
     stored.engine_log = None;
@@ -115,6 +108,20 @@ pub async fn new_match(
     })
 }
 
+/// Create `new` in the database, unless `shutdown` came while it was being made (measuring the
+/// engines takes seconds): then nothing is created. Says where it is and who plays it.
+pub async fn create_announced(db: &mut Db, new: &NewMatch, shutdown: &Shutdown) -> Result<i64> {
+    if shutdown.is_requested() {
+        anyhow::bail!("stopped before the match was created: nothing is in the database");
+    }
+    let id = create(db, new).await?;
+    eprintln!(
+        "match {id} in database {}: played by the database's workers (`spsa worker --db URL`)",
+        db.url()
+    );
+    Ok(id)
+}
+
 /// Where a verification in the database comes from and who else plays it: the ladder step it
 /// is (a match made for that step earlier is followed, not made again), and the run whose
 /// process plays it too when that run plays its own iterations (`spsa run --db` without
@@ -165,15 +172,7 @@ pub async fn verify(
                 how.serving,
             )
             .await?;
-            if shutdown.is_requested() {
-                anyhow::bail!("stopped before the match was created: nothing is in the database");
-            }
-            let id = create(db, &new).await?;
-            eprintln!(
-                "match {id} in database {}: played by the database's workers (`spsa worker --db URL`)",
-                db.url()
-            );
-            id
+            create_announced(db, &new, shutdown).await?
         }
     };
     let own = async {

@@ -70,6 +70,10 @@ use serde::{Deserialize, Serialize};
 use crate::tuner::checkpoint::Join;
 pub use conn::{Db, DbError, redact};
 
+/// Seconds a lease lives without a heartbeat before its work is handed on, unless told
+/// (`--lease-timeout`).
+pub const LEASE_SECONDS: f64 = 60.0;
+
 /// The schema and functions, installed idempotently by the owner.
 pub const SCHEMA: &str = include_str!("schema.sql");
 

@@ -40,14 +40,7 @@ pub fn definition(
 ) -> Result<RunDefinition> {
     let config_text = std::fs::read_to_string(&config.path)
         .with_context(|| format!("{}: cannot read config", config.path.display()))?;
-    let book = match config.games.as_ref().and_then(|g| g.book.as_ref()) {
-        Some(path) => Some((
-            file_name(path),
-            std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read the book", path.display()))?,
-        )),
-        None => None,
-    };
+    let book = stored_book(config.games.as_ref().and_then(|g| g.book.as_deref()))?;
     // Drawn as a local tune draws it, from the seed the workers get.
     let split = crate::source::games::recorded_split(config);
     Ok(RunDefinition {
@@ -72,6 +65,16 @@ pub fn definition(
         earlier: Vec::new(),
         match_def: None,
     })
+}
+
+/// A run's or a match's book as the database stores it: its file name and its whole text.
+pub(crate) fn stored_book(path: Option<&Path>) -> Result<Option<(String, String)>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the book", path.display()))?;
+    Ok(Some((file_name(path), text)))
 }
 
 /// The name a run's config or book is stored under: its file name.
