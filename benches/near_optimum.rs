@@ -30,13 +30,15 @@
 //!   against the lab's own figure for its `spsa` arm);
 //! - ours: the crate's driver (`spsa::driver`), 30 pairs per iteration (N = 1000, A = N/10),
 //!   with the c_end and R_end that `spsa plan` (`plan::Planner`, 32 runs per setting) chooses
-//!   under the developer's belief: the variables at their distances from the optimum, bounds
-//!   start ± 2·c_dev, simul_elo = k·w_dev·10⁴ (the belief, in score Elo), pairs from the same
+//!   under the developer's belief: the variables at their distances from the optimum, the
+//!   lab's bounds (start ± 10·c_dev, as every arm), simul_elo = k·w_dev·10⁴ (the belief, in score Elo), pairs from the same
 //!   pentanomial (`[simulation] pentanomial` in a config); a worker leases
 //!   max(1, its pairs / 30) iterations;
 //! - ours averaged: the same trajectory, handing out the mean θ over the last half or the last
 //!   quarter of the pairs (Polyak–Ruppert over the tail), and the same for fishtest's; and a run
-//!   with the plan's R_end ×4 whose last half is averaged (larger steps, noise averaged out).
+//!   with the plan's R_end ×4 whose last half is averaged (larger steps, noise averaged out);
+//! - ours in narrower bounds, start ± 2·c_dev, as the first translation gave them to
+//!   the plan (early probes are clipped there, so the plan chooses a smaller c_end).
 //!
 //! `cargo bench --bench near_optimum` (`-- --seeds 8` for a quick look).
 
@@ -57,6 +59,10 @@ const PAIRS: u64 = 30_000;
 const WORKERS: usize = 20;
 /// Our pairs per iteration.
 const OUR_PAIRS: u32 = 30;
+/// The lab's bounds, every arm's: start ± 10·c_dev.
+const LAB_WIDTH: f64 = 10.0;
+/// The bounds the first translation gave `spsa plan`: start ± 2·c_dev.
+const NARROW_WIDTH: f64 = 2.0;
 /// The lab's draw-free pentanomial at Elo 0: LL, DL, DD, WD, WW.
 const PENTA0: [f64; 5] = [0.0001, 0.25, 0.50, 0.25, 0.0001];
 
@@ -500,14 +506,14 @@ impl Arm for Ours {
 }
 
 /// The variables `spsa plan` is given: the belief, at the distances from the optimum, with
-/// bounds start ± 2·c_dev.
-fn belief_vars(problem: &Problem, w_dev: &[f64], c_dev: &[f64]) -> Vec<Variable> {
+/// bounds start ± `width`·c_dev.
+fn belief_vars(problem: &Problem, w_dev: &[f64], c_dev: &[f64], width: f64) -> Vec<Variable> {
     (0..problem.len())
         .map(|i| Variable {
             name: format!("v{i}"),
             start: problem.start[i],
-            min: problem.start[i] - 2.0 * c_dev[i],
-            max: problem.start[i] + 2.0 * c_dev[i],
+            min: problem.start[i] - width * c_dev[i],
+            max: problem.start[i] + width * c_dev[i],
             c_end: c_dev[i] / 2.0,
             r_end: 0.002,
             simul_elo: problem.k * w_dev[i] * 1e4,
@@ -524,10 +530,11 @@ fn mean_in_flight() -> usize {
     (WORKERS as f64 * per_worker).round() as usize
 }
 
-/// `spsa plan`'s choice under the belief, in-process (32 runs per setting, as the CLI).
-fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64]) -> Vec<Variable> {
+/// `spsa plan`'s choice under the belief for variables bounded at start ± `width`·c_dev,
+/// in-process (32 runs per setting, as the CLI).
+fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64], width: f64) -> Vec<Variable> {
     let setup = StudySetup {
-        vars: belief_vars(problem, w_dev, c_dev),
+        vars: belief_vars(problem, w_dev, c_dev, width),
         schedule: schedule(PAIRS / u64::from(OUR_PAIRS)),
         pair_model: pair_model(),
         concurrency: mean_in_flight(),
@@ -576,14 +583,16 @@ fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64]) -> Vec<Row> {
     let w_dev = problem.belief(factor);
     let c_dev = problem.c_dev(&w_dev);
     let t = Instant::now();
-    let ours_vars = {
-        let mut v = plan(problem, &w_dev, &c_dev);
-        // The plan's variables carry the belief's simul_elo; the games play the truth.
+    // The plan's variables carry the belief's simul_elo; the games play the truth.
+    let planned = |width: f64| {
+        let mut v = plan(problem, &w_dev, &c_dev, width);
         for x in &mut v {
             x.simul_elo = 0.0;
         }
         v
     };
+    let ours_vars = planned(LAB_WIDTH);
+    let narrow_vars = planned(NARROW_WIDTH);
     let plan_secs = t.elapsed().as_secs_f64();
     let mut rows: Vec<Row> = [
         "fishtest classic",
@@ -593,6 +602,7 @@ fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64]) -> Vec<Row> {
         "ours, tail ½",
         "ours, tail ¼",
         "ours R_end ×4, tail ½",
+        "ours, bounds ±2·c_dev",
     ]
     .iter()
     .map(|n| Row {
@@ -602,12 +612,12 @@ fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64]) -> Vec<Row> {
     .collect();
     let t = Instant::now();
     for &seed in seeds {
-        let mut ft = Classic::new(problem, &c_dev, 10.0, 0.1 * PAIRS as f64, 1.0, seed);
+        let mut ft = Classic::new(problem, &c_dev, LAB_WIDTH, 0.1 * PAIRS as f64, 1.0, seed);
         let f = run(problem, &mut ft, seed);
         rows[0].losses.push(problem.loss(&f.last));
         rows[1].losses.push(problem.loss(&f.half));
         let scale = 0.5 / (problem.len() as f64).sqrt();
-        let mut lab = Classic::new(problem, &c_dev, 10.0, 5000.0, scale, seed);
+        let mut lab = Classic::new(problem, &c_dev, LAB_WIDTH, 5000.0, scale, seed);
         rows[2]
             .losses
             .push(problem.loss(&run(problem, &mut lab, seed).last));
@@ -626,6 +636,8 @@ fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64]) -> Vec<Row> {
             .collect();
         let f = run(problem, &mut Ours::new(&bold, seed), seed);
         rows[6].losses.push(problem.loss(&f.half));
+        let f = run(problem, &mut Ours::new(&narrow_vars, seed), seed);
+        rows[7].losses.push(problem.loss(&f.last));
     }
     let belief = match factor {
         None => "w_dev = 1 (the lab's)".to_string(),
