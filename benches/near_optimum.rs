@@ -40,7 +40,8 @@
 //! - ours in narrower bounds, start ± 2·c_dev, as the first translation gave them to
 //!   the plan (early probes are clipped there, so the plan chooses a smaller c_end).
 //!
-//! `cargo bench --bench near_optimum` (`-- --seeds 8` for a quick look).
+//! `cargo bench --bench near_optimum` (`-- --seeds 8` for a quick look, `-- --plan-runs 128` for
+//! plans of `spsa plan --runs 128`; 32, the command's default, without it).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -530,9 +531,9 @@ fn mean_in_flight() -> usize {
     (WORKERS as f64 * per_worker).round() as usize
 }
 
-/// `spsa plan`'s choice under the belief for variables bounded at start ± `width`·c_dev,
-/// in-process (32 runs per setting, as the CLI).
-fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64], width: f64) -> Vec<Variable> {
+/// `spsa plan --runs RUNS`'s choice under the belief for variables bounded at start ±
+/// `width`·c_dev, in-process.
+fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64], width: f64, runs: usize) -> Vec<Variable> {
     let setup = StudySetup {
         vars: belief_vars(problem, w_dev, c_dev, width),
         schedule: schedule(PAIRS / u64::from(OUR_PAIRS)),
@@ -541,7 +542,7 @@ fn plan(problem: &Problem, w_dev: &[f64], c_dev: &[f64], width: f64) -> Vec<Vari
         pairs: OUR_PAIRS,
         optimum: ModelOptimum::Zero,
     };
-    Planner::new(setup, 32, 1, 2)
+    Planner::new(setup, runs, 1, 2)
         .with_probe_loss(spsa::plan::DEFAULT_PROBE_LOSS)
         .plan()
         .suggestion
@@ -579,13 +580,13 @@ struct Row {
     losses: Vec<f64>,
 }
 
-fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64]) -> Vec<Row> {
+fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64], runs: usize) -> Vec<Row> {
     let w_dev = problem.belief(factor);
     let c_dev = problem.c_dev(&w_dev);
     let t = Instant::now();
     // The plan's variables carry the belief's simul_elo; the games play the truth.
     let planned = |width: f64| {
-        let mut v = plan(problem, &w_dev, &c_dev, width);
+        let mut v = plan(problem, &w_dev, &c_dev, width, runs);
         for x in &mut v {
             x.simul_elo = 0.0;
         }
@@ -698,17 +699,24 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(40);
+    // `spsa plan --runs`: its default is 32; more runs choose among the settings with less noise.
+    let plan_runs: usize = args
+        .iter()
+        .position(|a| a == "--plan-runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(32);
     let seeds: Vec<u64> = (1..=seeds_n).collect();
     let t = Instant::now();
     println!(
-        "near the optimum: residual Elo at {PAIRS} pairs (negative: below the optimum), paired seeds 1..={seeds_n}"
+        "near the optimum: residual Elo at {PAIRS} pairs (negative: below the optimum), paired seeds 1..={seeds_n}, plans of {plan_runs} runs per setting"
     );
     let default = Problem::lab_family("lab default", 2);
     let wide = Problem::lab_family("64 variables", 9);
     for problem in [&default, &wide] {
-        scenario(problem, None, &seeds);
+        scenario(problem, None, &seeds, plan_runs);
         for factor in [2.0, 0.5] {
-            scenario(problem, Some(factor), &seeds);
+            scenario(problem, Some(factor), &seeds, plan_runs);
         }
     }
     println!("\nin all {:.1} s", t.elapsed().as_secs_f64());
