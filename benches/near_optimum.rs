@@ -691,21 +691,20 @@ fn scenario(problem: &Problem, factor: Option<f64>, seeds: &[u64], runs: usize) 
     rows
 }
 
+/// The number after `--NAME` on the command line, or `default`.
+fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let seeds_n: u64 = args
-        .iter()
-        .position(|a| a == "--seeds")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
+    let seeds_n: u64 = flag(&args, "--seeds", 40);
     // `spsa plan --runs`: its default is 32; more runs choose among the settings with less noise.
-    let plan_runs: usize = args
-        .iter()
-        .position(|a| a == "--plan-runs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(32);
+    let plan_runs: usize = flag(&args, "--plan-runs", 32);
     let seeds: Vec<u64> = (1..=seeds_n).collect();
     let t = Instant::now();
     println!(
