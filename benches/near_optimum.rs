@@ -29,9 +29,10 @@
 //! - "lab classic": the same with the lab's A = 5000 and its signal ×½/√n (a check of this model
 //!   against the lab's own figure for its `spsa` arm);
 //! - ours: the crate's driver (`spsa::driver`), 30 pairs per iteration (N = 1000, A = N/10),
-//!   with the c_end and R_end that `spsa plan` (`plan::Planner`, 32 runs per setting) chooses
-//!   under the developer's belief: the variables at their distances from the optimum, the
-//!   lab's bounds (start ± 10·c_dev, as every arm), simul_elo = k·w_dev·10⁴ (the belief, in score Elo), pairs from the same
+//!   with the c_end and R_end that `spsa plan` (`plan::Planner`, `--plan-runs` runs per
+//!   setting, 32 by default as the command's `--runs`) chooses under the developer's belief:
+//!   the variables at their distances from the optimum, the lab's bounds (start ± 10·c_dev, as
+//!   every arm), simul_elo = k·w_dev·10⁴ (the belief, in score Elo), pairs from the same
 //!   pentanomial (`[simulation] pentanomial` in a config); a worker leases
 //!   max(1, its pairs / 30) iterations;
 //! - ours averaged: the same trajectory, handing out the mean θ over the last half or the last

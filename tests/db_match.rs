@@ -105,15 +105,17 @@ fn workers_play_an_sprt_through_kills_and_a_restart_as_a_local_match_does() {
     let book = book.to_str().unwrap();
 
     // The local match: every pair in order, at concurrency 1. It plays beside the database's
-    // match below (fixed nodes: the same games under any load) and is read at the end.
+    // match below (fixed nodes: the same games under any load) and is read at the end; its
+    // output goes to files, which no reader has to drain while the test waits elsewhere.
     let pgn = d.join("local.pgn");
+    let (out_path, err_path) = (d.join("local.out"), d.join("local.err"));
     let mut args = common(book);
     args.extend(["--concurrency", "1", "--pgn", pgn.to_str().unwrap()].map(String::from));
     let local = match_common::spsa()
         .args(&args)
         .current_dir(d)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
 
@@ -159,9 +161,13 @@ fn workers_play_an_sprt_through_kills_and_a_restart_as_a_local_match_does() {
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
 
-    let local = finish(local);
-    let local_out = text(&local.stdout);
-    assert!(local.status.success(), "{local_out}{}", text(&local.stderr));
+    let status = finish(local).status;
+    let local_out = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        status.success(),
+        "{local_out}{}",
+        std::fs::read_to_string(&err_path).unwrap()
+    );
     let local_counts = match_common::counts(&local_out);
     let sprt_line = local_out
         .lines()
