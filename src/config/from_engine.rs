@@ -2,8 +2,9 @@
 //! options an engine declares, so a new tune starts from one command.
 //!
 //! Each chosen spin option becomes a row: start = its default, bounds = its range, and the
-//! gains by Stockfish's TUNE rule, c_end = (max − min)/20 and R_end = 0.002, which is what
-//! engine authors paste into fishtest and OpenBench today. simul_elo is 0 (unknown): fill it in
+//! gains by the rule engine authors paste into fishtest and OpenBench today: c_end = (max − min)/20
+//! but at least [`C_END_MIN`] (a spin option is an integer, and a smaller probe rounds to no probe
+//! at all; OpenBench's lines keep the same floor), and R_end = 0.002. simul_elo is 0 (unknown): fill it in
 //! (the Elo lost at ±100 from the best value, a guess is fine) and `spsa plan` chooses better
 //! gains. Without --option, every spin option is taken except the ones that steer the engine
 //! rather than its play ([`is_engine_control`]).
@@ -15,6 +16,8 @@ use crate::vars::{self, Variable};
 
 /// The TUNE rule: c_end is this fraction of the range.
 pub const C_END_FRACTION_OF_RANGE: f64 = 1.0 / 20.0;
+/// The smallest c_end the rule gives: half a unit, so an integer option's probe is not rounded away.
+pub const C_END_MIN: f64 = 0.5;
 /// The TUNE rule's R_end.
 pub const R_END: f64 = 0.002;
 
@@ -35,10 +38,11 @@ const CONTROL_WORDS: [&str; 12] = [
 ];
 
 /// Whether an option steers the engine (memory, threads, output, time use, strength limits)
-/// rather than how it plays: tuning those is not what a variables file is for.
+/// rather than how it plays: tuning those is not what a variables file is for. Underscores and
+/// hyphens count as spaces, so Patricia's `Skill_Level` is Stockfish's `Skill Level`.
 pub fn is_engine_control(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.starts_with("uci_")
+    let lower = name.to_ascii_lowercase().replace(['_', '-'], " ");
+    lower.starts_with("uci ")
         || lower.starts_with("syzygy")
         || CONTROL_WORDS.iter().any(|w| lower.contains(w))
 }
@@ -60,7 +64,7 @@ fn variable_of(option: &UciOption) -> Option<Variable> {
         start,
         min,
         max,
-        c_end: (max - min) * C_END_FRACTION_OF_RANGE,
+        c_end: ((max - min) * C_END_FRACTION_OF_RANGE).max(C_END_MIN),
         r_end: R_END,
         simul_elo: 0.0,
     })
@@ -295,6 +299,8 @@ mod tests {
             "option name UCI_Elo type spin default 1500 min 1320 max 3190",
             "option name Tempo type spin default 10 min 0 max 50",
             "option name Style type combo default Normal var Solid var Normal",
+            "option name Skill_Level type spin default 21 min 1 max 21",
+            "option name NMPBase type spin default 4 min 1 max 5",
         ]
         .iter()
         .map(|l| parse_option_line(l).unwrap())
@@ -304,8 +310,8 @@ mod tests {
     #[test]
     fn every_play_spin_by_the_tune_rule() {
         let (vars, skipped) = select("e", &declared(), &[]).unwrap();
-        assert_eq!(skipped, ["Hash", "Threads", "UCI_Elo"]);
-        assert_eq!(vars.len(), 2);
+        assert_eq!(skipped, ["Hash", "Threads", "UCI_Elo", "Skill_Level"]);
+        assert_eq!(vars.len(), 3);
         assert_eq!(
             vars[0],
             Variable {
@@ -319,6 +325,11 @@ mod tests {
             }
         );
         assert_eq!(vars[1].c_end, 2.5);
+        assert_eq!(
+            (vars[2].name.as_str(), vars[2].c_end),
+            ("NMPBase", 0.5),
+            "a range of 4 gives 0.2 by the fraction; the floor keeps half a unit"
+        );
         let text = file_text("e", &vars);
         let back = vars::parse(&text, std::path::Path::new("x.var")).unwrap();
         assert_eq!(back, vars, "the file loads back as the same variables");
