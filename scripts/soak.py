@@ -51,7 +51,7 @@ and the minute after each fault, and logs `uptime` every 5 minutes.
     python3 scripts/soak.py --minutes 60 --workers 4 --seed 1 --out /tmp/soak
 
 The match takes its part of the games beside the runs (its pairs, two games each, counted in
-the shares). Not part of CI (it is long); its figures are in docs/shared-runs.md. Exit 0 when every check
+the shares). Not part of CI (it is long); its figures are in docs/records/soaks.md. Exit 0 when every check
 holds, 1 otherwise. Needs the release build (`cargo build --release`), PostgreSQL 15, openssl,
 git, a C compiler (`cc`) and /usr/games/glaurung.
 """

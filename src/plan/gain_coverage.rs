@@ -307,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints the table of docs/tuning.md"]
+    #[ignore = "prints the table of docs/tracking.md"]
     fn gain_coverage_table() {
         for (name, vars) in [
             ("moving", moving()),

@@ -13,7 +13,7 @@
 //! - the wobble of the last θ itself (the truth is that θ, not the line) is added on top: the
 //!   scatter beyond what the games explain, per point.
 //!
-//! Before [`MIN_FIT`] points the estimate is the last point's own interval. docs/tuning.md has
+//! Before [`MIN_FIT`] points the estimate is the last point's own interval. docs/tracking.md has
 //! the coverage measured on simulated runs.
 
 use super::interval::{Sample, t_quantile};
@@ -101,7 +101,7 @@ impl Gain {
 /// simulated curves (`tests::stop_rule_table`, 100 seeded runs per cell of 10–100 pairs and draw
 /// rates 0–0.8), 99% per look stopped up to 25% of runs that still gained 5 Elo per 10 points;
 /// 99.9% with at least 20 points stopped at most 2%, and a settled run (95th percentile) within
-/// 491 points at 10 pairs, 316 at 32 and 213 at 100 (docs/tuning.md has the table).
+/// 491 points at 10 pairs, 316 at 32 and 213 at 100 (docs/tracking.md has the table).
 pub const FLAT_RATE: f64 = 2.5;
 
 /// ... with this one-sided confidence (Student's t on the trend's slope).
@@ -124,7 +124,7 @@ fn settled_with(g: &Gain, min_points: usize, rate: f64, confidence: f64) -> bool
 /// over at least [`MIN_FLAT`] pooled points, must pass the target. Read after every point, a
 /// point's own 95% lower end passed a target equal to the truth in 100 of 100 simulated runs
 /// of 400 points, the gain's 95% one in 67–78, its 99.9% bound in 6–9; this level in at most
-/// 5 (`tests::lower_above_table`, docs/tuning.md).
+/// 5 (`tests::lower_above_table`, docs/tracking.md).
 pub const LOWER_CONFIDENCE: f64 = 0.9999;
 
 /// Whether the gain so far is above `target` Elo with [`LOWER_CONFIDENCE`], over at least
@@ -427,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints the lower-end rule's table of docs/tuning.md"]
+    #[ignore = "prints the lower-end rule's table of docs/tracking.md"]
     fn lower_above_table() {
         for pairs in [10u64, 32, 100] {
             for draw in [0.0, 0.4] {
@@ -450,7 +450,7 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints the stop rule's table of docs/tuning.md"]
+    #[ignore = "prints the stop rule's table of docs/tracking.md"]
     fn stop_rule_table() {
         for (confidence, min) in [(FLAT_CONFIDENCE, MIN_FLAT)] {
             for pairs in [10u64, 16, 32, 100] {
@@ -467,7 +467,7 @@ mod tests {
 
     /// The rule's two errors where they are largest (10 pairs, no draws: the noisiest points)
     /// and at 100 pairs: of 60 seeded runs still gaining 5 Elo per 10 points, at most 3 (5%)
-    /// stopped; of 60 settled runs, 95% stopped within the points docs/tuning.md states.
+    /// stopped; of 60 settled runs, 95% stopped within the points docs/tracking.md states.
     #[test]
     fn the_stop_rule_stops_few_gaining_runs_and_every_settled_one_within_its_bound() {
         for (pairs, bound) in [(10u64, 500usize), (100, 230)] {
@@ -489,7 +489,7 @@ mod tests {
     }
 
     /// `stop_when_lower_above`: of 60 runs whose truth sits at the target, at most 3 (5%) are
-    /// stopped in 400 points; a run 30 Elo above it is stopped within the points docs/tuning.md
+    /// stopped in 400 points; a run 30 Elo above it is stopped within the points docs/tracking.md
     /// states (95% of runs).
     #[test]
     fn the_lower_end_rule_stops_few_runs_at_its_target_and_runs_above_it() {
