@@ -47,6 +47,18 @@ pub struct PlanArgs {
     /// With --measure: how far each variable is moved, in c_end.
     #[arg(long, default_value_t = crate::plan::pilot::DEFAULT_C_ENDS, requires = "measure")]
     pub offset_c_ends: f64,
+    /// Measure how far a probe may go: play the tune's own probe θ0 + s·c_end·δ against θ0 at
+    /// each --probe-scales s on held-out openings, then plan with the measured curvature
+    /// (shared equally as simul_elo, unless --measure measures each variable) and the probe
+    /// limit where the loss stops growing as s² (unless --probe-loss is given).
+    #[arg(long)]
+    pub probe: bool,
+    /// With --probe: the scales, in the file's c_end, ascending.
+    #[arg(long, value_delimiter = ',', default_values_t = crate::plan::probe::DEFAULT_SCALES, requires = "probe")]
+    pub probe_scales: Vec<f64>,
+    /// With --probe: game pairs per scale (even: both sides of each δ).
+    #[arg(long, default_value_t = crate::plan::probe::DEFAULT_PAIRS, requires = "probe")]
+    pub probe_pairs: u64,
 }
 
 /// Run the search, print the comparison, write OUT.var (nothing is written on bad input).
@@ -78,6 +90,9 @@ pub async fn command(args: PlanArgs) -> Result<()> {
             args.offset_c_ends
         )));
     }
+    if args.probe {
+        crate::plan::probe::check_settings(&args.probe_scales, args.probe_pairs).map_err(bad)?;
+    }
     let flags = Overrides {
         iterations: args.iterations,
         seed: args.seed,
@@ -90,6 +105,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
     // A real engine's file: where its weights are best is what the tune is for, so the model
     // does not assume it (a simulation file's optimum is 0 by convention).
     let real_engine = !config.simulate;
+    let played = config.clone();
     config.simulate |= !args.measure;
     crate::config::check_writable(&args.out).map_err(|problem| {
         crate::error::UserError(format!(
@@ -102,7 +118,54 @@ pub async fn command(args: PlanArgs) -> Result<()> {
     if real_engine {
         setup.optimum = ModelOptimum::unknown(&setup.vars);
     }
+    let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
     let mut pilot_note = String::new();
+    let mut measured_probe_loss = None;
+    if args.probe {
+        let settings = crate::plan::probe::ProbeSettings {
+            scales: args.probe_scales.clone(),
+            pairs: args.probe_pairs,
+            seed: first_seed,
+            progress: true,
+            memo: Some(args.out.with_extension("probe.csv")),
+        };
+        eprintln!(
+            "measuring the probe of {} variables at scales {:?} of c_end, {} pairs each...",
+            setup.vars.len(),
+            settings.scales,
+            settings.pairs
+        );
+        let curve = crate::plan::probe::measure(&played, &setup.vars, &settings).await?;
+        crate::out!("{}", curve.render())?;
+        if !args.measure {
+            setup.vars = curve.shared_simul_elo(&setup.vars);
+            if let Some(model) = curve.points.first().and_then(|p| {
+                crate::stats::pairs::PairModel::from_pair_counts(&p.tally.pentanomial)
+            }) {
+                setup.pair_model = model;
+            }
+        }
+        measured_probe_loss = curve.probe_loss();
+        pilot_note = format!(
+            " --probe --probe-scales {} --probe-pairs {} (probe: {} pairs{})",
+            settings
+                .scales
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            settings.pairs,
+            curve.pairs_played,
+            match curve.fit {
+                Some(f) if f.measurable() => format!(
+                    ", quadratic to scale {}, k {} Elo",
+                    f.holds_to,
+                    crate::vars::format_value(f.k, 3)
+                ),
+                _ => ", no measurable loss".into(),
+            }
+        );
+    }
     if args.measure {
         let settings = crate::plan::pilot::PilotSettings {
             pairs: args.pairs,
@@ -125,20 +188,22 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         setup.optimum = pilot.optimum();
         setup.vars = pilot.apply(&setup.vars);
         setup.pair_model = pilot.pair_model();
-        pilot_note = format!(
+        pilot_note += &format!(
             " --measure --pairs {} (simul_elo measured: {} pairs, {})",
             args.pairs,
             pilot.pairs_played,
             setup.pair_model.describe()
         );
     }
-    let first_seed = config.seed.unwrap_or_else(|| rand::random::<u64>() >> 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let probe_loss = args.probe_loss.unwrap_or(if real_engine {
-        crate::plan::DEFAULT_PROBE_LOSS
-    } else {
-        f64::INFINITY
-    });
+    let probe_loss = args
+        .probe_loss
+        .or(measured_probe_loss)
+        .unwrap_or(if real_engine {
+            crate::plan::DEFAULT_PROBE_LOSS
+        } else {
+            f64::INFINITY
+        });
     let planner =
         Planner::new(setup.clone(), args.runs, first_seed, threads).with_probe_loss(probe_loss);
     if !planner.has_tunable() {

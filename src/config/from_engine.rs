@@ -130,7 +130,7 @@ pub fn file_text(engine: &str, vars: &[Variable]) -> String {
     let start: Vec<f64> = vars.iter().map(|v| v.start).collect();
     format!(
         "# spsa init --engine {engine}: start = default, bounds = the option's range,\n\
-         # c_end = (max - min)/20 and R_end = 0.002 (Stockfish's TUNE defaults).\n\
+         # c_end = (max - min)/20 but at least 0.5, and R_end = 0.002 (fishtest's and OpenBench's rule).\n\
          # simul_elo 0 = unknown: set it (Elo lost at +-100 from the best value) and run `spsa plan`.\n{}",
         vars::to_csv(vars, &start)
     )

@@ -37,6 +37,7 @@ pub mod curvature;
 pub mod gain_coverage;
 pub mod pilot;
 pub mod pilot_memo;
+pub mod probe;
 pub mod study;
 
 use std::fmt::Write as _;

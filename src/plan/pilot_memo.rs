@@ -32,6 +32,12 @@ pub struct PilotMemo {
 
 /// What the matches depend on, as the memo's first line states it.
 pub fn key(config: &Config, vars: &[Variable], pairs: u64, c_ends: f64) -> Result<String> {
+    key_for(config, vars, &format!("{pairs},{c_ends}"))
+}
+
+/// The key of matches played for the config, its engine 1, these variables and `settings` (a
+/// line naming everything else they depend on; the seed is added).
+pub fn key_for(config: &Config, vars: &[Variable], settings: &str) -> Result<String> {
     let mut text = std::fs::read(&config.path)
         .with_context(|| format!("{}: cannot read the config", config.path.display()))?;
     if let Some(g) = &config.games
@@ -43,7 +49,7 @@ pub fn key(config: &Config, vars: &[Variable], pairs: u64, c_ends: f64) -> Resul
         let line = format!("\n{},{},{},{},{}", v.name, v.start, v.min, v.max, v.c_end);
         text.extend_from_slice(line.as_bytes());
     }
-    let line = format!("\n{pairs},{c_ends},{:?}", config.seed);
+    let line = format!("\n{settings},{:?}", config.seed);
     text.extend_from_slice(line.as_bytes());
     Ok(crate::engine::identity::sha256_bytes(&text)[..16].to_string())
 }
