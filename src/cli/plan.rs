@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::run::{Overrides, load_config};
-use crate::config::ConfigError;
+use crate::config::{Config, ConfigError, Overrides};
 use crate::plan::study::{ModelOptimum, StudySetup};
 use crate::plan::{Planner, file_text, render};
 
@@ -83,7 +82,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         seed: args.seed,
         ..Overrides::default()
     };
-    let mut config = load_config(&args.config, &flags)?;
+    let mut config = Config::load_with(&args.config, &flags)?;
     if let Some(path) = &args.variables {
         config.variables = path.clone();
     }
