@@ -159,7 +159,8 @@ impl MatchArgs {
         // The engines named by their source (the config's tables, --source1/--source2), built
         // here before anything else is done.
         let config_path = self.config.as_deref();
-        crate::db::engines::build_games(&mut games, |s, e| build_error(config_path, s, e)).await?;
+        crate::engine::build::build_games(&mut games, |s, e| build_error(config_path, s, e))
+            .await?;
         for text in &self.options {
             let (name, value) = parse_option(text, "--option")?;
             let value = match value {

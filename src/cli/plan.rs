@@ -96,7 +96,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
             args.out.display()
         ))
     })?;
-    crate::db::engines::build_sources(&mut config).await?;
+    crate::engine::build::build_sources(&mut config).await?;
     let mut setup = StudySetup::from_config(&config)?;
     if real_engine {
         setup.optimum = ModelOptimum::unknown(&setup.vars);

@@ -60,7 +60,7 @@ pub struct VerifyArgs {
 /// Run `spsa verify` and print the values, the counts, the Elo difference and the verdict.
 pub async fn command(args: VerifyArgs) -> Result<()> {
     let mut config = Config::load(&args.config)?;
-    crate::db::engines::build_sources(&mut config).await?;
+    crate::engine::build::build_sources(&mut config).await?;
     let Some(mut games) = config.games.clone() else {
         return Err(user_error(format!(
             "{}: no engines configured (verify plays real games)",

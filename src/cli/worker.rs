@@ -46,9 +46,9 @@ fn engine_flag(text: &str) -> Result<(String, PathBuf), String> {
 
 pub async fn command(args: WorkerArgs) -> Result<()> {
     // A worker that fetches engines needs a cache it can write: say so before anything starts.
-    let cache = crate::db::engines::cache_root()?;
+    let cache = crate::engine::build::cache_root()?;
     if args.engines.is_empty() {
-        crate::db::engines::check_cache(&cache)?;
+        crate::engine::build::check_cache(&cache)?;
     }
     let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "host".into());
     let opts = WorkerOptions {

@@ -79,7 +79,7 @@ pub async fn tune(mut config: Config, launch: &Launch) -> Result<()> {
     let vars = vars::load(&config.variables)?;
     config.check_engine_files()?;
     config.check_outputs()?;
-    crate::db::engines::build_sources(&mut config).await?;
+    crate::engine::build::build_sources(&mut config).await?;
     let mode = launch.mode;
     // The seed and the held-out share are settled before anything starts: a resumed run keeps
     // its own, so its opening order and its split are the same as before the interruption.
