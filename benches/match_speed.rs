@@ -55,7 +55,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use spsa::cli::r#match::{MatchArgs, MatchFlags};
+use spsa::cli::flags::MatchFlags;
+use spsa::cli::r#match::MatchArgs;
 use spsa::matchrun;
 
 /// CPU seconds from /proc/self/stat: this process's user and system time, and reaped children's

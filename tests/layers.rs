@@ -21,10 +21,14 @@ struct Floors {
     of_module: HashMap<String, u32>,
     /// (from, to) file pairs, relative to the crate (`src/a/b.rs`), allowed to run up.
     allowed: Vec<(String, String)>,
+    /// `commands: src/cli except exit.rs flags.rs`: the folder of the commands' files, each
+    /// of which imports no other file of it but its front door and these shared ones.
+    commands: Option<(String, Vec<String>)>,
 }
 
-/// Read the fenced block that starts with ```` ```floors ```` : lines `N: module module …` and
-/// `allow: src/a.rs -> src/b.rs`; `#` starts a comment.
+/// Read the fenced block that starts with ```` ```floors ```` : lines `N: module module …`,
+/// `allow: src/a.rs -> src/b.rs` and `commands: src/cli except a.rs b.rs`; `#` starts a
+/// comment.
 fn parse_floors(doc: &str) -> Result<Floors, String> {
     let mut floors = Floors::default();
     let mut inside = false;
@@ -55,6 +59,25 @@ fn parse_floors(doc: &str) -> Result<Floors, String> {
             floors
                 .allowed
                 .push((from.trim().to_string(), to.trim().to_string()));
+            continue;
+        }
+        if head.trim() == "commands" {
+            let mut words = rest.split_whitespace();
+            let folder = words
+                .next()
+                .ok_or_else(|| format!("floors block, line {}: commands needs a folder", i + 1))?
+                .trim_end_matches('/');
+            let shared = match words.next() {
+                None => Vec::new(),
+                Some("except") => words.map(|w| format!("{folder}/{w}")).collect(),
+                Some(w) => {
+                    return Err(format!(
+                        "floors block, line {}: `{w}`: commands takes `FOLDER except FILE …`",
+                        i + 1
+                    ));
+                }
+            };
+            floors.commands = Some((folder.to_string(), shared));
             continue;
         }
         let floor: u32 = head
@@ -319,18 +342,13 @@ fn expand_use(tree: &str) -> Vec<Vec<String>> {
                 segs.extend(
                     t.split("::")
                         .filter(|s| !s.is_empty() && *s != "*")
-                        .map(String::from),
+                        .map(unraw),
                 );
                 out.push(segs);
             }
             Some(open) => {
                 let mut head = prefix.to_vec();
-                head.extend(
-                    t[..open]
-                        .split("::")
-                        .filter(|s| !s.is_empty())
-                        .map(String::from),
-                );
+                head.extend(t[..open].split("::").filter(|s| !s.is_empty()).map(unraw));
                 let body = &t[open + 1..t.rfind('}').unwrap_or(t.len())];
                 let mut depth = 0;
                 let mut part = String::new();
@@ -354,6 +372,11 @@ fn expand_use(tree: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     go(&[], tree, &mut out);
     out
+}
+
+/// A name as the compiler reads it: a raw identifier (`r#match`) is the module `match`.
+fn unraw(segment: &str) -> String {
+    segment.strip_prefix("r#").unwrap_or(segment).to_string()
 }
 
 /// A path as written in `file` (`crate::a::B`, `super::c`, `child::d`), made absolute; `None`
@@ -458,14 +481,21 @@ fn paths_in(code: &str, is_main: bool) -> Vec<(usize, Vec<String>, bool)> {
             if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
                 continue;
             }
+            // `#` only as a raw identifier's (`super::r#match::f`).
             let text: String = code[start..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .char_indices()
+                .take_while(|&(i, c)| {
+                    c.is_alphanumeric()
+                        || c == '_'
+                        || c == ':'
+                        || (c == '#' && code[..start + i].ends_with("::r"))
+                })
+                .map(|(_, c)| c)
                 .collect();
             let segs: Vec<String> = text
                 .split("::")
                 .filter(|s| !s.is_empty())
-                .map(String::from)
+                .map(unraw)
                 .collect();
             out.push((line_of(start), segs, false));
         }
@@ -601,6 +631,26 @@ fn violations(root: &Path, floors: &Floors, crate_name: &str) -> Vec<String> {
             out.push(format!(
                 "allowed exception {} -> {} is not used any more: delete it from the floors block",
                 pair.0, pair.1
+            ));
+        }
+    }
+    if let Some((folder, shared)) = &floors.commands {
+        let is_command = |rel: &str| {
+            rel.strip_prefix(folder.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|name| !name.contains('/') && name != "mod.rs")
+                && !shared.iter().any(|s| s == rel)
+        };
+        for i in imports
+            .iter()
+            .filter(|i| is_command(&i.from) && is_command(&i.to))
+        {
+            out.push(format!(
+                "{}:{}: imports {}, another command's file: move what both need to a shared file ({}) or into the library",
+                i.from,
+                i.line,
+                i.to,
+                shared.join(", ")
             ));
         }
     }
@@ -744,6 +794,74 @@ fn a_planted_circle_and_an_import_up_a_floor_are_caught_with_file_and_line() {
         "{found:#?}"
     );
     assert_eq!(found.len(), 3, "{found:#?}");
+}
+
+/// A test of the test: `r#match` is the file `cli/match.rs` (not the front door `cli/mod.rs`),
+/// so the circle it closes with `cli/match_db.rs` is caught, in a `use` and in code alike.
+#[test]
+fn a_circle_through_a_raw_identifier_is_caught() {
+    let root = crate_root().join("tests/layers_fixture_faces");
+    let floors = parse_floors("```floors\n1: error\n3: cli\n```\n").unwrap();
+    let found = violations(&root, &floors, "fixture");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("import circle between 2 files"),
+        "{found:#?}"
+    );
+    for edge in [
+        "src/cli/match.rs:3 -> src/cli/match_db.rs",
+        "src/cli/match_db.rs:2 -> src/cli/match.rs",
+    ] {
+        assert!(found[0].contains(edge), "{edge}: {}", found[0]);
+    }
+    let (imports, _) = imports(&root, "fixture");
+    let to_door = imports
+        .iter()
+        .filter(|i| i.to == "src/cli/mod.rs")
+        .collect::<Vec<_>>();
+    assert!(to_door.is_empty(), "{to_door:#?}");
+    let code = "fn f() { super::r#match::g(); crate::cli::r#match::h(); }";
+    let paths: Vec<Vec<String>> = paths_in(code, false).into_iter().map(|p| p.1).collect();
+    assert!(paths.contains(&vec!["super".into(), "match".into(), "g".into()]));
+    assert!(paths.contains(&vec![
+        "crate".into(),
+        "cli".into(),
+        "match".into(),
+        "h".into()
+    ]));
+}
+
+/// A test of the test: a command's file that imports another command's file is caught with
+/// both named; the front door and the shared files are not commands.
+#[test]
+fn a_command_importing_another_commands_file_is_caught() {
+    let root = crate_root().join("tests/layers_fixture_faces");
+    let floors = parse_floors(
+        "```floors\n1: error\n3: cli\ncommands: src/cli/ except exit.rs flags.rs  # faces\n```\n",
+    )
+    .unwrap();
+    let found = violations(&root, &floors, "fixture");
+    let commands: Vec<&String> = found
+        .iter()
+        .filter(|v| v.contains("another command's file"))
+        .collect();
+    for expect in [
+        "src/cli/simulate.rs:4: imports src/cli/run.rs, another command's file",
+        "src/cli/match.rs:3: imports src/cli/match_db.rs, another command's file",
+        "src/cli/match_db.rs:2: imports src/cli/match.rs, another command's file",
+    ] {
+        assert!(
+            commands.iter().any(|v| v.starts_with(expect)),
+            "{expect}: {found:#?}"
+        );
+    }
+    assert_eq!(commands.len(), 3, "{found:#?}");
+    assert!(
+        commands[0].contains("(src/cli/exit.rs, src/cli/flags.rs)"),
+        "{}",
+        commands[0]
+    );
+    assert!(parse_floors("```floors\ncommands: src/cli but x.rs\n```").is_err());
 }
 
 #[test]

@@ -1,112 +1,21 @@
 //! `spsa match`: play game pairs between two engines or two option sets. Its flags (the game
-//! flags shared with `spsa verify`), how they combine with a config file into a
-//! [`Plan`] (flags override the config), and the printing of the outcome.
+//! flags it shares with `spsa verify` are [`MatchFlags`]) and how they combine with a config
+//! file into a [`Plan`] (flags override the config), played here
+//! ([`crate::matchrun::play_here`]) or on a database's workers
+//! ([`crate::db::match_create::play_on_workers`]).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
 
-use super::match_source::engine_name;
+use super::flags::{MatchFlags, SourceFlags, apply_flags, build_error, progress_every};
 use crate::arena::OptionSet;
 use crate::config::{Config, EngineConfig, GamesConfig};
 use crate::engine::OptionValue;
 use crate::error::user_error;
-use crate::matchrun::setup::{OptionPlaces, plan};
-use crate::matchrun::{MatchSettings, Plan, describe_options};
-use crate::source::games::GameSource;
-
-/// How games are played: shared by `spsa match` and `spsa verify`.
-#[derive(Args, Clone, Debug, Default)]
-pub struct MatchFlags {
-    /// Game pairs to play, each opening twice with colours reversed (default 100).
-    #[arg(long)]
-    pub pairs: Option<u64>,
-    /// Pairs in flight at once, each with its own two engine processes (default: the config's
-    /// concurrency, else 1).
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// Opening book: EPD/FEN (one position a line) or PGN.
-    #[arg(long, value_name = "FILE")]
-    pub book: Option<PathBuf>,
-    /// Take openings in file order instead of a seeded shuffle.
-    #[arg(long)]
-    pub sequential: bool,
-    /// Castling rules: `standard`, `chess960` (Chess960 and DFRC: X-FEN or Shredder-FEN
-    /// castling, `UCI_Chess960` set), or `auto` (the book decides; the default).
-    #[arg(long, value_name = "VARIANT", value_parser = parse_variant)]
-    pub variant: Option<crate::game::Variant>,
-    /// Search limit: fixed depth per move.
-    #[arg(long, group = "limit")]
-    pub depth: Option<u32>,
-    /// Search limit: fixed nodes per move.
-    #[arg(long, group = "limit")]
-    pub nodes: Option<u64>,
-    /// Search limit: fixed time per move in milliseconds.
-    #[arg(long, group = "limit", value_name = "MS")]
-    pub movetime: Option<u64>,
-    /// Search limit: a clock per side, BASE_MS+INC_MS in milliseconds (e.g. 10000+100).
-    #[arg(long, group = "limit", value_name = "BASE_MS+INC_MS")]
-    pub tc: Option<String>,
-    /// With a clock: count it in nodes, N nodes a millisecond (Stockfish's `nodestime` option,
-    /// set on both engines), so machine load cannot change a game. N is the engine's speed on
-    /// the machine the clock is meant for, in nodes per millisecond (its `bench` nodes/second
-    /// over 1,000).
-    #[arg(long, value_name = "N")]
-    pub nodestime: Option<u64>,
-    /// Draw a game after this many plies (book moves included).
-    #[arg(long)]
-    pub max_plies: Option<u32>,
-    /// Clock overrun allowed before a time forfeit.
-    #[arg(long, value_name = "MS")]
-    pub time_margin: Option<u64>,
-    /// How long a depth/nodes search may take before the engine counts as stalled.
-    #[arg(long, value_name = "MS")]
-    pub stall_timeout: Option<u64>,
-    /// How long an engine may take to answer `uci` with `uciok`.
-    #[arg(long, value_name = "MS")]
-    pub handshake_timeout: Option<u64>,
-    /// Stop after this many pairs in a row in which every game ended in an engine fault.
-    #[arg(long, default_value_t = 5)]
-    pub max_faulty_pairs: u32,
-    /// End a game by the Syzygy tables in this folder once it reaches a position they cover.
-    #[arg(long, value_name = "DIR")]
-    pub tb: Option<PathBuf>,
-    /// Append every game to this PGN file.
-    #[arg(long, value_name = "FILE")]
-    pub pgn: Option<PathBuf>,
-    /// Append every line sent to and read from each engine to this file, with a timestamp (ms),
-    /// the slot, the engine's name and the direction (`>` to it, `<` from it).
-    #[arg(long, value_name = "FILE")]
-    pub engine_log: Option<PathBuf>,
-    /// Do not bind each game slot and its engines to cores of their own (done by default when
-    /// the slots fill the machine's cores exactly; see docs/speed.md).
-    #[arg(long)]
-    pub no_bind_cores: bool,
-    /// Keep the match's live record (JSON: counts, Elo, SPRT state; rewritten after every
-    /// pair, for `spsa serve`) in this file. Default: beside the PGN file, `NAME.match.json`
-    /// for `NAME.pgn`; no record without either.
-    #[arg(long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
-    /// Seed for the book order (random when not given; the header line shows it).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Stop early by a sequential probability ratio test on the pair counts: ELO0,ELO1 in
-    /// normalised Elo (the fishtest/fastchess pentanomial model), optionally ,ALPHA,BETA
-    /// (default 0.05 each). --pairs is then the most to play (default 1000000).
-    #[arg(long, value_name = "ELO0,ELO1[,ALPHA,BETA]")]
-    pub sprt: Option<String>,
-    /// Seconds between progress lines on stderr (0: none).
-    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
-    pub progress: f64,
-    /// Go on with this match where its record (--record, or beside --pgn) left it: the same
-    /// command and flags play the pairs the record does not hold, and the counts, Elo and SPRT
-    /// take in the earlier pairs. The record must be of the same match (engines, options,
-    /// limits, seed, book, SPRT); --pairs may change.
-    #[arg(long)]
-    pub resume: bool,
-}
+use crate::matchrun::Plan;
+use crate::matchrun::setup::{OptionPlaces, engine_name, plan};
 
 /// `spsa match`: two engines, or one engine with two option sets.
 #[derive(Args, Clone, Debug, Default)]
@@ -123,7 +32,7 @@ pub struct MatchArgs {
     pub engine2: Option<PathBuf>,
     // Boxed: the command line's largest variant stays near the others (clippy).
     #[command(flatten)]
-    pub sources: Box<super::match_source::SourceFlags>,
+    pub sources: Box<SourceFlags>,
     /// A command-line argument for engine 1 (repeat for several).
     #[arg(long = "arg1", value_name = "ARG", allow_hyphen_values = true)]
     pub args1: Vec<String>,
@@ -155,26 +64,8 @@ pub struct MatchArgs {
     pub throughput: Option<f64>,
     /// With --db and a clock: the engine speed (nodes per second) the clock is meant for; each
     /// worker scales it to its own. Default: engine 1 measured here.
-    #[arg(long, value_name = "NPS", requires = "db", value_parser = super::run::nps_flag)]
+    #[arg(long, value_name = "NPS", requires = "db", value_parser = super::flags::nps_flag)]
     pub reference_nps: Option<f64>,
-}
-
-impl MatchFlags {
-    /// What the flags ask of the match beyond its games config.
-    pub fn settings(&self) -> MatchSettings {
-        MatchSettings {
-            pairs: self.pairs,
-            concurrency: self.concurrency,
-            seed: self.seed,
-            sprt: self.sprt.clone(),
-            handshake_timeout: self.handshake_timeout.map(Duration::from_millis),
-            pgn_flag: self.pgn.is_some(),
-            engine_log_flag: self.engine_log.is_some(),
-            record: self.record.clone(),
-            max_faulty_pairs: self.max_faulty_pairs,
-            resume: self.resume,
-        }
-    }
 }
 
 /// `NAME=VALUE` → an option wish; `flag` names the flag in the message.
@@ -188,17 +79,6 @@ pub fn parse_option(text: &str, flag: &str) -> Result<(String, OptionValue)> {
     }
 }
 
-/// `BASE_MS+INC_MS` or `BASE_MS`.
-pub fn parse_tc(text: &str) -> Result<(u64, u64)> {
-    let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
-    match (base.trim().parse::<u64>(), inc.trim().parse::<u64>()) {
-        (Ok(b), Ok(i)) if b > 0 => Ok((b, i)),
-        _ => Err(user_error(format!(
-            "--tc `{text}`: expected BASE_MS+INC_MS in milliseconds, e.g. 10000+100"
-        ))),
-    }
-}
-
 fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
     EngineConfig {
         command: command.to_path_buf(),
@@ -208,75 +88,6 @@ fn engine_from_flag(command: &Path, args: &[String]) -> EngineConfig {
         files: Vec::new(),
         source: None,
     }
-}
-
-/// Apply the shared game flags to a games config (limits, book, plies, timeouts, PGN).
-pub fn apply_flags(games: &mut GamesConfig, f: &MatchFlags) -> Result<()> {
-    let limit_flag =
-        f.depth.is_some() || f.nodes.is_some() || f.movetime.is_some() || f.tc.is_some();
-    if limit_flag {
-        let l = &mut games.limits;
-        l.base_time_ms = None;
-        l.inc_time_ms = None;
-        l.nodes = f.nodes;
-        l.depth = f.depth;
-        l.movetime_ms = f.movetime;
-        l.nodestime = None;
-        if let Some(tc) = &f.tc {
-            let (base, inc) = parse_tc(tc)?;
-            l.base_time_ms = Some(base);
-            l.inc_time_ms = Some(inc);
-        }
-    }
-    if let Some(n) = f.nodestime {
-        if games.limits.base_time_ms.is_none() {
-            return Err(user_error(format!(
-                "--nodestime {n}: counts a clock in nodes, so it needs a clock (--tc BASE_MS+INC_MS, or the config's base_time_ms)"
-            )));
-        }
-        if n == 0 {
-            return Err(user_error(
-                "--nodestime: nodes per millisecond must be at least 1",
-            ));
-        }
-        games.limits.nodestime = Some(n);
-    }
-    if games.limits.chosen().is_empty() {
-        return Err(user_error(
-            "no search limit: give --depth N, --nodes N, --movetime MS or --tc BASE_MS+INC_MS",
-        ));
-    }
-    if let Some(ms) = f.time_margin {
-        games.limits.time_margin_ms = ms;
-    }
-    if let Some(ms) = f.stall_timeout {
-        games.limits.stall_timeout_ms = ms;
-    }
-    if f.book.is_some() {
-        games.book = f.book.clone();
-    }
-    if f.sequential {
-        games.book_random = false;
-    }
-    if let Some(v) = f.variant {
-        games.variant = v;
-    }
-    if f.max_plies.is_some() {
-        games.max_plies = f.max_plies;
-    }
-    if f.pgn.is_some() {
-        games.pgn = f.pgn.clone();
-    }
-    if f.engine_log.is_some() {
-        games.engine_log = f.engine_log.clone();
-    }
-    if f.no_bind_cores {
-        games.bind_cores = false;
-    }
-    if f.tb.is_some() {
-        games.adjudication.tb_path = f.tb.clone();
-    }
-    Ok(())
 }
 
 /// A games config from flags alone (no config file): engine 1 is required (`--engine1`, or
@@ -348,10 +159,8 @@ impl MatchArgs {
         // The engines named by their source (the config's tables, --source1/--source2), built
         // here before anything else is done.
         let config_path = self.config.as_deref();
-        crate::db::engines::build_games(&mut games, |s, e| {
-            super::match_source::build_error(config_path, s, e)
-        })
-        .await?;
+        crate::engine::build::build_games(&mut games, |s, e| build_error(config_path, s, e))
+            .await?;
         for text in &self.options {
             let (name, value) = parse_option(text, "--option")?;
             let value = match value {
@@ -402,43 +211,35 @@ impl MatchArgs {
     }
 }
 
-/// Run `spsa match` to its end or Ctrl-C and print the results.
+/// Run `spsa match` to its end or Ctrl-C and print the results; with `--db`, create the match in
+/// the database and follow it while its workers play it (Ctrl-C leaves it running).
 pub async fn command(args: MatchArgs) -> Result<()> {
-    if let Some(url) = args.db.clone() {
-        return super::match_db::command(args, &url).await;
+    if let Some(url) = &args.db {
+        if args.flags.resume {
+            return Err(user_error(
+                "--resume: a match in the database goes on by itself; follow it with `spsa status --db URL`",
+            ));
+        }
+        if args.flags.engine_log.is_some() {
+            return Err(user_error(
+                "--engine-log: the games of a match in the database are played on the workers' machines",
+            ));
+        }
+        // From the start: measuring the engines' signatures can take seconds, and a Ctrl-C then
+        // must end the command before a match exists, not kill it halfway.
+        let shutdown = crate::runtime::shutdown::Shutdown::on_signals();
+        let (plan, games) = args.plan_and_games().await?;
+        let serving = crate::db::match_create::Serving {
+            lease_seconds: args.lease_timeout,
+            throughput: args.throughput,
+            reference_nps: args.reference_nps,
+        };
+        let every = progress_every(&args.flags);
+        return crate::db::match_create::play_on_workers(
+            url, &plan, &games, serving, every, &shutdown,
+        )
+        .await;
     }
-    let mut plan = args.plan().await?;
-    let source = plan.start_source().await?;
-    let (n1, n2) = plan.names();
-    crate::outln!(
-        "match: {n1} ({}) vs {n2} ({}), {} pairs, concurrency {}, {}",
-        describe_options(&plan.a_options),
-        describe_options(&plan.b_options),
-        plan.pairs,
-        plan.concurrency,
-        plan.description
-    )?;
-    play_to_end(&source, &plan, &args.flags).await
-}
-
-/// Play a planned match to its end (or Ctrl-C), quit the engines, and print the results.
-pub async fn play_to_end(
-    source: &GameSource,
-    plan: &Plan,
-    flags: &MatchFlags,
-) -> anyhow::Result<()> {
-    let shutdown = crate::runtime::shutdown::Shutdown::on_signals();
-    let out = crate::matchrun::play_planned(source, plan, &shutdown, progress_every(flags)).await;
-    crate::matchrun::finish(out)
-}
-
-/// The progress interval from the flags.
-pub fn progress_every(f: &MatchFlags) -> Option<Duration> {
-    (f.progress > 0.0 && f.progress.is_finite()).then(|| Duration::from_secs_f64(f.progress))
-}
-
-/// `--variant`: the config key's spellings.
-fn parse_variant(s: &str) -> std::result::Result<crate::game::Variant, String> {
-    crate::game::Variant::parse(s)
-        .ok_or_else(|| format!("`{s}` is not a variant: standard, chess960 (or dfrc) or auto"))
+    let plan = args.plan().await?;
+    crate::matchrun::play_here(plan, progress_every(&args.flags)).await
 }

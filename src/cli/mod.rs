@@ -1,15 +1,16 @@
-//! The command line: one file per command, each with its flags and how it wires the parts.
-//! Library modules never call into here; `main.rs` only parses, runs [`dispatch`] and maps the
+//! The command line: one file per command, each with its flags turned into one call of the
+//! library; the flags more than one command takes in [`flags`], the exit policy in [`exit`]. No
+//! command's file imports another's (the layers test keeps it). Library modules never call into
+//! here; `main.rs` only parses, runs [`dispatch`] and maps the
 //! error to an exit status ([`exit::status`]).
 
 pub mod coefficients;
 pub mod completions;
 pub mod exit;
+pub mod flags;
 pub mod init;
 pub mod man;
 pub mod r#match;
-pub mod match_db;
-pub mod match_source;
 pub mod modify;
 pub mod plan;
 pub mod positions;
@@ -36,7 +37,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run a tuning session (simulated when the config says Simulate = 1).
-    Run(run::RunArgs),
+    Run(flags::RunArgs),
     /// Run a config with simulated games (the quadratic Elo model), whatever it says.
     /// With --runs N: a study of N seeded runs in memory (nothing written), to choose c_end/R_end.
     Simulate(simulate::SimulateArgs),
@@ -89,15 +90,5 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Prune(args) => prune::command(args).await,
         Command::Completions(args) => completions::command(&args),
         Command::Man(args) => man::command(&args),
-    }
-}
-
-/// `--concurrency`: at least 1, rejected the same way by every command.
-pub fn concurrency_flag(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=1024).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "must be a whole number from 1 to 1024, not `{text}`"
-        )),
     }
 }

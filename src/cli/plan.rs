@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::run::{Overrides, load_config};
-use crate::config::ConfigError;
+use crate::config::{Config, ConfigError, Overrides};
 use crate::plan::study::{ModelOptimum, StudySetup};
 use crate::plan::{Planner, file_text, render};
 
@@ -98,7 +97,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
         seed: args.seed,
         ..Overrides::default()
     };
-    let mut config = load_config(&args.config, &flags)?;
+    let mut config = Config::load_with(&args.config, &flags)?;
     if let Some(path) = &args.variables {
         config.variables = path.clone();
     }
@@ -113,7 +112,7 @@ pub async fn command(args: PlanArgs) -> Result<()> {
             args.out.display()
         ))
     })?;
-    crate::db::engines::build_sources(&mut config).await?;
+    crate::engine::build::build_sources(&mut config).await?;
     let mut setup = StudySetup::from_config(&config)?;
     if real_engine {
         setup.optimum = ModelOptimum::unknown(&setup.vars);

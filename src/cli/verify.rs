@@ -8,10 +8,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::r#match::{MatchFlags, apply_flags, progress_every};
+use super::flags::{MatchFlags, apply_flags, progress_every};
 use crate::config::{Against, Config};
-use crate::db::Db;
-use crate::db::match_create::{OnWorkers, Serving};
 use crate::error::user_error;
 use crate::matchrun::verify::{Tuned, Verification};
 use crate::runtime::shutdown::Shutdown;
@@ -62,7 +60,7 @@ pub struct VerifyArgs {
 /// Run `spsa verify` and print the values, the counts, the Elo difference and the verdict.
 pub async fn command(args: VerifyArgs) -> Result<()> {
     let mut config = Config::load(&args.config)?;
-    crate::db::engines::build_sources(&mut config).await?;
+    crate::engine::build::build_sources(&mut config).await?;
     let Some(mut games) = config.games.clone() else {
         return Err(user_error(format!(
             "{}: no engines configured (verify plays real games)",
@@ -106,28 +104,5 @@ pub async fn command(args: VerifyArgs) -> Result<()> {
             "--resume, --engine-log and --pgn: a verification in the database is played on the workers' machines and goes on by itself; follow it with `spsa status --db URL`",
         ));
     }
-    let prepared = crate::matchrun::verify::prepare(verification)?;
-    let mut db = Db::new(url)?;
-    db.stop_on(Some(&shutdown));
-    let how = OnWorkers {
-        name: format!(
-            "verify {}: {} vs {}",
-            config.path.display(),
-            prepared.names[0],
-            prepared.names[1]
-        ),
-        verify_of: None,
-        serving: Serving {
-            lease_seconds: crate::db::LEASE_SECONDS,
-            throughput: args.throughput,
-            reference_nps: None,
-        },
-        play_here: None,
-    };
-    let (id, verified) =
-        crate::db::match_create::verify(&mut db, &prepared, how, &shutdown).await?;
-    if verified.is_none() {
-        eprintln!("{}", crate::db::matches::goes_on(id, &db));
-    }
-    Ok(())
+    crate::db::match_create::verify_on_workers(url, verification, args.throughput, &shutdown).await
 }

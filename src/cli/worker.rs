@@ -16,7 +16,7 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "URL")]
     db: String,
     /// Games played at once.
-    #[arg(long, default_value_t = 1, value_parser = super::concurrency_flag)]
+    #[arg(long, default_value_t = 1, value_parser = super::flags::concurrency_flag)]
     concurrency: usize,
     /// Play this machine's own build of an engine instead of fetching the run's: NAME is the
     /// engine's file name (or Engine1 / Engine2), PATH the binary here. It must search as the
@@ -31,7 +31,7 @@ pub struct WorkerArgs {
     until_idle: bool,
     /// This machine's engine speed in nodes per second, instead of the benchmark a run with a
     /// clock starts with (to pin a machine's speed, or to test the scaling).
-    #[arg(long, value_name = "NPS", value_parser = super::run::nps_flag)]
+    #[arg(long, value_name = "NPS", value_parser = super::flags::nps_flag)]
     nps: Option<f64>,
 }
 
@@ -46,9 +46,9 @@ fn engine_flag(text: &str) -> Result<(String, PathBuf), String> {
 
 pub async fn command(args: WorkerArgs) -> Result<()> {
     // A worker that fetches engines needs a cache it can write: say so before anything starts.
-    let cache = crate::db::engines::cache_root()?;
+    let cache = crate::engine::build::cache_root()?;
     if args.engines.is_empty() {
-        crate::db::engines::check_cache(&cache)?;
+        crate::engine::build::check_cache(&cache)?;
     }
     let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "host".into());
     let opts = WorkerOptions {

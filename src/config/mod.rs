@@ -13,6 +13,18 @@ use std::time::Duration;
 use crate::spsa::Schedule;
 use crate::spsa::rounding::RoundingMode;
 
+/// What the command line changes in a config ([`Config::load_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub iterations: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub seed: Option<u64>,
+    /// Replace games by the Elo model whatever the config says.
+    pub simulate: bool,
+    /// Log the engines' lines here (`--engine-log`).
+    pub engine_log: Option<PathBuf>,
+}
+
 /// Everything a run needs to know, already validated.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -463,6 +475,40 @@ impl Config {
             cause,
         })?;
         toml_form::parse_games(&text, path)
+    }
+
+    /// Load a config file as the command line overrides it (`spsa run`, `simulate`, `plan`).
+    pub fn load_with(path: &Path, flags: &Overrides) -> Result<Config, ConfigError> {
+        let mut config = Config::load(path)?;
+        if let Some(n) = flags.iterations {
+            if n == 0 {
+                return Err(ConfigError::InFile {
+                    path: path.to_path_buf(),
+                    message: "--iterations must be at least 1".into(),
+                });
+            }
+            config.schedule.iterations = n;
+        }
+        if let Some(c) = flags.concurrency {
+            config.concurrency = c;
+        }
+        if flags.seed.is_some() {
+            config.seed = flags.seed;
+        }
+        if flags.simulate {
+            config.simulate = true;
+        }
+        if let Some(log) = &flags.engine_log {
+            let games = config.games.as_mut().ok_or_else(|| ConfigError::InFile {
+                path: path.to_path_buf(),
+                message: format!(
+                    "--engine-log {}: the config names no engines to log",
+                    log.display()
+                ),
+            })?;
+            games.engine_log = Some(log.clone());
+        }
+        Ok(config)
     }
 
     /// How often to checkpoint: as configured, else every 5 s in simulation (a million updates

@@ -4,7 +4,8 @@
 //! have. A worker without `--engine` fetches the bytes into its cache, checks the hash before
 //! every start, and every worker measures the signature of what it is about to play: a mismatch
 //! refuses the run there. Measuring and checking an engine's identity (which starts it) is
-//! `engine::identity`'s; this module only stores and serves the bytes.
+//! `engine::identity`'s, and building one from source and the cache's folder are
+//! `engine::build`'s; this module only stores and serves the bytes.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -123,62 +124,6 @@ pub fn run_files(games: &GamesConfig) -> Result<Vec<(RunFile, PathBuf)>, UserErr
         }
     }
     Ok(out)
-}
-
-/// The folder fetched engines are kept in: `$XDG_CACHE_HOME/spsa/engines`, else
-/// `~/.cache/spsa/engines`.
-pub fn cache_root() -> Result<PathBuf, UserError> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .ok_or_else(|| {
-            UserError("neither XDG_CACHE_HOME nor HOME is set: no cache for engines".into())
-        })?;
-    Ok(base.join("spsa").join("engines"))
-}
-
-/// Check that engines can be cached under `root` (create it, write and remove a file there).
-pub fn check_cache(root: &Path) -> Result<(), UserError> {
-    let fail = |e: std::io::Error| {
-        UserError(format!(
-            "engine cache {}: {e}; set XDG_CACHE_HOME to a writable folder, or pass --engine NAME=PATH for every engine",
-            root.display()
-        ))
-    };
-    std::fs::create_dir_all(root).map_err(fail)?;
-    tempfile::NamedTempFile::new_in(root).map_err(fail)?;
-    Ok(())
-}
-
-/// Build the engines the config names by their source (`source = { git, commit, … }`) in this
-/// machine's cache, before anything is created: a commit, build or binary that fails is the
-/// config's error at its line.
-pub async fn build_sources(config: &mut crate::config::Config) -> anyhow::Result<()> {
-    let path = config.path.clone();
-    match config.games.as_mut().filter(|_| !config.simulate) {
-        Some(games) => {
-            build_games(games, |s, e| {
-                anyhow::Error::from(s.error(&path, e.key(), e.to_string()))
-            })
-            .await
-        }
-        None => Ok(()),
-    }
-}
-
-/// Build the engines of `games` named by their source in this machine's cache
-/// (`engine::build::build_games`); `fail` says where a source that fails was given.
-pub async fn build_games(
-    games: &mut GamesConfig,
-    fail: impl Fn(&crate::config::EngineSource, crate::engine::build::BuildError) -> anyhow::Error,
-) -> anyhow::Result<()> {
-    if games.engine1.source.is_none() && games.engine2.source.is_none() {
-        return Ok(());
-    }
-    let root = cache_root()?.join("source");
-    check_cache(&root)?;
-    crate::engine::build::build_games(games, &root, fail).await
 }
 
 /// The run's engine in this machine's cache, fetched from the database when it is not there
@@ -309,14 +254,5 @@ mod tests {
         assert_eq!(size, 3);
         assert_eq!(sha256_bytes(b"abc"), sha);
         assert_eq!(short(&sha), "ba7816bf8f01");
-    }
-
-    #[test]
-    fn an_unwritable_cache_is_refused_with_its_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("plain-file");
-        std::fs::write(&file, b"").unwrap();
-        let err = check_cache(&file.join("engines")).unwrap_err().to_string();
-        assert!(err.contains("plain-file/engines"), "{err}");
     }
 }

@@ -122,6 +122,87 @@ pub async fn create_announced(db: &mut Db, new: &NewMatch, shutdown: &Shutdown) 
     Ok(id)
 }
 
+/// `spsa match --db`: make the planned match, create it in the database and follow it until it
+/// ends (its result printed) or Ctrl-C, which leaves it running and says how to follow it
+/// again. The games come back with the workers' reports: copied to the plan's PGN file (the
+/// games config's `pgn`), in pair order, as counted.
+pub async fn play_on_workers(
+    url: &str,
+    plan: &Plan,
+    games: &GamesConfig,
+    serving: Serving,
+    every: Option<std::time::Duration>,
+    shutdown: &Shutdown,
+) -> Result<()> {
+    use crate::matchrun::describe_options;
+    let (n1, n2) = plan.names();
+    let name = format!(
+        "match {n1} ({}) vs {n2} ({})",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options)
+    );
+    let new = new_match(name, plan, games, None, None, serving).await?;
+    let mut db = Db::new(url)?;
+    db.stop_on(Some(shutdown));
+    let id = create_announced(&mut db, &new, shutdown).await?;
+    crate::outln!(
+        "match {id}: {n1} ({}) vs {n2} ({}), {} pairs, {}",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options),
+        plan.pairs,
+        plan.description
+    )?;
+    let mut copy = games.pgn.clone().map(super::matches::GameCopy::new);
+    match follow(&mut db, id, every, shutdown, copy.as_mut()).await? {
+        Some(state) => crate::out!("{}", state.result())?,
+        None => {
+            if let Some(path) = &games.pgn {
+                eprintln!(
+                    "{}: the games of the pairs counted so far; the later ones stay in the database",
+                    path.display()
+                );
+            }
+            eprintln!("{}", super::matches::goes_on(id, &db));
+        }
+    }
+    Ok(())
+}
+
+/// `spsa verify --db`: prepare the verification, play it on the database's workers as a match
+/// there (created, followed to its end, judged as a local one is); Ctrl-C leaves it running and
+/// says how to follow it.
+pub async fn verify_on_workers(
+    url: &str,
+    verification: crate::matchrun::verify::Verification<'_>,
+    throughput: Option<f64>,
+    shutdown: &Shutdown,
+) -> Result<()> {
+    let config = verification.config.path.clone();
+    let prepared = crate::matchrun::verify::prepare(verification)?;
+    let mut db = Db::new(url)?;
+    db.stop_on(Some(shutdown));
+    let how = OnWorkers {
+        name: format!(
+            "verify {}: {} vs {}",
+            config.display(),
+            prepared.names[0],
+            prepared.names[1]
+        ),
+        verify_of: None,
+        serving: Serving {
+            lease_seconds: super::LEASE_SECONDS,
+            throughput,
+            reference_nps: None,
+        },
+        play_here: None,
+    };
+    let (id, verified) = verify(&mut db, &prepared, how, shutdown).await?;
+    if verified.is_none() {
+        eprintln!("{}", super::matches::goes_on(id, &db));
+    }
+    Ok(())
+}
+
 /// Where a verification in the database comes from and who else plays it: the ladder step it
 /// is (a match made for that step earlier is followed, not made again), and the run whose
 /// process plays it too when that run plays its own iterations (`spsa run --db` without

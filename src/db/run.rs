@@ -264,7 +264,7 @@ pub async fn own_worker(
         only_run: Some(id),
         until_idle: true,
         nps: None,
-        cache: engines::cache_root().ok(),
+        cache: crate::engine::build::cache_root().ok(),
     };
     worker::serve(&shared.url, opts, stop).await
 }

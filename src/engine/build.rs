@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{EngineSource, GamesConfig};
+use crate::config::{Config, EngineSource, GamesConfig};
+use crate::error::UserError;
 
 /// How many of a failed build's last lines a refusal carries, and at most how many bytes.
 pub const TAIL_LINES: usize = 20;
@@ -414,17 +415,65 @@ pub async fn obtain(root: &Path, recipe: &Recipe) -> Result<Built, BuildError> {
     })
 }
 
+/// The folder this machine keeps engines in: `$XDG_CACHE_HOME/spsa/engines`, else
+/// `~/.cache/spsa/engines`; engines built from source under `source/` ([`build_games`]), a
+/// shared run's engines fetched by their hash beside it (`db::engines::fetch`).
+pub fn cache_root() -> Result<PathBuf, UserError> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or_else(|| {
+            UserError("neither XDG_CACHE_HOME nor HOME is set: no cache for engines".into())
+        })?;
+    Ok(base.join("spsa").join("engines"))
+}
+
+/// Check that engines can be cached under `root` (create it, write and remove a file there).
+pub fn check_cache(root: &Path) -> Result<(), UserError> {
+    let fail = |e: std::io::Error| {
+        UserError(format!(
+            "engine cache {}: {e}; set XDG_CACHE_HOME to a writable folder, or pass --engine NAME=PATH for every engine",
+            root.display()
+        ))
+    };
+    std::fs::create_dir_all(root).map_err(fail)?;
+    tempfile::NamedTempFile::new_in(root).map_err(fail)?;
+    Ok(())
+}
+
+/// Build the engines the config names by their source (`source = { git, commit, … }`) in this
+/// machine's cache, before anything is created: a commit, build or binary that fails is the
+/// config's error at its line. A simulated run builds nothing.
+pub async fn build_sources(config: &mut Config) -> anyhow::Result<()> {
+    let path = config.path.clone();
+    match config.games.as_mut().filter(|_| !config.simulate) {
+        Some(games) => {
+            build_games(games, |s, e| {
+                anyhow::Error::from(s.error(&path, e.key(), e.to_string()))
+            })
+            .await
+        }
+        None => Ok(()),
+    }
+}
+
 /// Build the engines of `games` named by their source (a config's `source` tables, or `spsa
-/// match --source1/--source2`), in the cache under `root`, before anything else is done: each
-/// side's commit is resolved to its full id and its command set to the built binary. A
-/// repository that cannot be read, an unknown commit, a build that fails or a binary that is not
-/// there is `fail`'s error for that source (at the config's line of the key it is about, or
-/// naming the flag that gave it). Engine 2 configured as engine 1 is built once.
-pub async fn build_games<E>(
+/// match --source1/--source2`), in this machine's cache ([`cache_root`]`/source`), before
+/// anything else is done: each side's commit is resolved to its full id and its command set to
+/// the built binary. A repository that cannot be read, an unknown commit, a build that fails or
+/// a binary that is not there is `fail`'s error for that source (at the config's line of the
+/// key it is about, or naming the flag that gave it). Engine 2 configured as engine 1 is built
+/// once.
+pub async fn build_games(
     games: &mut GamesConfig,
-    root: &Path,
-    fail: impl Fn(&EngineSource, BuildError) -> E,
-) -> Result<(), E> {
+    fail: impl Fn(&EngineSource, BuildError) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    if games.engine1.source.is_none() && games.engine2.source.is_none() {
+        return Ok(());
+    }
+    let root = cache_root()?.join("source");
+    check_cache(&root)?;
     let same = games.engine1 == games.engine2;
     let mut first: Option<(PathBuf, String)> = None;
     for engine in [&mut games.engine1, &mut games.engine2] {
@@ -436,7 +485,7 @@ pub async fn build_games<E>(
             source.commit = commit.clone();
             continue;
         }
-        let built = obtain(root, &Recipe::from_source(source))
+        let built = obtain(&root, &Recipe::from_source(source))
             .await
             .map_err(|e| fail(source, e))?;
         eprintln!(
@@ -500,6 +549,15 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         let state = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
         assert!(state.is_empty() || state.contains(") Z "), "{state}");
+    }
+
+    #[test]
+    fn an_unwritable_cache_is_refused_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, b"").unwrap();
+        let err = check_cache(&file.join("engines")).unwrap_err().to_string();
+        assert!(err.contains("plain-file/engines"), "{err}");
     }
 
     #[test]

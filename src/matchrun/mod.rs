@@ -240,6 +240,24 @@ pub async fn play(
     feed.out
 }
 
+/// `spsa match`: start the planned match's engines, say what is played, play it here to its end
+/// or Ctrl-C, and print the results.
+pub async fn play_here(mut plan: Plan, progress_every: Option<Duration>) -> Result<()> {
+    let source = plan.start_source().await?;
+    let (n1, n2) = plan.names();
+    crate::outln!(
+        "match: {n1} ({}) vs {n2} ({}), {} pairs, concurrency {}, {}",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options),
+        plan.pairs,
+        plan.concurrency,
+        plan.description
+    )?;
+    let shutdown = Shutdown::on_signals();
+    let out = play_planned(&source, &plan, &shutdown, progress_every).await;
+    finish(out)
+}
+
 /// Play a planned match to its end (or `shutdown`), quit the engines and print the speed on
 /// stderr; the outcome is the caller's to print ([`finish`]).
 pub async fn play_planned(

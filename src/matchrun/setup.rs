@@ -16,6 +16,20 @@ use crate::game::{Book, BookOrder, Opening};
 use crate::source::games::{GameFiles, GameSource, Sides, option_error_at};
 use crate::stats::sprt::Sprt;
 
+/// The name a side plays under: its binary's file stem, and for one built from source `@` and
+/// the commit's first 8 digits (`eng@1a2b3c4d`), so two commits of one program differ.
+pub fn engine_name(engine: &EngineConfig) -> String {
+    let command = &engine.command;
+    let stem = command
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| command.display().to_string());
+    match &engine.source {
+        Some(s) => format!("{stem}@{}", s.commit.get(..8).unwrap_or(&s.commit)),
+        None => stem,
+    }
+}
+
 /// The settings of a match beyond its games config: what the flags (or the pilot) ask for.
 #[derive(Clone, Debug, Default)]
 pub struct MatchSettings {

@@ -29,6 +29,7 @@ use crate::vars::Variable;
 
 pub mod gradient;
 pub mod ladder;
+pub mod launch;
 pub mod local;
 pub mod shared;
 pub mod spsa;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use indicatif::ProgressBar;
 
 use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, RngExt, SeedableRng};
 
 use crate::report::status::table;
 use crate::source::simulate::Simulator;
@@ -23,6 +23,38 @@ use crate::spsa::driver::{Driver, DriverState, Rounding};
 use crate::spsa::{Schedule, Spsa};
 use crate::stats::pairs::PairModel;
 use crate::vars::{Variable, format_value};
+
+/// `spsa simulate CONFIG --runs N`: a study of `runs` seeded runs of `config` (seeds from its
+/// seed, else a random one) on all cores, a bar on a terminal meanwhile, and its table printed.
+pub fn study_config(config: &crate::config::Config, runs: usize) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if runs == 0 {
+        return Err(crate::config::ConfigError::InFile {
+            path: config.path.clone(),
+            message: "--runs must be at least 1".into(),
+        }
+        .into());
+    }
+    let setup = StudySetup::from_config(config)?;
+    if setup.vars.iter().all(|v| v.simul_elo == 0.0) {
+        eprintln!(
+            "{}: every simul_elo is 0, so the model has no optimum to find and no Elo to lose; set simul_elo (column 7) to study the schedule",
+            config.variables.display()
+        );
+    }
+    let first_seed = config.seed.unwrap_or_else(|| rand::rng().next_u64() >> 1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let target = if std::io::stderr().is_terminal() {
+        indicatif::ProgressDrawTarget::stderr()
+    } else {
+        indicatif::ProgressDrawTarget::hidden()
+    };
+    let progress = ProgressBar::with_draw_target(Some(runs as u64), target);
+    let study = run_study(&setup, runs, first_seed, threads, &progress);
+    progress.finish_and_clear();
+    crate::out!("{}", render(&setup, &study))?;
+    Ok(())
+}
 
 /// Everything one study needs, already loaded.
 #[derive(Clone, Debug)]

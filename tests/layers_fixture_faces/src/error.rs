@@ -1,0 +1,3 @@
+//! The ground floor.
+
+pub struct UserError;
