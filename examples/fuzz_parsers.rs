@@ -199,6 +199,7 @@ fn main() {
                 Kind::Panic(_) => "panic",
                 Kind::Slow(_) => "slow",
                 Kind::Unnamed(_) => "unnamed",
+                Kind::NotUsers(_) => "exit-1",
             };
             let path = args
                 .findings

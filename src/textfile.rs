@@ -1,6 +1,11 @@
 //! The text files users hand us (variables, books, configs, θ logs) may come from editors that
 //! start them with a UTF-8 byte-order mark. It is not content: every reader drops it here, so it
-//! never becomes part of a first field, key or FEN.
+//! never becomes part of a first field, key or FEN. Bytes that are not UTF-8 are refused here
+//! too, naming the file, the line and the byte ([`utf8`]).
+
+use std::path::Path;
+
+use crate::error::UserError;
 
 /// The UTF-8 encoding of U+FEFF, the byte-order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -15,9 +20,39 @@ pub fn strip_bom_str(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// `bytes` as text, or a refusal naming `path` and where the first byte that is not UTF-8 is
+/// (line and byte, as a user's editor would find it): a damaged file is the user's to fix.
+pub fn utf8<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, UserError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        let what = match e.error_len() {
+            Some(_) => "not UTF-8 text (damaged?)",
+            None => "the file ends in the middle of a character (cut short?)",
+        };
+        UserError(format!("{}:{line}: byte {at}: {what}", path.display()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused_naming_file_line_and_byte() {
+        let path = Path::new("t.checkpoint.var");
+        assert_eq!(utf8(b"a\nb", path).unwrap(), "a\nb");
+        let e = utf8(b"#: a = 1\n#: b = \xff\n", path).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.checkpoint.var:2: byte 16: not UTF-8 text (damaged?)"
+        );
+        let e = utf8(b"ok\n\xc3", Path::new("x.track.csv")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.track.csv:2: byte 3: the file ends in the middle of a character (cut short?)"
+        );
+    }
 
     #[test]
     fn only_a_leading_mark_goes() {

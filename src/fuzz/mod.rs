@@ -30,6 +30,8 @@ pub enum Outcome {
     Accepted,
     /// Refused, with the message the user would see.
     Refused(String),
+    /// Refused as a fault of `spsa` (exit 1) where the input is the user's to fix (exit 2).
+    Failed(String),
 }
 
 /// What is wrong with one input's handling.
@@ -41,6 +43,8 @@ pub enum Kind {
     Slow(Duration),
     /// The refusal does not name the file.
     Unnamed(String),
+    /// The refusal would exit 1, as a fault of `spsa`: a damaged file is the user's (exit 2).
+    NotUsers(String),
 }
 
 /// One finding: which input (by its number in the run), what happened, and the input itself.
@@ -514,6 +518,8 @@ pub fn check(target: &Target, input: &[u8], slow: Duration) -> Checked {
         Ok(outcome) => {
             let finding = if took > slow {
                 Some(Kind::Slow(took))
+            } else if let Outcome::Failed(m) = &outcome {
+                Some(Kind::NotUsers(m.clone()))
             } else if let Outcome::Refused(m) = &outcome
                 && let Some(name) = target.names
                 && !m.contains(name)
@@ -577,7 +583,7 @@ pub fn run(target: &Target, settings: &Settings) -> Report {
                 // A few accepted inputs too, so mutations stay near valid files.
                 seen.insert(format!("ok {}", input.len().ilog2_or_zero()))
             }
-            Some(Outcome::Refused(m)) => {
+            Some(Outcome::Refused(m) | Outcome::Failed(m)) => {
                 report.refused += 1;
                 seen.insert(shape(m))
             }
@@ -612,7 +618,9 @@ fn same_place(a: &Kind, b: &Kind) -> bool {
             x.rsplit(" at ").next() == y.rsplit(" at ").next() && x.contains(" at ")
         }
         (Kind::Slow(_), Kind::Slow(_)) => true,
-        (Kind::Unnamed(x), Kind::Unnamed(y)) => shape(x) == shape(y),
+        (Kind::Unnamed(x), Kind::Unnamed(y)) | (Kind::NotUsers(x), Kind::NotUsers(y)) => {
+            shape(x) == shape(y)
+        }
         _ => false,
     }
 }

@@ -113,13 +113,53 @@ pub fn checkpoints() -> Vec<Vec<u8>> {
     let adam: std::collections::BTreeMap<&str, Vec<f64>> =
         [("m", vec![0.1, 0.2]), ("v", vec![0.3, 0.4])].into();
     parts.set("adam", &adam).expect("a part");
-    vec![
+    let plain = render(&state, &vars).expect("render");
+    let mut seeds = vec![
         include_bytes!("../../tests/legacy_format/legacy.checkpoint.var").to_vec(),
-        render(&state, &vars).expect("render").into_bytes(),
+        plain.clone().into_bytes(),
         render_with(&state, &parts, &vars)
             .expect("render")
             .into_bytes(),
-    ]
+    ];
+    seeds.extend(damaged(&plain));
+    seeds
+}
+
+/// The damaged checkpoints of issue 67, each refused with exit 1 before it (the file not named
+/// for the last two): a byte that is not UTF-8 in the state, a field left out, an array that
+/// lost a comma.
+fn damaged(checkpoint: &str) -> Vec<Vec<u8>> {
+    let mut invalid = checkpoint.as_bytes().to_vec();
+    let at = checkpoint.find("#: theta").expect("θ in the state") + 3;
+    invalid[at] = 0xff;
+    let no_applied: String = checkpoint
+        .lines()
+        .filter(|l| !l.starts_with("#: applied"))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    let no_comma = checkpoint.replacen("0.5, ", "0.5 ", 1);
+    assert_ne!(no_comma, checkpoint, "θ's first value");
+    vec![invalid, no_applied.into_bytes(), no_comma.into_bytes()]
+}
+
+/// The variables that follow the state in the `checkpoint-state` target: the three of
+/// [`checkpoints`], θ in the start column.
+pub const CHECKPOINT_VARS: &[u8] =
+    b"v0,0.5,-50,50,2,0.002,1\nv1,1.25,-50,50,2,0.002,1\nv2,-3,-50,50,2,0.002,1\n";
+
+/// The state of [`checkpoints`] as the TOML of its `#:` lines, damaged ones included.
+pub fn checkpoint_states() -> Vec<Vec<u8>> {
+    checkpoints()
+        .iter()
+        .skip(1)
+        .map(|c| {
+            c.split_inclusive(|b| *b == b'\n')
+                .filter_map(|l| l.strip_prefix(b"#: "))
+                .flatten()
+                .copied()
+                .collect()
+        })
+        .collect()
 }
 
 pub fn tracks() -> Vec<Vec<u8>> {

@@ -32,6 +32,16 @@ fn outcome_chain<T>(r: anyhow::Result<T>) -> Outcome {
     }
 }
 
+/// A refusal as [`outcome_chain`], but one that would not exit 2 (the user's to fix) is
+/// [`Outcome::Failed`]: a damaged run file is bad input, never `spsa`'s fault.
+fn outcome_users<T>(r: anyhow::Result<T>) -> Outcome {
+    match r {
+        Ok(_) => Outcome::Accepted,
+        Err(e) if crate::cli::exit::exit_code(&e) == 2 => Outcome::Refused(format!("{e:#}")),
+        Err(e) => Outcome::Failed(format!("{e:#}")),
+    }
+}
+
 /// Text as `read_to_string` would give it: bytes that are not UTF-8 are refused naming the
 /// file (as the commands do); here they are read lossily so the parser still sees the rest.
 fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -177,32 +187,34 @@ pub fn all() -> Vec<Target> {
                 let read = crate::tuner::replay::LogReader::parse(b.to_vec(), path, Some(&names))
                     .and_then(|r| r.to_csv());
                 if let Err(e) = read {
-                    return Outcome::Refused(format!("{e:#}"));
+                    return outcome_users::<()>(Err(e));
                 }
-                outcome_chain(crate::report::history::History::parse(b, path))
+                outcome_users(crate::report::history::History::parse(b, path))
             },
         },
         Target {
             name: "checkpoint",
             names: Some("fuzz.checkpoint.var"),
             seeds: seeds::checkpoints,
+            parse: |b| checkpoint(b),
+        },
+        Target {
+            name: "checkpoint-state",
+            names: Some("fuzz.checkpoint.var"),
+            seeds: seeds::checkpoint_states,
+            // The state's TOML alone, made a checkpoint here: mutations reach its fields and
+            // tables instead of breaking the `#:` lines around them.
             parse: |b| {
-                let read =
-                    crate::tuner::checkpoint::parse(&text(b), Path::new("fuzz.checkpoint.var"));
-                // What a resume and `spsa report` take from it.
-                if let Ok(ck) = &read {
-                    let s = &ck.state;
-                    std::hint::black_box((
-                        s.seed().ok(),
-                        s.driver_state(),
-                        s.spsa(&ck.vars),
-                        s.parts(&ck.vars),
-                        s.schedule(),
-                        s.curve(),
-                        s.last_handed_out(),
-                    ));
+                let mut file = Vec::with_capacity(b.len() + 256);
+                for line in b.split_inclusive(|c| *c == b'\n') {
+                    file.extend_from_slice(b"#: ");
+                    file.extend_from_slice(line);
                 }
-                outcome_chain(read)
+                if file.last().is_some_and(|c| *c != b'\n') {
+                    file.push(b'\n');
+                }
+                file.extend_from_slice(seeds::CHECKPOINT_VARS);
+                checkpoint(&file)
             },
         },
         Target {
@@ -210,11 +222,11 @@ pub fn all() -> Vec<Target> {
             names: Some("fuzz.track.csv"),
             seeds: seeds::tracks,
             parse: |b| {
-                // As `report` reads it: the file, then the message.
-                outcome(
-                    crate::spsa::track::parse_csv(&text(b))
-                        .map_err(|e| format!("fuzz.track.csv: {e}")),
-                )
+                // As `report` reads it.
+                outcome_users(crate::report::elo_curve::parse(
+                    b,
+                    Path::new("fuzz.track.csv"),
+                ))
             },
         },
         Target {
@@ -284,6 +296,28 @@ pub fn all() -> Vec<Target> {
             },
         },
     ]
+}
+
+/// A checkpoint's bytes as `spsa report` and a resume read them, then what they take of it.
+fn checkpoint(b: &[u8]) -> Outcome {
+    let read = crate::tuner::checkpoint::parse_bytes(b, Path::new("fuzz.checkpoint.var"));
+    let read = read.and_then(|ck| {
+        let s = &ck.state;
+        std::hint::black_box((
+            s.seed()?,
+            s.driver_state(),
+            s.spsa(&ck.vars),
+            s.parts(&ck.vars),
+            s.schedule(),
+            s.curve(),
+            s.last_handed_out(),
+        ));
+        // The live curve's table, as a resume reads it.
+        ck.parts
+            .get::<crate::spsa::track::TrackState>(crate::tuner::TRACK_PART)
+            .map(|_| ())
+    });
+    outcome_users(read)
 }
 
 fn book(bytes: &[u8], name: &str) -> Result<crate::game::Book, crate::game::BookError> {

@@ -1,6 +1,6 @@
 //! `spsa report PATH|--config CONF [--format …] [--plot FILE] [--normalized]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
@@ -150,6 +150,15 @@ pub fn load(paths: RunPaths) -> Result<Loaded> {
         None => {
             let ck = history::read_checkpoint(&paths)?;
             let names: Vec<String> = ck.vars.iter().map(|v| v.name.clone()).collect();
+            // The log and the curve's file only grow past what the checkpoint recorded (a
+            // resume cuts them back to it): shorter, they were cut.
+            history::not_cut(&paths.log, ck.state.log_bytes, "θ log")?;
+            let track = crate::spsa::track::file_for(&paths.log);
+            if let Some(&len) = ck.state.outputs.iter().find_map(|(name, len)| {
+                (Path::new(name).file_name() == track.file_name()).then_some(len)
+            }) {
+                history::not_cut(&track, len, "live Elo curve's file")?;
+            }
             let log = if paths.log.exists() {
                 Some(History::read_named(&paths.log, Some(&names))?)
             } else {

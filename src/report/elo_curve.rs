@@ -18,11 +18,18 @@ pub fn read(log: &Path) -> Result<Option<Vec<Point>>> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| ReportError(format!("{}: cannot read: {e}", path.display())))?;
+    parse(&bytes, &path).map(Some)
+}
+
+/// The points of a track file's bytes (`path` names it): text that is not UTF-8 and a row
+/// that does not read are refused naming the file and the line.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Point>> {
+    let text = crate::textfile::utf8(bytes, path)?;
     let (_, points) =
-        track::parse_csv(&text).map_err(|e| ReportError(format!("{}: {e}", path.display())))?;
-    Ok(Some(points))
+        track::parse_csv(text).map_err(|e| ReportError(format!("{}: {e}", path.display())))?;
+    Ok(points)
 }
 
 /// Rows the table shows at most: evenly spread, always with the last.

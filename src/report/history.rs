@@ -95,6 +95,20 @@ pub fn read_checkpoint(paths: &RunPaths) -> Result<Checkpoint> {
     checkpoint::read(&paths.checkpoint)
 }
 
+/// Refuse `path` (the run's `what`) when it exists and is shorter than the `recorded` bytes a
+/// checkpoint saw: it was cut.
+pub fn not_cut(path: &Path, recorded: u64, what: &str) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() < recorded => Err(ReportError(format!(
+            "{}: byte {}: the {what} ends before byte {recorded}, where the checkpoint recorded its end; it was cut short, changed or lost",
+            path.display(),
+            meta.len()
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// The state a checkpoint would hold for a run that wrote none (the classic tool's): variables
 /// and schedule from the config, θ and the applied count from the log's last row. Game counts
 /// are unknown and left at zero.

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::error::UserError;
 use crate::spsa::driver::DriverState;
 use crate::spsa::{Part, Schedule, Spsa};
 use crate::vars::{self, Variable};
@@ -178,7 +179,7 @@ impl RunState {
     pub fn seed(&self) -> Result<u64> {
         self.seed
             .parse()
-            .with_context(|| format!("bad seed `{}` in checkpoint", self.seed))
+            .map_err(|_| UserError(format!("bad seed `{}` in checkpoint", self.seed)).into())
     }
 
     /// The driver's part of the state.
@@ -252,26 +253,46 @@ pub struct Checkpoint {
 /// What a method keeps in its checkpoint besides the [`RunState`] every run has (Adam's moments,
 /// a K still being refitted): named TOML tables after the state's `#:` lines. A method reads
 /// back only its own table; every other reader sees a plain run's checkpoint.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Parts(toml::Table);
+#[derive(Clone, Debug, Default)]
+pub struct Parts {
+    table: toml::Table,
+    /// The checkpoint it was read from, which a damaged table's refusal names.
+    path: Option<PathBuf>,
+}
+
+/// The same tables, wherever they were read from.
+impl PartialEq for Parts {
+    fn eq(&self, other: &Parts) -> bool {
+        self.table == other.table
+    }
+}
 
 impl Parts {
     /// Keep `part` under `name`, replacing what was there.
     pub fn set<T: Serialize>(&mut self, name: &str, part: &T) -> Result<()> {
         let value = toml::Value::try_from(part)
             .with_context(|| format!("cannot serialize the checkpoint's [{name}]"))?;
-        self.0.insert(name.to_string(), value);
+        self.table.insert(name.to_string(), value);
         Ok(())
     }
 
-    /// The table `name`, if the checkpoint has one.
+    /// The table `name`, if the checkpoint has one; one that does not read as a `T` (a field
+    /// missing or mistyped) is refused naming the checkpoint and the table.
     pub fn get<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
-        self.0
+        let file = self
+            .path
+            .as_ref()
+            .map_or(String::new(), |p| format!("{}: ", p.display()));
+        self.table
             .get(name)
             .map(|v| {
-                v.clone()
-                    .try_into()
-                    .with_context(|| format!("damaged [{name}] in the checkpoint"))
+                v.clone().try_into().map_err(|e: toml::de::Error| {
+                    UserError(format!(
+                        "{file}damaged [{name}] in the checkpoint: {}",
+                        e.message().trim()
+                    ))
+                    .into()
+                })
             })
             .transpose()
     }
@@ -289,8 +310,8 @@ pub fn render_with(state: &RunState, parts: &Parts, vars: &[Variable]) -> Result
          # Continue the run with `spsa run CONFIG --resume`; the `#:` lines are its state.\n",
     );
     let mut body = toml::to_string(state).context("cannot serialize checkpoint state")?;
-    if !parts.0.is_empty() {
-        body.push_str(&toml::to_string(&parts.0).context("cannot serialize checkpoint state")?);
+    if !parts.table.is_empty() {
+        body.push_str(&toml::to_string(&parts.table).context("cannot serialize checkpoint state")?);
     }
     for line in body.lines() {
         out.push_str(STATE_PREFIX);
@@ -336,63 +357,101 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     result.with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Read a checkpoint file.
+/// Read a checkpoint file. Every damage (bytes that are not UTF-8, a cut, a missing or
+/// mistyped field, a line of state that is not TOML) is refused as the user's to fix (exit 2),
+/// naming the file and, where it can, the line.
 pub fn read(path: &Path) -> Result<Checkpoint> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read checkpoint", path.display()))?;
-    parse(&text, path)
+    let bytes = std::fs::read(path)
+        .map_err(|e| UserError(format!("{}: cannot read checkpoint: {e}", path.display())))?;
+    parse_bytes(&bytes, path)
+}
+
+/// A checkpoint from the file's bytes: what [`read`] does once it has read them.
+pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint> {
+    parse(crate::textfile::utf8(bytes, path)?, path)
 }
 
 /// A checkpoint from its text (`path` names it in errors): what [`read`] does once it has read
 /// the file.
 pub fn parse(text: &str, path: &Path) -> Result<Checkpoint> {
+    let refuse =
+        |what: String| -> anyhow::Error { UserError(format!("{}: {what}", path.display())).into() };
     // Written whole (temp file and rename), it ends with its last variable's line: a file that
     // does not was cut short, and its last line may still parse as another value.
     if !text.is_empty() && !text.ends_with('\n') {
-        return Err(crate::error::UserError(format!(
-            "{}: byte {}: the checkpoint ends in the middle of a line (cut short?)",
-            path.display(),
+        return Err(refuse(format!(
+            "byte {}: the checkpoint ends in the middle of a line (cut short?)",
             text.len()
-        ))
-        .into());
+        )));
     }
-    let state_text: String = text
-        .lines()
-        .filter_map(|l| l.strip_prefix(STATE_PREFIX).or(l.strip_prefix("#:")))
-        .flat_map(|l| [l, "\n"])
-        .collect();
+    // The state's lines, and the file's line number of each (for the TOML's errors).
+    let mut state_text = String::new();
+    let mut lines = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        if let Some(l) = l.strip_prefix(STATE_PREFIX).or(l.strip_prefix("#:")) {
+            state_text.push_str(l);
+            state_text.push('\n');
+            lines.push(i + 1);
+        }
+    }
     if state_text.is_empty() {
-        bail!("{}: not a checkpoint (no `#:` state lines)", path.display());
+        return Err(refuse("not a checkpoint (no `#:` state lines)".into()));
     }
-    let state: RunState = toml::from_str(&state_text)
-        .with_context(|| format!("{}: damaged checkpoint state", path.display()))?;
+    let damaged = |e: toml::de::Error| {
+        let at = e.span().map(|s| {
+            let n = state_text[..s.start.min(state_text.len())]
+                .matches('\n')
+                .count();
+            lines[n.min(lines.len() - 1)]
+        });
+        let message = e.message().trim();
+        UserError(match at {
+            Some(line) => format!(
+                "{}:{line}: damaged checkpoint state: {message}",
+                path.display()
+            ),
+            None => format!("{}: damaged checkpoint state: {message}", path.display()),
+        })
+    };
+    let state: RunState = toml::from_str(&state_text).map_err(damaged)?;
     // The method's tables are the top-level tables that are not the state's own.
-    let mut table: toml::Table = toml::from_str(&state_text)
-        .with_context(|| format!("{}: damaged checkpoint state", path.display()))?;
+    let mut table: toml::Table = toml::from_str(&state_text).map_err(damaged)?;
     table.retain(|key, value| value.is_table() && !STATE_TABLES.contains(&key));
     if !(1..=VERSION).contains(&state.version) {
-        bail!(
-            "{}: checkpoint version {} is not supported (expected {VERSION})",
-            path.display(),
+        return Err(refuse(format!(
+            "checkpoint version {} is not supported (expected {VERSION})",
             state.version
-        );
+        )));
+    }
+    if state.seed.parse::<u64>().is_err() {
+        let line = text
+            .lines()
+            .position(|l| l.trim_start_matches(['#', ':', ' ']).starts_with("seed"))
+            .map_or(String::new(), |i| format!(":{}", i + 1));
+        return Err(UserError(format!(
+            "{}{line}: damaged checkpoint state: the seed `{}` is not a number",
+            path.display(),
+            state.seed
+        ))
+        .into());
     }
     let vars = vars::parse(text, path)?;
     if vars.len() != state.theta.len() || vars.len() != state.start.len() {
-        return Err(crate::error::UserError(format!(
-            "{}: damaged checkpoint: {} variables but {} θ values (the file ends at byte {}; cut short?)",
-            path.display(),
+        return Err(refuse(format!(
+            "damaged checkpoint: {} variables but {} θ values (the file ends at byte {}; cut short?)",
             vars.len(),
             state.theta.len(),
             text.len()
-        ))
-        .into());
+        )));
     }
     Ok(Checkpoint {
         path: path.to_path_buf(),
         state,
         vars,
-        parts: Parts(table),
+        parts: Parts {
+            table,
+            path: Some(path.to_path_buf()),
+        },
     })
 }
 
@@ -568,15 +627,111 @@ mod tests {
             let e = read(&path).expect_err(&format!("cut at {cut}"));
             let text = format!("{e:#}");
             assert!(
-                text.starts_with(&format!("{}: ", path.display())),
+                text.starts_with(&format!("{}:", path.display())),
                 "cut at {cut}: {text}"
             );
+            use crate::error::UserFacing;
+            let users = |c: &(dyn std::error::Error + 'static)| {
+                c.downcast_ref::<UserError>().is_some()
+                    || c.downcast_ref::<vars::VarsError>()
+                        .is_some_and(UserFacing::is_user_error)
+            };
+            assert!(e.chain().any(users), "cut at {cut}: {text}");
         }
         std::fs::write(&path, &full[..full.len() - 3]).unwrap();
         let text = format!("{:#}", read(&path).unwrap_err());
         assert!(
             text.contains(&format!("byte {}: ", full.len() - 3)),
             "{text}"
+        );
+    }
+
+    /// Issue 67: every damage is the user's to fix (exit 2), refused naming the file and,
+    /// where the TOML can say, the line: bytes that are not UTF-8, a field left out or
+    /// mistyped, an array that lost a comma, a seed that is not a number, a method's table that
+    /// does not read.
+    #[test]
+    fn a_damaged_checkpoint_is_the_users_to_fix_naming_file_and_line() {
+        let vars = vars::parse(
+            "a,1,0,1000,1,0.1,0\nb,2,-1,1000,1,0.1,0\nc,3,0,1000,1,0.1,0\n",
+            Path::new("v"),
+        )
+        .unwrap();
+        let text = render(&state(), &vars).unwrap();
+        let line_of = |key: &str| 1 + text.lines().position(|l| l.starts_with(key)).unwrap();
+        let path = Path::new("t.checkpoint.var");
+        let refused = |bytes: &[u8]| {
+            let e = parse_bytes(bytes, path).unwrap_err();
+            assert!(
+                e.chain().any(|c| c.downcast_ref::<UserError>().is_some()),
+                "{e:#}"
+            );
+            format!("{e:#}")
+        };
+        let mut invalid = text.clone().into_bytes();
+        let at = text.find("#: theta").unwrap() + 3;
+        invalid[at] = 0xff;
+        assert_eq!(
+            refused(&invalid),
+            format!(
+                "t.checkpoint.var:{}: byte {at}: not UTF-8 text (damaged?)",
+                line_of("#: theta")
+            )
+        );
+        let without = |key: &str| -> String {
+            text.lines()
+                .filter(|l| !l.starts_with(key))
+                .flat_map(|l| [l, "\n"])
+                .collect()
+        };
+        let e = refused(without("#: applied").as_bytes());
+        assert!(
+            e.starts_with("t.checkpoint.var:") && e.ends_with("missing field `applied`"),
+            "{e}"
+        );
+        let mistyped = text.replace("#: applied = 12\n", "#: applied = \"12\"\n");
+        assert_eq!(
+            refused(mistyped.as_bytes()),
+            format!(
+                "t.checkpoint.var:{}: damaged checkpoint state: invalid type: string \"12\", expected u64",
+                line_of("#: applied")
+            )
+        );
+        let comma = text.replacen("#: missing = [3, 9]", "#: missing = [3\n#: 9]", 1);
+        assert_ne!(comma, text);
+        assert_eq!(
+            refused(comma.as_bytes()),
+            format!(
+                "t.checkpoint.var:{}: damaged checkpoint state: missing comma between array elements, expected `,`",
+                line_of("#: missing") + 1
+            )
+        );
+        let comma = text.replacen("#: missing = [3, 9]", "#: missing = [3 9]", 1);
+        assert!(refused(comma.as_bytes()).starts_with(&format!(
+            "t.checkpoint.var:{}: damaged checkpoint state: ",
+            line_of("#: missing")
+        )));
+        let seed = text.replace(&format!("#: seed = \"{}\"", u64::MAX), "#: seed = \"x1\"");
+        assert_eq!(
+            refused(seed.as_bytes()),
+            format!(
+                "t.checkpoint.var:{}: damaged checkpoint state: the seed `x1` is not a number",
+                line_of("#: seed")
+            )
+        );
+        let version = text.replace("#: version = 2", "#: version = 9");
+        assert!(refused(version.as_bytes()).contains("version 9 is not supported"));
+        // A method's table read by the method: the file and the table named.
+        let table = text.replace("#: [counts]", "#: [track]\n#: handed = \"x\"\n#: [counts]");
+        let ck = parse_bytes(table.as_bytes(), path).unwrap();
+        let e = ck
+            .parts
+            .get::<crate::spsa::track::TrackState>("track")
+            .unwrap_err();
+        assert!(e.chain().any(|c| c.downcast_ref::<UserError>().is_some()));
+        assert_eq!(
+            format!("{e:#}"),
+            "t.checkpoint.var: damaged [track] in the checkpoint: invalid type: string \"x\", expected u64"
         );
     }
 

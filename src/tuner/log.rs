@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use crate::error::UserError;
 use crate::vars::{FIXED_ROOM, push_value, write_fixed};
 
 /// Decimal places written for θ: enough for plots and reports, not 15 digits of noise.
@@ -128,7 +129,7 @@ pub fn reshape(path: &Path, rows: u64, names: &[String], fill: &[f64]) -> Result
         .from_reader(text.as_slice());
     let old: Vec<String> = reader
         .headers()
-        .with_context(|| format!("{}: damaged log header", path.display()))?
+        .map_err(|e| UserError(format!("{}:1: damaged log header: {e}", path.display())))?
         .iter()
         .map(str::to_string)
         .collect();
@@ -142,8 +143,13 @@ pub fn reshape(path: &Path, rows: u64, names: &[String], fill: &[f64]) -> Result
         if done == rows {
             break;
         }
-        let record =
-            record.with_context(|| format!("{}: damaged log row {}", path.display(), done + 2))?;
+        let record = record.map_err(|e| {
+            UserError(format!(
+                "{}:{}: damaged log row: {e}",
+                path.display(),
+                done + 2
+            ))
+        })?;
         out.extend_from_slice(record.get(0).unwrap_or_default().as_bytes());
         for (column, &value) in columns.iter().zip(fill) {
             out.push(b',');
@@ -156,10 +162,11 @@ pub fn reshape(path: &Path, rows: u64, names: &[String], fill: &[f64]) -> Result
         done += 1;
     }
     if done < rows {
-        bail!(
+        return Err(UserError(format!(
             "{}: the log has {done} rows but the checkpoint recorded {rows}; it was changed or lost",
             path.display()
-        );
+        ))
+        .into());
     }
     crate::tuner::checkpoint::write_atomically(path, &out)?;
     Ok(out.len() as u64)

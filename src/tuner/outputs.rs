@@ -34,9 +34,15 @@ impl Outputs {
         let mut out = Outputs::default();
         for (name, &len) in lengths {
             let path = PathBuf::from(name);
-            if let Ok(meta) = std::fs::metadata(&path)
-                && meta.len() > len
-            {
+            let found = std::fs::metadata(&path).map_or(len, |m| m.len());
+            if found < len {
+                return Err(crate::error::UserError(format!(
+                    "{}: byte {found}: the file ends before byte {len}, where the checkpoint recorded its end; it was cut short, changed or lost",
+                    path.display()
+                ))
+                .into());
+            }
+            if found > len {
                 let f = OpenOptions::new()
                     .write(true)
                     .open(&path)

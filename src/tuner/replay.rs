@@ -179,7 +179,11 @@ impl ReplayLog {
         let file = crate::tuner::log::cut_back(path, bytes)?;
         let reader = LogReader::open(path, None)?;
         if reader.format != Format::Replay {
-            bail!("{}: not a format-2 θ log", path.display());
+            return Err(UserError(format!(
+                "{}: not a format-2 θ log where the checkpoint recorded its end (byte {bytes})",
+                path.display()
+            ))
+            .into());
         }
         let mut log = ReplayLog::wrap(path, file, bytes, reader.width());
         log.label = reader.last_label().unwrap_or(0);
@@ -426,7 +430,11 @@ pub struct LogReader {
     pub names: Vec<String>,
     rows: Vec<Row>,
     entries: Vec<(Entry, usize)>,
+    /// The entries that hold θ whole, ascending: where a replay starts, found by bisection.
+    thetas: Vec<usize>,
     defs: Vec<(u64, Spsa)>,
+    /// The entry of each definition (`def_entries[d]` is `defs[d]`'s), ascending.
+    def_entries: Vec<usize>,
     /// Where each variable stood before it joined: the values of the first snapshot that has
     /// it (its start), for the rows written before a reshape added it.
     fill: Vec<f64>,
@@ -469,7 +477,9 @@ impl LogReader {
             names: Vec::new(),
             rows: Vec::new(),
             entries: Vec::new(),
+            thetas: Vec::new(),
             defs: Vec::new(),
+            def_entries: Vec::new(),
             fill: Vec::new(),
         };
         // The first line says which form the log is in (at most 16 MB of it: a header of
@@ -694,6 +704,14 @@ impl LogReader {
             at = payload.end;
         }
         drop(scan);
+        self.thetas = (entries.iter().enumerate())
+            .filter(|(_, (e, _))| matches!(e, Entry::Theta { .. }))
+            .map(|(i, _)| i)
+            .collect();
+        self.def_entries = (entries.iter().enumerate())
+            .filter(|(_, (e, _))| matches!(e, Entry::Def(_)))
+            .map(|(i, _)| i)
+            .collect();
         self.entries = entries;
         self.rows = rows;
         self.defs = defs;
@@ -754,7 +772,7 @@ impl LogReader {
                 .records()
                 .next()
                 .transpose()
-                .with_context(|| format!("{}: bad θ log header", self.path.display()))?
+                .map_err(|e| UserError(format!("{}: bad θ log header: {e}", self.path.display())))?
                 .unwrap_or_default();
             if header.get(0) != Some("iteration") {
                 return Err(UserError(format!(
@@ -856,10 +874,11 @@ impl LogReader {
                         }
                         step(spsa, *seed, &mut theta, spsa.factors(*k), *signal);
                         if checksum(&theta) != *sum {
+                            let i = self.rows.partition_point(|r| r.at < next);
                             let label = self
                                 .rows
-                                .iter()
-                                .find(|r| r.at == next)
+                                .get(i)
+                                .filter(|r| r.at == next)
                                 .map_or(0, |r| r.label);
                             return Err(UserError(format!(
                                 "{}: row {label} (byte {at}): θ replayed from iteration {k}'s result does not match the row's checksum; the log was changed or damaged",
@@ -885,19 +904,25 @@ impl LogReader {
         Ok(())
     }
 
-    /// The last entry at or before `entry` that holds θ whole.
-    fn theta_at_or_before(&self, entry: usize) -> Option<usize> {
-        (0..=entry)
-            .rev()
-            .find(|&e| matches!(self.entries[e].0, Entry::Theta { .. }))
+    /// Replay every row, checking each one's checksum: an error names the file and the row
+    /// that does not read.
+    pub fn check(&self) -> Result<()> {
+        let all: Vec<usize> = (0..self.rows()).collect();
+        self.replay(&all, |_, _, _| Ok(()))
     }
 
-    /// The definition in force at `entry`.
+    /// The last entry at or before `entry` that holds θ whole. By bisection: a walk back
+    /// from every row wanted made a report of every row quadratic in the log's length.
+    fn theta_at_or_before(&self, entry: usize) -> Option<usize> {
+        let n = self.thetas.partition_point(|&e| e <= entry);
+        n.checked_sub(1).map(|i| self.thetas[i])
+    }
+
+    /// The definition in force at `entry` (by bisection, as [`Self::theta_at_or_before`]).
     fn def_before(&self, entry: usize) -> Option<usize> {
-        (0..entry).rev().find_map(|e| match self.entries[e].0 {
-            Entry::Def(d) => Some(d),
-            _ => None,
-        })
+        self.def_entries
+            .partition_point(|&e| e < entry)
+            .checked_sub(1)
     }
 
     /// Rows where θ is stored whole (snapshots and whole rows): reading them replays at most

@@ -254,11 +254,12 @@ impl Reshape {
 pub fn track_file(path: &Path, len: u64, names: &[String], fill: &[f64]) -> Result<u64> {
     let text = std::fs::read(path)
         .with_context(|| format!("{}: cannot read the curve's file", path.display()))?;
-    let kept = text.get(..len as usize).with_context(|| {
-        format!(
-            "{}: shorter than the checkpoint recorded ({len} bytes)",
-            path.display()
-        )
+    let kept = text.get(..len as usize).ok_or_else(|| {
+        UserError(format!(
+            "{}: byte {}: shorter than the checkpoint recorded ({len} bytes); it was cut short, changed or lost",
+            path.display(),
+            text.len()
+        ))
     })?;
     let kept = String::from_utf8_lossy(kept);
     if kept

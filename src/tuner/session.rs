@@ -205,12 +205,17 @@ impl Session {
             let log = match replay::format_of(&files.log)? {
                 Format::Replay => {
                     let (log, read) = ReplayLog::resume(&files.log, ck.state.log_bytes)?;
+                    // Every row's checksum, as `spsa report` will check them: a run goes on
+                    // only from a history that reads (linear in the log, about a second for
+                    // 10^7 rows).
+                    read.check()?;
                     if !read.ends_at(&ck.state.theta) {
-                        anyhow::bail!(
+                        return Err(UserError(format!(
                             "{}: the θ log's last row does not give the checkpoint's θ ({}); one of them was changed",
                             files.log.display(),
                             files.checkpoint.display()
-                        );
+                        ))
+                        .into());
                     }
                     Log::Replay(log)
                 }
