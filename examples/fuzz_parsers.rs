@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spsa::fuzz::{self, Kind, Settings};
+use spsa::platform::{Clock, cpu_time};
 
 struct Args {
     inputs: u64,
@@ -123,7 +124,7 @@ fn main() {
         std::thread::spawn(move || {
             // Measured in the process's CPU time: a machine busy with other work starves a
             // niced run for seconds, which is no hang of the parser.
-            let cpu = || fuzz::cpu_time(libc::CLOCK_PROCESS_CPUTIME_ID);
+            let cpu = || cpu_time(Clock::Process);
             let mut last = (String::new(), u64::MAX, cpu());
             loop {
                 std::thread::sleep(Duration::from_secs(1));

@@ -20,6 +20,7 @@ pub mod matchrun;
 pub mod method;
 pub mod output;
 pub mod plan;
+pub mod platform;
 pub mod positions;
 pub mod report;
 pub mod runtime;

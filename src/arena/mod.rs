@@ -564,31 +564,27 @@ const FILES_PER_SLOT: u64 = 2 * 5 + 4;
 /// error when even the hard limit is too low, before any engine starts.
 fn open_files_for(slots: usize) -> Result<()> {
     let needed = 64 + FILES_PER_SLOT * slots as u64;
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
+    let Some((soft, hard)) = crate::platform::open_files_limit() else {
+        return Ok(());
     };
-    // SAFETY: getrlimit writes one rlimit through a valid pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= needed {
+    if soft >= needed {
         return Ok(());
     }
-    if lim.rlim_max < needed {
+    if hard < needed {
         anyhow::bail!(
             "{slots} concurrent games need about {needed} open files, and the limit is {} \
              (`ulimit -n`): lower the concurrency or raise the limit",
-            lim.rlim_max
+            hard
         );
     }
-    lim.rlim_cur = needed.max(lim.rlim_cur.saturating_mul(2)).min(lim.rlim_max);
-    // SAFETY: setrlimit reads one rlimit through a valid pointer.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+    let soft = needed.max(soft.saturating_mul(2)).min(hard);
+    if let Err(e) = crate::platform::set_open_files_limit(soft) {
         anyhow::bail!(
             "{slots} concurrent games need about {needed} open files, and the limit cannot \
-             be raised: {}",
-            std::io::Error::last_os_error()
+             be raised: {e}"
         );
     }
-    tracing::debug!(limit = lim.rlim_cur, "raised the limit on open files");
+    tracing::debug!(limit = soft, "raised the limit on open files");
     Ok(())
 }
 

@@ -215,11 +215,8 @@ pub async fn fetch_stored(
         let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
         tmp.write_all(&bytes)?;
         tmp.as_file().sync_all()?;
-        #[cfg(unix)]
         if s.executable {
-            use std::os::unix::fs::PermissionsExt;
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+            crate::platform::make_executable(tmp.as_file())?;
         }
         tmp.persist(&path).map_err(|e| e.error)?;
         Ok(())

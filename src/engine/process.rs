@@ -250,85 +250,14 @@ struct BlockingOut {
 
 impl BlockingOut {
     fn open(p: &Proc, log: Option<LineLog>) -> std::io::Result<BlockingOut> {
-        use std::os::fd::{AsFd, AsRawFd};
-        // Opening the descriptor's /proc entry opens the pipe anew: same pipe, own flags.
-        let pipe = std::fs::File::open(format!("/proc/self/fd/{}", p.out.inner.as_raw_fd()))?;
-        let stdin = p.stdin.as_fd().try_clone_to_owned()?;
+        let pipe = crate::platform::blocking_reader(&p.out.inner)?;
+        let stdin = crate::platform::clone_writer(&p.stdin)?;
         let pid = p.child.id().ok_or(std::io::ErrorKind::NotFound)?;
         Ok(BlockingOut {
             pipe,
             watchdog: Watchdog::new(stdin, pid, log)?,
         })
     }
-}
-
-enum Wait {
-    Ready,
-    Timeout,
-    /// The descriptor is closed or in error (`POLLHUP` with nothing left to read counts as ready:
-    /// the `read` then sees the end).
-    Failed,
-}
-
-/// `poll(2)` one descriptor for `events` until `deadline`.
-fn wait_for(fd: std::os::fd::RawFd, events: libc::c_short, deadline: std::time::Instant) -> Wait {
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        // Rounded up, so a wait never ends a little before the deadline and spins.
-        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-        let mut p = libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, and its count is 1.
-        let r = unsafe { libc::poll(&mut p, 1, ms) };
-        if r > 0 {
-            return if p.revents & (events | libc::POLLHUP | libc::POLLERR) != 0
-                && p.revents & libc::POLLNVAL == 0
-            {
-                Wait::Ready
-            } else {
-                Wait::Failed
-            };
-        }
-        if r == 0 {
-            if left.is_zero() {
-                return Wait::Timeout;
-            }
-            continue;
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return Wait::Failed;
-        }
-    }
-}
-
-/// Write all of `bytes` to `fd` (a non-blocking pipe), waiting for room until `deadline`.
-fn write_blocking(
-    fd: std::os::fd::RawFd,
-    mut bytes: &[u8],
-    deadline: std::time::Instant,
-) -> std::io::Result<()> {
-    while !bytes.is_empty() {
-        // SAFETY: `bytes` is valid for reads of its length; `fd` is an open pipe.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if n >= 0 {
-            bytes = &bytes[n as usize..];
-            continue;
-        }
-        let e = std::io::Error::last_os_error();
-        match e.kind() {
-            std::io::ErrorKind::Interrupted => {}
-            std::io::ErrorKind::WouldBlock => match wait_for(fd, libc::POLLOUT, deadline) {
-                Wait::Ready => {}
-                Wait::Timeout => return Err(std::io::ErrorKind::TimedOut.into()),
-                Wait::Failed => return Err(std::io::ErrorKind::BrokenPipe.into()),
-            },
-            _ => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// How much of an engine's stderr is kept: its last words when it fails to start or crashes.
@@ -404,8 +333,8 @@ struct Proc {
     out: LineReader,
     /// The end of the engine's stderr (None where no pipe could be made for it).
     stderr: Option<StderrTail>,
-    /// For [`UciEngine::search_blocking`]; `None` until the first one (and where /proc is
-    /// missing, for good: those searches then go through the runtime).
+    /// For [`UciEngine::search_blocking`]; `None` until the first one (and where the platform
+    /// has no blocking reader: those searches then go through the runtime).
     blocking: Option<BlockingOut>,
 }
 
@@ -910,7 +839,6 @@ impl UciEngine {
         go: &GoCommand,
         deadline: Duration,
     ) -> Result<SearchReply, EngineFault> {
-        use std::os::fd::AsRawFd;
         let mut started = std::time::Instant::now();
         if started.duration_since(self.yielded) >= YIELD_EVERY {
             tokio::task::yield_now().await;
@@ -933,7 +861,7 @@ impl UciEngine {
         self.buf.push('\n');
         let p = self.proc.as_mut().expect("checked above");
         let limit = started + self.spec.ready_timeout;
-        let written = write_blocking(p.stdin.as_raw_fd(), self.buf.as_bytes(), limit);
+        let written = crate::platform::write_all_until(&p.stdin, self.buf.as_bytes(), limit);
         self.buf.pop();
         if let Err(e) = written {
             let status = self.reap().await;
@@ -1287,10 +1215,9 @@ mod tests {
     // Two workers: the blocking read holds one while the writer runs on the other.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn blocking_and_runtime_reads_share_one_buffer() {
-        use std::os::fd::AsRawFd;
-        let (mut w, r) = tokio::net::unix::pipe::pipe().unwrap();
+        let (mut w, r) = crate::platform::pipe().unwrap();
         // The blocking handle, opened as `BlockingOut` opens it: the same pipe, its own flags.
-        let mut pipe = std::fs::File::open(format!("/proc/self/fd/{}", r.as_raw_fd())).unwrap();
+        let mut pipe = crate::platform::blocking_reader(&r).unwrap();
         let mut rd = LineReader::new(r);
         w.write_all(b"info dep").await.unwrap();
         // A partial line stays buffered while the blocking read waits for the rest.

@@ -14,7 +14,6 @@
 //! newer one armed (or none) and sleeps again.
 
 use std::io::Write;
-use std::os::fd::OwnedFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -66,13 +65,17 @@ pub(super) struct Watchdog {
 impl Watchdog {
     /// A watchdog that writes `stop` to `stdin` (the engine's input, and to the engine log when
     /// there is one) and kills process `pid`.
-    pub(super) fn new(stdin: OwnedFd, pid: u32, log: Option<LineLog>) -> std::io::Result<Watchdog> {
+    pub(super) fn new(
+        stdin: std::fs::File,
+        pid: u32,
+        log: Option<LineLog>,
+    ) -> std::io::Result<Watchdog> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
         });
         let mine = shared.clone();
-        let mut input = std::fs::File::from(stdin);
+        let mut input = stdin;
         let thread = std::thread::Builder::new()
             .name(format!("watchdog-{pid}"))
             .stack_size(STACK)
@@ -153,10 +156,9 @@ fn watch(shared: &Shared, input: &mut std::fs::File, pid: u32, log: Option<&Line
                 Verdict::Stopped { after } => {
                     let kill_at = a.started + after + a.grace;
                     if now >= kill_at {
-                        // SAFETY: kill(2) with a pid and a signal number has no memory effects.
                         // The process cannot have been reaped (and its pid reused) while armed:
                         // the reader disarms before it reaps.
-                        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                        crate::platform::kill(pid);
                         a.verdict = Verdict::Killed { after };
                     } else {
                         next = Some(kill_at);

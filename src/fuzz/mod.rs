@@ -22,6 +22,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+use crate::platform::{Clock, cpu_time};
+
 pub use targets::{Target, all};
 
 /// What a parser made of one input.
@@ -482,27 +484,13 @@ pub struct Checked {
     pub took: Duration,
 }
 
-/// CPU time of this thread (`CLOCK_THREAD_CPUTIME_ID`) or of the process: what an input
-/// costs, whatever else the machine runs.
-pub fn cpu_time(clock: libc::clockid_t) -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    if unsafe { libc::clock_gettime(clock, &mut t) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
 /// Hand one input to `target` and judge what it did (`slow` is CPU time).
 pub fn check(target: &Target, input: &[u8], slow: Duration) -> Checked {
     install_hook();
     QUIET.with(|q| q.set(true));
-    let started = cpu_time(libc::CLOCK_THREAD_CPUTIME_ID);
+    let started = cpu_time(Clock::Thread);
     let result = catch_unwind(AssertUnwindSafe(|| (target.parse)(input)));
-    let took = cpu_time(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(started);
+    let took = cpu_time(Clock::Thread).saturating_sub(started);
     QUIET.with(|q| q.set(false));
     match result {
         Err(_) => {
@@ -551,7 +539,7 @@ pub fn run(target: &Target, settings: &Settings) -> Report {
         ..Report::default()
     };
     let started = Instant::now();
-    let cpu_started = cpu_time(libc::CLOCK_THREAD_CPUTIME_ID);
+    let cpu_started = cpu_time(Clock::Thread);
     for index in 0..settings.inputs {
         // The seeds themselves first, then mutations.
         let input = if index < seeds {
@@ -603,7 +591,7 @@ pub fn run(target: &Target, settings: &Settings) -> Report {
         }
     }
     report.elapsed = started.elapsed();
-    report.cpu = cpu_time(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(cpu_started);
+    report.cpu = cpu_time(Clock::Thread).saturating_sub(cpu_started);
     report.messages = seen.len();
     report.shapes = seen.into_iter().collect();
     report.shapes.sort();

@@ -146,20 +146,12 @@ fn unix_now() -> f64 {
 
 /// This machine's name (empty when it cannot be read).
 pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    crate::platform::host_name()
 }
 
 /// Whether a process with this id exists on this machine.
 fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // Signal 0 checks existence and permission only; EPERM means it exists under another user.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    crate::platform::process_exists(pid)
 }
 
 impl MatchRecord {

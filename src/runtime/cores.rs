@@ -18,24 +18,7 @@
 
 /// The CPUs this process may run on, in ascending order (empty where it cannot be asked).
 pub fn allowed_cpus() -> Vec<usize> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: a zeroed cpu_set_t is the empty set; sched_getaffinity fills at most its size.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let r =
-            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        if r != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: the index is below CPU_SETSIZE.
-            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-            .collect()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        Vec::new()
-    }
+    crate::platform::allowed_cpus()
 }
 
 /// The cores of each slot: `slots` disjoint runs of `per_slot` CPUs from `allowed`, in order,
@@ -51,29 +34,7 @@ pub fn slot_cores(slots: usize, per_slot: usize, allowed: &[usize]) -> Option<Ve
 /// Bind the calling thread to `cpus`. Threads and processes it starts afterwards inherit the
 /// binding: a slot's engines and their search threads run on the slot's cores.
 pub fn bind_this_thread(cpus: &[usize]) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: a zeroed cpu_set_t is the empty set, and CPU_SET is given indexes below
-        // CPU_SETSIZE (checked); pid 0 is the calling thread.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for &cpu in cpus {
-            if cpu >= libc::CPU_SETSIZE as usize {
-                return Err(std::io::ErrorKind::InvalidInput.into());
-            }
-            unsafe { libc::CPU_SET(cpu, &mut set) };
-        }
-        let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = cpus;
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
+    crate::platform::bind_this_thread(cpus)
 }
 
 #[cfg(test)]
@@ -102,32 +63,6 @@ mod tests {
         assert_eq!(slot_cores(usize::MAX, 2, &allowed), None);
         assert_eq!(slot_cores(1, 1, &[]), None);
     }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_bound_thread_and_the_processes_it_starts_run_on_its_cores_only() {
-        let allowed = allowed_cpus();
-        assert!(!allowed.is_empty(), "this process may run somewhere");
-        let last = *allowed.last().unwrap();
-        std::thread::spawn(move || {
-            bind_this_thread(&[last]).unwrap();
-            // SAFETY: sched_getcpu has no preconditions.
-            assert_eq!(unsafe { libc::sched_getcpu() }, last as i32);
-            assert_eq!(allowed_cpus(), vec![last]);
-            let child = std::process::Command::new("grep")
-                .args(["Cpus_allowed_list", "/proc/self/status"])
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&child.stdout);
-            assert_eq!(
-                text.split(':').nth(1).map(str::trim),
-                Some(last.to_string().as_str())
-            );
-        })
-        .join()
-        .unwrap();
-        // The binding was the spawned thread's alone.
-        assert_eq!(allowed_cpus(), allowed);
-        assert!(bind_this_thread(&[libc::CPU_SETSIZE as usize]).is_err());
-    }
+    // Binding itself, and what the processes a bound thread starts inherit: the platform's
+    // tests (`platform::unix`).
 }

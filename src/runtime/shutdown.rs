@@ -78,24 +78,7 @@ impl Shutdown {
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
 async fn os_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {},
-                    _ = term.recv() => {},
-                }
-            }
-            Err(_) => ctrl_c.await,
-        }
-    }
-    #[cfg(not(unix))]
-    ctrl_c.await;
+    crate::platform::ctrl_c_or_terminate().await
 }
 
 #[cfg(test)]

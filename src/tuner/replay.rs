@@ -388,10 +388,7 @@ impl Store {
     /// `out.len()` bytes from byte `at`.
     fn read_at(&self, at: usize, out: &mut [u8]) -> std::io::Result<()> {
         match self {
-            Store::File(f) => {
-                use std::os::unix::fs::FileExt;
-                f.read_exact_at(out, at as u64)
-            }
+            Store::File(f) => crate::platform::read_exact_at(f, out, at as u64),
             Store::Memory(bytes) => match bytes.get(at..at.saturating_add(out.len())) {
                 Some(b) => {
                     out.copy_from_slice(b);

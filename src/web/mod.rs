@@ -80,9 +80,7 @@ pub fn router(served: Served) -> Router {
 /// Serve until Ctrl-C on a listener already bound.
 pub async fn serve(listener: tokio::net::TcpListener, served: Served) -> Result<()> {
     axum::serve(listener, router(served))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(crate::platform::ctrl_c())
         .await?;
     Ok(())
 }
