@@ -257,8 +257,9 @@ impl ProbeCurve {
             .map(|v| {
                 let mut v = v.clone();
                 if v.max > v.min && v.c_end > 0.0 {
-                    let elo = 1e4 * share / (v.c_end * v.c_end);
-                    v.simul_elo = (elo * 10.0).round() / 10.0;
+                    // Three significant digits: a wide variable's share is small, and
+                    // rounded to a fixed decimal it would become 0 (nothing to tune).
+                    v.simul_elo = super::significant3(1e4 * share / (v.c_end * v.c_end));
                 }
                 v
             })
@@ -604,12 +605,17 @@ mod tests {
             var("a", 10.0, 0.0, 20.0, 1.0),
             var("b", 100.0, 0.0, 200.0, 10.0),
             var("fixed", 5.0, 5.0, 5.0, 1.0),
+            var("wide", 9818.0, 5000.0, 15000.0, 500.0),
         ];
         let shared = curve.shared_simul_elo(&vars);
         assert_eq!(shared[0].simul_elo, 20000.0);
         assert_eq!(shared[1].simul_elo, 200.0);
         assert_eq!(shared[2].simul_elo, 0.0, "a fixed variable is not moved");
-        for v in &shared[..2] {
+        assert_eq!(
+            shared[3].simul_elo, 0.08,
+            "a wide variable's small share is kept, not 0"
+        );
+        for v in [&shared[0], &shared[1], &shared[3]] {
             let c_limit = (32.0 / (1e-4 * v.simul_elo)).sqrt();
             assert!((c_limit - 4.0 * v.c_end).abs() < 1e-9, "{}", v.name);
         }
