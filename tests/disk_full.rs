@@ -95,7 +95,10 @@ fn final_theta(log: &Path) -> Vec<f64> {
 fn a_full_disk_under_the_log_ends_the_run_clearly_and_a_resume_finishes_the_same_run() {
     full_disk_then_resume(
         0.05,
-        &["full/t.log: cannot write log: ", "full/t.checkpoint.var: "],
+        &[
+            "full/t.log: cannot write log: ",
+            "full/t.checkpoint.var: cannot write: ",
+        ],
     );
 }
 

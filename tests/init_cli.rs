@@ -96,8 +96,9 @@ fn toga_named_options_and_unknown_names() {
 
 #[test]
 fn settings_are_written_rounded_without_float_noise() {
-    // A range of 3 gives c_end = 3/20, which floating point holds as 0.15000000000000002 (as
-    // Glaurung's `Minimum Split Depth` 4..7 and Toga II's `NullMove Reduction` do).
+    // A range of 17 gives c_end = 17/20, which floating point holds as 0.8500000000000001. A
+    // range of 3 (Glaurung's `Minimum Split Depth` 4..7, Toga II's `NullMove Reduction`) gives
+    // 3/20 = 0.15, below the rule's floor: OpenBench's lines keep half a unit, and so does init.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s.var");
     let o = run(&[
@@ -108,23 +109,29 @@ fn settings_are_written_rounded_without_float_noise() {
         "--spin",
         "--arg",
         "Minimum Split Depth=4:4:7",
+        "--arg",
+        "--spin",
+        "--arg",
+        "Split Width=20:3:20",
         "-o",
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
+    for line in [
+        "Minimum Split Depth,4,4,7,0.5,0.002,0",
+        "Split Width,20,3,20,0.85,0.002,0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in {text}");
+    }
     assert!(
-        text.lines()
-            .any(|l| l == "Minimum Split Depth,4,4,7,0.15,0.002,0"),
-        "{text}"
-    );
-    assert!(
-        stdout(&o).contains("Minimum Split Depth: start 4, [4, 7], c_end 0.15, R_end 0.002"),
+        stdout(&o).contains("Split Width: start 20, [3, 20], c_end 0.85, R_end 0.002"),
         "{}",
         stdout(&o)
     );
     let vars = spsa::vars::load(&out).unwrap();
-    assert!((vars[0].c_end - 0.15).abs() < 1e-12);
+    assert_eq!(vars[0].c_end, 0.5);
+    assert!((vars[1].c_end - 0.85).abs() < 1e-12);
 }
 
 /// From an engine to a running tune in two commands: `spsa init --config` writes a config that
