@@ -14,6 +14,7 @@ pub mod config;
 pub mod db;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 pub mod game;
 pub mod matchrun;

@@ -330,7 +330,7 @@ fn the_variant_flag_overrides_the_book_s_choice() {
     assert!(stderr(&o).contains("atomic"), "{}", stderr(&o));
 }
 
-/// `examples/make_book --variant chess960|dfrc`: a tiny book of each kind from Stockfish at
+/// `tools/make_book --variant chess960|dfrc`: a tiny book of each kind from Stockfish at
 /// shallow depths (seconds), read back through the project's book loader with Chess960 rules;
 /// every position legal in Chess960 (shakmaty) and reached by its recorded moves from its start
 /// array, no line twice, the header naming the variant.

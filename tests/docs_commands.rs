@@ -1,7 +1,7 @@
 //! The guide cannot drift from the binary: every `spsa` command in a code block of the README, of
 //! `docs/*.md` or of a proof's `proofs/*/README.md` must parse with the real command line
 //! (subcommand, flags, values), and every shipped file it names (`conf/`, `vars/`, `openings/`,
-//! `data/`, `examples/`, `proofs/`) must exist. `conf/` and `vars/` hold only what a user starts
+//! `data/`, `tools/`, `proofs/`) must exist. `conf/` and `vars/` hold only what a user starts
 //! from: every file there is named by the README or the guide (or by a config that is).
 
 use std::path::{Path, PathBuf};
@@ -152,14 +152,7 @@ fn words(line: &str) -> Vec<String> {
 
 /// Shipped files a command names must exist (outputs under logs/ or /tmp need not).
 fn missing_files(args: &[String]) -> Vec<String> {
-    const SHIPPED: [&str; 6] = [
-        "conf/",
-        "vars/",
-        "openings/",
-        "data/",
-        "examples/",
-        "proofs/",
-    ];
+    const SHIPPED: [&str; 6] = ["conf/", "vars/", "openings/", "data/", "tools/", "proofs/"];
     args.iter()
         .flat_map(|a| a.split(['=', ',']))
         .filter(|a| SHIPPED.iter().any(|d| a.starts_with(d)))

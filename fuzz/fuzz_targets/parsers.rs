@@ -1,5 +1,5 @@
 //! One libFuzzer target for every parser of `spsa::fuzz`: `SPSA_FUZZ_TARGET` names it
-//! (`cargo run --example fuzz_parsers -- --list`). A panic is libFuzzer's crash; a refusal
+//! (`cargo run --features fuzzing --example fuzz_parsers -- --list`). A panic is libFuzzer's crash; a refusal
 //! that does not name its file is not checked here (`scripts/fuzz.sh` checks it).
 #![no_main]
 

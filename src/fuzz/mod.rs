@@ -8,9 +8,9 @@
 //! from: no coverage instrumentation, but the parser's own messages steer the search deeper
 //! than mutating the seeds alone.
 //!
-//! `examples/fuzz_parsers.rs` (`scripts/fuzz.sh`) runs millions of inputs per parser; the unit
-//! test below runs a short seeded run of each in the test suite (docs/development.md,
-//! "Fuzzing").
+//! Compiled only with the cargo feature `fuzzing` (off by default). `tools/fuzz_parsers.rs`
+//! (`scripts/fuzz.sh`) runs millions of inputs per parser; the unit test below runs a short
+//! seeded run of each in CI's tests, which turn the feature on (docs/development.md, "Fuzzing").
 
 mod seeds;
 pub mod targets;

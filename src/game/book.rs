@@ -20,7 +20,7 @@ const KNIGHTS: [&str; 10] = [
 ];
 
 /// White's back rank of Chess960 position `n` (taken modulo 960) in the standard numbering (518
-/// is RNBQKBNR), as `examples/make_book` and `openings/chess960_sample.epd` number the arrays.
+/// is RNBQKBNR), as `tools/make_book` and `openings/chess960_sample.epd` number the arrays.
 pub fn chess960_back_rank(n: usize) -> String {
     let n = n % 960;
     let mut rank = [' '; 8];

@@ -1,4 +1,4 @@
-//! The UCI stand-in engine (`examples/uci-standin.rs`): a test double, so an example and not a
+//! The UCI stand-in engine (`tools/uci-standin.rs`): a test double, so an example and not a
 //! binary (`cargo install` must not put it on users' PATH). A full `cargo test` builds the
 //! examples before any test runs; `cargo test --test NAME` does not, so the first call builds
 //! it then.
