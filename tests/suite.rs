@@ -19,6 +19,7 @@ mod chess960;
 mod cli_conventions;
 mod coefficients_cli;
 mod config_paths;
+mod damaged_files;
 mod db_engines;
 mod db_fuzz;
 mod db_heldout;
