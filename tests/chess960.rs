@@ -341,6 +341,7 @@ fn make_book() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = crate::standin::cargo()
         .args(["build", "--quiet", "--example", "make_book"])
+        .args(crate::standin::features())
         .output()
         .expect("cargo runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -41,6 +41,17 @@ pub fn cargo() -> std::process::Command {
     cargo
 }
 
+/// The features these tests were built with, for a nested `cargo build` of an example: without
+/// them cargo would build the library again for the example (the suite runs with `--features
+/// fuzzing` in CI, and a second build of the crate cost minutes there).
+pub fn features() -> &'static [&'static str] {
+    if cfg!(feature = "fuzzing") {
+        &["--features", "fuzzing"]
+    } else {
+        &[]
+    }
+}
+
 /// The stand-in's path, built if it is not there yet.
 pub fn standin() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
@@ -55,6 +66,7 @@ pub fn standin() -> &'static str {
         let profile = profile_dir.file_name().and_then(|n| n.to_str());
         let mut build = cargo();
         build.args(["build", "--quiet", "--example", "uci-standin"]);
+        build.args(features());
         if profile == Some("release") {
             build.arg("--release");
         }
