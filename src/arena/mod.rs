@@ -532,6 +532,22 @@ async fn recover<E: Seat>(white: &mut E, black: &mut E, g: &GameRecord) {
     }
 }
 
+/// An engine's refusal of an option, reported where the user set it. `names` are the two
+/// engines' names (side 1 and 2); `place(side, option, message)` gives the error at its place (a
+/// config line, a flag), or `None` to leave `err` as it is.
+pub fn option_error_at(
+    err: anyhow::Error,
+    names: [&str; 2],
+    place: impl Fn(usize, &str, &str) -> Option<anyhow::Error>,
+) -> anyhow::Error {
+    let found = OptionError::find(&err).and_then(|o| {
+        let (engine, option) = o.engine_and_option()?;
+        let side = names.iter().position(|n| *n == engine)? + 1;
+        place(side, option, &o.to_string())
+    });
+    found.unwrap_or(err)
+}
+
 /// A game that could not start because an engine is down: a loss for that engine.
 fn startup_failure<E: Seat>(white: &E, black: &E, white_ok: bool, opening: &Opening) -> GameRecord {
     let by = if white_ok { Color::Black } else { Color::White };

@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use crate::arena::option_error_at;
 use crate::arena::{self, Arena, EngineSetup, OptionSet};
 use crate::config::{Config, EngineConfig, GamesConfig};
 use crate::error::user_error;
 use crate::game::GameSettings;
 use crate::game::{Book, BookOrder, Opening};
-use crate::source::games::{GameFiles, GameSource, Sides, option_error_at};
+use crate::source::games::{GameFiles, GameSource, Sides};
 use crate::stats::sprt::Sprt;
 
 /// The name a side plays under: its binary's file stem, and for one built from source `@` and

@@ -126,7 +126,7 @@ pub async fn tune(mut config: Config, launch: &Launch) -> Result<()> {
     };
     // Refuse a mismatched or unwanted start before any engine is started.
     let start = super::check(&*method, vars, files, mode)?;
-    crate::tuner::set_aside_old_verification(&config, mode)?;
+    crate::tuner::verification::set_aside(&config.verify_record(), mode)?;
     let shutdown = Shutdown::on_signals();
     let db_flag = if launch.db.is_some() { " --db URL" } else { "" };
     let resume = format!(

@@ -35,6 +35,7 @@
 pub mod curvature;
 #[cfg(test)]
 pub mod gain_coverage;
+pub mod launch;
 pub mod pilot;
 pub mod pilot_memo;
 pub mod probe;

@@ -12,7 +12,7 @@ use shakmaty::Color;
 use super::{Fault, GameScore, Measurement, OpenRequest, Record, Source, Trial};
 use crate::arena::{self, Arena, OptionSet, summarize_options};
 use crate::config::{Config, GamesConfig};
-use crate::engine::{OptionError, OptionValue};
+use crate::engine::OptionValue;
 use crate::game::{Book, BookOrder, BookPart, Holdout, Opening};
 use crate::vars::Variable;
 
@@ -260,27 +260,11 @@ impl Source for GameSource {
 /// An option the engine refuses in a fixed-options table is reported at the config line that
 /// set it (file, line, key), with the engine's own explanation.
 fn at_config_line(config: &Config, err: anyhow::Error) -> anyhow::Error {
-    option_error_at(err, ["Engine1", "Engine2"], |side, option, message| {
+    arena::option_error_at(err, ["Engine1", "Engine2"], |side, option, message| {
         config
             .option_error(side, option, message)
             .map(anyhow::Error::from)
     })
-}
-
-/// An engine's refusal of an option, reported where the user set it. `names` are the two
-/// engines' names (side 1 and 2); `place(side, option, message)` gives the error at its place (a
-/// config line, a flag), or `None` to leave `err` as it is.
-pub fn option_error_at(
-    err: anyhow::Error,
-    names: [&str; 2],
-    place: impl Fn(usize, &str, &str) -> Option<anyhow::Error>,
-) -> anyhow::Error {
-    let found = OptionError::find(&err).and_then(|o| {
-        let (engine, option) = o.engine_and_option()?;
-        let side = names.iter().position(|n| *n == engine)? + 1;
-        place(side, option, &o.to_string())
-    });
-    found.unwrap_or(err)
 }
 
 /// Load the book's tuning part and start the engine pairs of a config.

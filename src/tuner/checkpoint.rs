@@ -333,6 +333,29 @@ pub fn write_with(path: &Path, state: &RunState, parts: &Parts, vars: &[Variable
     write_atomically(path, text.as_bytes())
 }
 
+/// `x.log` → `x.log.bak`, or `.bak.1`, `.bak.2`, … when earlier backups exist: never overwrite one.
+pub fn backup_name(path: &Path) -> PathBuf {
+    let mut n = 0;
+    loop {
+        let suffix = if n == 0 {
+            ".bak".to_string()
+        } else {
+            format!(".bak.{n}")
+        };
+        let candidate = with_suffix(path, &suffix);
+        if !candidate.exists() {
+            return candidate;
+        }
+        n += 1;
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
 /// Write a file by temp file, fsync and rename, then fsync the folder.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path

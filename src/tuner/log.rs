@@ -1,5 +1,7 @@
-//! The θ log: one CSV row per applied update, `iteration,<θ of each variable>`, after a header
-//! naming the columns. Append-only. It is flushed whenever 50 ms have passed since the last
+//! The CSV θ log (format 1, and the classic tool's; [`super::replay::Format`]): θ whole on every
+//! row, one row per applied update, `iteration,<θ of each variable>`, after a header naming the
+//! columns; what a run of format 1 resumed keeps writing (a new run writes the replay log,
+//! [`super::replay`]). Append-only. It is flushed whenever 50 ms have passed since the last
 //! flush, so a real run (whose pairs take far longer) flushes every row, and a crash of a fast
 //! simulation loses at most 50 ms of rows, which a resume recomputes anyway. A caller that
 //! writes millions of rows a second appends with [`ThetaLog::append_row`] and looks at the

@@ -18,7 +18,7 @@ pub mod reshape;
 pub mod session;
 pub mod verification;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -392,46 +392,6 @@ impl Feed for TunerFeed<'_> {
             _ => self.tuner.driver.abandon(trial.iteration),
         }
     }
-}
-
-/// A record of an earlier run's verification is moved aside (numbered backup) when a run starts
-/// anew, local or shared, so it can never be read as this run's.
-pub fn set_aside_old_verification(config: &crate::config::Config, mode: StartMode) -> Result<()> {
-    let record = config.verify_record();
-    if mode != StartMode::Resume && record.exists() {
-        let bak = backup_name(&record);
-        std::fs::rename(&record, &bak).with_context(|| {
-            format!(
-                "{}: cannot move aside to {}",
-                record.display(),
-                bak.display()
-            )
-        })?;
-    }
-    Ok(())
-}
-
-/// `x.log` → `x.log.bak`, or `.bak.1`, `.bak.2`, … when earlier backups exist: never overwrite one.
-pub fn backup_name(path: &Path) -> PathBuf {
-    let mut n = 0;
-    loop {
-        let suffix = if n == 0 {
-            ".bak".to_string()
-        } else {
-            format!(".bak.{n}")
-        };
-        let candidate = with_suffix(path, &suffix);
-        if !candidate.exists() {
-            return candidate;
-        }
-        n += 1;
-    }
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(suffix);
-    path.with_file_name(name)
 }
 
 pub(crate) fn refusal(files: &RunFiles) -> UserError {

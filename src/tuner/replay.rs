@@ -1,4 +1,5 @@
-//! The θ log as a replay (format 2): per row only what that row knows, θ itself now and then.
+//! The replay log (the θ log's format 2, what a new run writes): per row only what that row
+//! knows, θ itself now and then. (Format 1, θ whole on every row, is the CSV θ log, [`super::log`].)
 //!
 //! A run is a deterministic replay of its definition, its seed and its ordered results, so an
 //! SPSA row holds the iteration k whose update was applied, the measured signal, and a 32-bit

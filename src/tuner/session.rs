@@ -6,12 +6,12 @@
 
 use anyhow::{Context, Result};
 
-use super::checkpoint::{self, Checkpoint, Parts, RunState};
+use super::checkpoint::{self, Checkpoint, Parts, RunState, backup_name};
 use super::log::{self, ThetaLog};
 use super::outputs::Outputs;
 use super::replay::{self, Format, ReplayLog};
 use super::reshape::{self, Reshape};
-use super::{RunFiles, StartMode, UserError, backup_name, refusal};
+use super::{RunFiles, StartMode, UserError, refusal};
 use crate::source::Record;
 use crate::vars::Variable;
 

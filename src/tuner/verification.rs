@@ -19,10 +19,29 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::StartMode;
+use super::checkpoint::backup_name;
+
 /// Where a run with θ log `log` records its verification: `x.log` → `x.verify.txt` (the same
 /// rule as [`crate::config::Config::verify_record`]).
 pub fn file_for(log: &Path) -> PathBuf {
     log.with_extension("verify.txt")
+}
+
+/// A record of an earlier run's verification is moved aside (numbered backup) when a run starts
+/// anew, local or shared, so it can never be read as this run's.
+pub fn set_aside(record: &Path, mode: StartMode) -> Result<()> {
+    if mode != StartMode::Resume && record.exists() {
+        let bak = backup_name(record);
+        std::fs::rename(record, &bak).with_context(|| {
+            format!(
+                "{}: cannot move aside to {}",
+                record.display(),
+                bak.display()
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// One recorded step.
