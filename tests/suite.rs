@@ -72,6 +72,7 @@ mod tune_real;
 mod tuner_seams;
 mod verify_ladder;
 mod web_browser;
+mod web_team;
 
 /// With `autotests = false`, a new `tests/NAME.rs` that is not a module here would never run:
 /// every file of tests/ is one (or one of the two binaries' roots).

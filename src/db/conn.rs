@@ -237,6 +237,31 @@ impl Db {
         }
     }
 
+    /// A connection to the same database as role `user` with `password`, opened now: the
+    /// server checks the password (a wrong one, or a role that may not log in, is
+    /// [`DbError::NotReached`] with the server's message). The password is not kept: the
+    /// connection's settings forget it once it is open, so a lost connection cannot be reopened
+    /// (`spsa serve` then signs the session out). The URL shown names `user`.
+    pub async fn sign_in(&self, user: &str, password: &str) -> Result<Db, DbError> {
+        let mut config = self.config.clone();
+        config.user(user);
+        config.password(password);
+        let host = self.url_shown.rsplit_once('@').map_or("", |(_, h)| h);
+        let mut db = Db {
+            config,
+            url_shown: format!("postgres://{user}@{host}"),
+            tls: self.tls.clone(),
+            connector: self.connector.clone(),
+            client: None,
+            reached: false,
+            patience: Duration::from_secs(5),
+            stop: None,
+        };
+        db.client().await?;
+        db.config.password("");
+        Ok(db)
+    }
+
     /// Give up waiting on the server [`STOP_GRACE`] after `stop` is requested (this connection
     /// and its siblings made after).
     pub fn stop_on(&mut self, stop: Option<&Shutdown>) {

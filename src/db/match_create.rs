@@ -136,12 +136,7 @@ pub async fn play_on_workers(
 ) -> Result<()> {
     use crate::matchrun::describe_options;
     let (n1, n2) = plan.names();
-    let name = format!(
-        "match {n1} ({}) vs {n2} ({})",
-        describe_options(&plan.a_options),
-        describe_options(&plan.b_options)
-    );
-    let new = new_match(name, plan, games, None, None, serving).await?;
+    let new = new_match(match_name(plan), plan, games, None, None, serving).await?;
     let mut db = Db::new(url)?;
     db.stop_on(Some(shutdown));
     let id = create_announced(&mut db, &new, shutdown).await?;
@@ -166,6 +161,18 @@ pub async fn play_on_workers(
         }
     }
     Ok(())
+}
+
+/// A match's name in the database: its sides and their options (`spsa match --db` and the
+/// page's form name theirs so).
+pub fn match_name(plan: &Plan) -> String {
+    use crate::matchrun::describe_options;
+    let (n1, n2) = plan.names();
+    format!(
+        "match {n1} ({}) vs {n2} ({})",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options)
+    )
 }
 
 /// `spsa verify --db`: prepare the verification, play it on the database's workers as a match
