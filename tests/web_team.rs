@@ -77,6 +77,18 @@ fn form(fields: &[(&str, &str)]) -> String {
         .join("&")
 }
 
+/// A form posted with `cookie`: (status, page).
+fn post(serve: &Serve, path: &str, cookie: &str, fields: &[(&str, &str)]) -> (u16, String) {
+    let (status, _, body) = request(&serve.url, "POST", path, Some(cookie), &[], &form(fields));
+    (status, body)
+}
+
+/// An API action with `cookie` and, if given, the token in `X-CSRF-Token`: its status.
+fn api(serve: &Serve, path: &str, cookie: &str, token: Option<&str>) -> u16 {
+    let header: Vec<(&str, &str)> = token.map(|t| ("X-CSRF-Token", t)).into_iter().collect();
+    request(&serve.url, "POST", path, Some(cookie), &header, "").0
+}
+
 /// Sign in by hand: the session's cookie, or the refusal's status and page.
 fn sign_in(serve: &Serve, role: &str, password: &str) -> Result<String, (u16, String)> {
     let (status, head, body) = request(
@@ -179,16 +191,25 @@ fn sign_in_needs_the_databases_word_and_every_change_its_sessions_token() {
     let (_, _, page) = request(&serve.url, "GET", "/", Some(&alice), &[], "");
     assert!(page.contains("signed in as <b>wt1_alice</b>"), "{page}");
 
+    // A name with HTML in it is shown as text.
+    db.psql(
+        "DROP ROLE IF EXISTS \"wt1_<i>eve</i>\"; CREATE ROLE \"wt1_<i>eve</i>\" LOGIN PASSWORD 'eve-pw' IN ROLE spsa_member",
+    );
+    let eve = sign_in(&serve, "wt1_<i>eve</i>", "eve-pw").unwrap();
+    let (_, _, page) = request(&serve.url, "GET", "/", Some(&eve), &[], "");
+    assert!(
+        page.contains("signed in as <b>wt1_&lt;i&gt;eve&lt;/i&gt;</b>"),
+        "{page}"
+    );
+
     // A forged cookie is no session: the page says "sign in", a post is refused.
     let forged = "0".repeat(64);
     assert_eq!(csrf_of(&serve, &forged), None);
-    let (status, _, body) = request(
-        &serve.url,
-        "POST",
+    let (status, body) = post(
+        &serve,
         "/runs/db-1/team",
-        Some(&forged),
-        &[],
-        &form(&[("csrf", &alice_token), ("action", "pause")]),
+        &forged,
+        &[("csrf", &alice_token), ("action", "pause")],
     );
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("not signed in"), "{body}");
@@ -200,81 +221,45 @@ fn sign_in_needs_the_databases_word_and_every_change_its_sessions_token() {
         if let Some(t) = token {
             fields.push(("csrf", t));
         }
-        let (status, _, body) = request(
-            &serve.url,
-            "POST",
-            "/runs/db-1/team",
-            Some(&alice),
-            &[],
-            &form(&fields),
-        );
+        let (status, body) = post(&serve, "/runs/db-1/team", &alice, &fields);
         assert_eq!(status, 403, "{body}");
         assert!(
             body.contains("token is missing or not this session's"),
             "{body}"
         );
-        let (status, _, _) = request(
-            &serve.url,
-            "POST",
-            "/api/runs/db-1/pause",
-            Some(&alice),
-            &token
-                .map(|t| ("X-CSRF-Token", t))
-                .into_iter()
-                .collect::<Vec<_>>(),
-            "",
-        );
-        assert_eq!(status, 403);
+        assert_eq!(api(&serve, "/api/runs/db-1/pause", &alice, token), 403);
         assert_eq!(state(&db, "1"), "active approved");
     }
     // With her own token, the database still says no: the run is not hers.
-    let (status, _, body) = request(
-        &serve.url,
-        "POST",
+    let (status, body) = post(
+        &serve,
         "/runs/db-1/team",
-        Some(&alice),
-        &[],
-        &form(&[("csrf", &alice_token), ("action", "pause")]),
+        &alice,
+        &[("csrf", &alice_token), ("action", "pause")],
     );
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("refused by the database"), "{body}");
-    let (status, _, _) = request(
-        &serve.url,
-        "POST",
-        "/api/runs/db-1/stop",
-        Some(&alice),
-        &[("X-CSRF-Token", &alice_token)],
-        "",
-    );
+    let status = api(&serve, "/api/runs/db-1/stop", &alice, Some(&alice_token));
     assert_eq!(status, 403);
     assert_eq!(state(&db, "1"), "active approved");
 
     // Sign-out ends a session; idleness ends another.
-    let (status, _, _) = request(
-        &serve.url,
-        "POST",
-        "/signout",
-        Some(&bob),
-        &[],
-        &form(&[("csrf", &bob_token)]),
-    );
+    let (status, _) = post(&serve, "/signout", &bob, &[("csrf", &bob_token)]);
     assert_eq!(status, 303);
     assert_eq!(csrf_of(&serve, &bob), None);
     std::thread::sleep(Duration::from_millis(3500));
     assert_eq!(csrf_of(&serve, &alice), None, "an idle session expired");
-    let (status, _, _) = request(
-        &serve.url,
-        "POST",
+    let (status, _) = post(
+        &serve,
         "/runs/db-1/team",
-        Some(&alice),
-        &[],
-        &form(&[("csrf", &alice_token), ("action", "pause")]),
+        &alice,
+        &[("csrf", &alice_token), ("action", "pause")],
     );
     assert_eq!(status, 403);
     // The database saw each member's own connection close.
     wait_for(
         &db,
-        "SELECT count(*) FROM pg_stat_activity WHERE usename LIKE 'wt1_%'",
+        "SELECT count(*) FROM pg_stat_activity WHERE usename IN ('wt1_alice', 'wt1_bob')",
         |s| s == "0",
     );
 }
@@ -475,15 +460,15 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     // The API, with a session of bob's and its token.
     let bob = sign_in(&serve, "wt2_bob", "bob-pw").unwrap();
     let token = csrf_of(&serve, &bob).unwrap();
-    let (status, _, body) = request(
-        &serve.url,
-        "POST",
-        &format!("/api/runs/db-{second}/stop"),
-        Some(&bob),
-        &[("X-CSRF-Token", &token)],
-        "",
+    assert_eq!(
+        api(
+            &serve,
+            &format!("/api/runs/db-{second}/stop"),
+            &bob,
+            Some(&token)
+        ),
+        403
     );
-    assert_eq!(status, 403, "{body}");
     assert_eq!(state(&db, &second), "active waiting");
     let bob_url = cluster.url("wt2_bob", "bob-pw", &db.name);
     let refused = psql_as(&bob_url, &format!("SELECT spsa.stop({second})")).unwrap_err();

@@ -411,11 +411,11 @@ pub fn run_panel(v: &super::db::TeamView, session: Option<&Session>) -> Markup {
                         " " button name="action" value="reject" id="reject" { "reject" }
                     }
                     @if (mine || approver) && live {
-                        @if v.state == "active" { " " button name="action" value="pause" id="pause" { "pause" } }
-                        @if v.state == "paused" { " " button name="action" value="resume" id="resume" { "resume" } }
                         " " button name="action" value="stop" id="stop" { "stop" }
                     }
                     @if mine && live {
+                        @if v.state == "active" { " " button name="action" value="pause" id="pause" { "pause" } }
+                        @if v.state == "paused" { " " button name="action" value="resume" id="resume" { "resume" } }
                         " priority " input name="value" id="priority-input" type="number" value="0" style="width:5em";
                         " " button name="action" value="priority" id="priority" { "set priority" }
                     }
