@@ -20,6 +20,7 @@ mod cli_conventions;
 mod coefficients_cli;
 mod config_paths;
 mod damaged_files;
+mod db_door;
 mod db_engines;
 mod db_fuzz;
 mod db_heldout;

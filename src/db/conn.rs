@@ -43,9 +43,12 @@ pub enum DbError {
 
 /// A wrong URL, or a database that cannot be reached at the first connection, is the user's to
 /// fix; a refusal, a stop or a connection lost while a run is under way is not.
+/// A role refused what it asked (SQLSTATE 42501: a member stopping another's run, a worker
+/// creating one) is the user's too: another role may.
 impl crate::error::UserFacing for DbError {
     fn is_user_error(&self) -> bool {
         matches!(self, DbError::BadUrl { .. } | DbError::NotReached { .. })
+            || self.code() == "42501"
     }
 }
 
