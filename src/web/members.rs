@@ -243,25 +243,7 @@ async fn create_match(session: &Session, argv: &[String]) -> Result<i64, FormErr
     let created = crate::db::matches::create(&mut db, &new)
         .await
         .map_err(|e| FormErrors::of(format!("{e:#}")))?;
-    Ok(created.id())
-}
-
-/// What [`crate::db::matches::create`] answers: the match's id (with members, and whether it
-/// waits for an approver).
-trait CreatedId {
-    fn id(self) -> i64;
-}
-
-impl CreatedId for i64 {
-    fn id(self) -> i64 {
-        self
-    }
-}
-
-impl CreatedId for (i64, bool) {
-    fn id(self) -> i64 {
-        self.0
-    }
+    Ok(created.0)
 }
 
 #[derive(Deserialize)]
