@@ -256,6 +256,61 @@ fn sign_in_needs_the_databases_word_and_every_change_its_sessions_token() {
         &[("csrf", &alice_token), ("action", "pause")],
     );
     assert_eq!(status, 403);
+    // A member's match from the CLI waits; an approver rejects it through the API with a
+    // reason, which the member's process ends with and the run's page shows.
+    let alice_url = cluster.url("wt1_alice", "alice-pw", &db.name);
+    let cache = dir.path().join("cache");
+    let member = pg_common::spsa(
+        dir.path(),
+        &cache,
+        &[
+            "match",
+            "--engine1",
+            sparring(),
+            "--depth",
+            "1",
+            "--pairs",
+            "4",
+        ],
+    )
+    .args(["--progress", "0", "--db", &alice_url])
+    .spawn()
+    .unwrap();
+    let run = wait_for(
+        &db,
+        "SELECT coalesce(max(id), 0) FROM spsa.runs WHERE author = 'wt1_alice'",
+        |s| !s.is_empty() && s != "0",
+    );
+    let carol = sign_in(&serve, "wt1_carol", "carol-pw").unwrap();
+    let token = csrf_of(&serve, &carol).unwrap();
+    let reject = format!("/api/runs/db-{run}/reject");
+    assert_eq!(api(&serve, &reject, &carol, Some(&token)), 400, "no reason");
+    let with_reason = format!("{reject}?reason=too%20few%20pairs");
+    assert_eq!(api(&serve, &with_reason, &carol, Some(&token)), 204);
+    let out = member.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("too few pairs"), "{said}");
+    let (_, _, page) = request(
+        &serve.url,
+        "GET",
+        &format!("/runs/db-{run}"),
+        Some(&carol),
+        &[],
+        "",
+    );
+    assert!(
+        page.contains("rejected by <span id=\"approver\">wt1_carol</span>")
+            && page.contains("too few pairs"),
+        "{page}"
+    );
+    // A tune's page has the same part: the admin's run, approved at its creation.
+    let (_, _, page) = request(&serve.url, "GET", "/runs/db-1", None, &[], "");
+    assert!(
+        page.contains("<td id=\"author\">spsa_admin</td>") && page.contains("approved at creation"),
+        "{page}"
+    );
+
     // The database saw each member's own connection close.
     wait_for(
         &db,
