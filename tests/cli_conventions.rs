@@ -104,7 +104,7 @@ fn spsa_stdout(args: &[&str]) -> String {
 
 /// Every command, named in each shell's completion script and in the manual page: the scripts
 /// and the page come from the parser's own definitions.
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 17] = [
     "run",
     "simulate",
     "init",
@@ -118,6 +118,8 @@ const COMMANDS: [&str; 15] = [
     "status",
     "serve",
     "prune",
+    "approve",
+    "reject",
     "completions",
     "man",
 ];

@@ -286,7 +286,7 @@ fn a_database_of_version_1_is_migrated_and_read_bit_for_bit() {
         &[],
     ));
     assert!(owner.status.success(), "{}", text(&owner.stderr));
-    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "3");
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "4");
     assert_eq!(
         db.psql("SELECT applied, state FROM spsa.runs"),
         "60|finished"
@@ -393,7 +393,7 @@ fn a_database_of_version_2_is_migrated_by_a_match_and_keeps_its_run() {
         "SELECT count(*) FROM spsa.runs WHERE kind = 'match'",
         |s| s == "1",
     );
-    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "3");
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "4");
     let url = db.worker_role("layout_v2_w", "pwd");
     let worker = finish(spawn_with(
         d,
@@ -440,7 +440,7 @@ fn a_database_of_a_newer_version_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     finished_run(&db, d, 4);
-    db.psql("UPDATE spsa.schema_version SET version = 4");
+    db.psql("UPDATE spsa.schema_version SET version = 5");
     let resumed = finish(spawn_with(
         d,
         &["run", "t.toml", "--db", &db.url, "--resume"],
@@ -450,11 +450,11 @@ fn a_database_of_a_newer_version_is_refused() {
     assert!(!resumed.status.success(), "{said}");
     assert!(
         said.contains(
-            "the database's spsa schema is version 4, made by a newer spsa than this one"
+            "the database's spsa schema is version 5, made by a newer spsa than this one"
         ),
         "{said}"
     );
-    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "4");
+    assert_eq!(db.psql("SELECT version FROM spsa.schema_version"), "5");
     let serve = finish(spawn_with(
         d,
         &["serve", "--db", &db.url, "--listen", "127.0.0.1:0"],

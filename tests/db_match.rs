@@ -23,7 +23,7 @@ fn count(db: &TestDb, sql: &str) -> u64 {
 /// What both matches play: sparring's defaults against weaker minor pieces, at 10,000 nodes a
 /// move (a fixed node count: the same games on any machine, under any load), on the shipped
 /// book, by an SPRT that takes a few dozen pairs to decide (27 at seed 57).
-fn common(book: &str) -> Vec<String> {
+pub(crate) fn common(book: &str) -> Vec<String> {
     [
         "match",
         "--engine1",
@@ -50,7 +50,7 @@ fn common(book: &str) -> Vec<String> {
 }
 
 /// Side A's (W, D, L) in each pair of a local match's PGN, in pair order.
-fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
+pub(crate) fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
     let whites = match_common::tags(pgn, "White");
     let results = match_common::tags(pgn, "Result");
     let rounds = match_common::tags(pgn, "Round");
@@ -69,6 +69,21 @@ fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
         }
     }
     pairs
+}
+
+/// Pair for pair: the counted pairs of match `run` are `pairs` (a local match's, in order), each
+/// with its result.
+pub(crate) fn assert_pairs_are(db: &TestDb, run: &str, pairs: &[(u64, u64, u64)]) {
+    let counted = db.psql(&format!(
+        "SELECT string_agg(pair || ':' || wins || draws || losses, ' ' ORDER BY pair)
+           FROM spsa.match_pairs WHERE run_id = {run} AND counted"
+    ));
+    let want: Vec<String> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (w, dr, l))| format!("{}:{w}{dr}{l}", i + 1))
+        .collect();
+    assert_eq!(counted, want.join(" "), "pair for pair");
 }
 
 fn spawn_worker(d: &Path, url: &str, name: &str) -> Child {
@@ -207,17 +222,7 @@ fn workers_play_an_sprt_through_kills_and_a_restart_as_a_local_match_does() {
         ),
         "local: {local_out}"
     );
-    // Pair for pair: the counted pairs are the local match's first ones, each with its result.
-    let counted = db.psql(&format!(
-        "SELECT string_agg(pair || ':' || wins || draws || losses, ' ' ORDER BY pair)
-           FROM spsa.match_pairs WHERE run_id = {run} AND counted"
-    ));
-    let want: Vec<String> = pairs
-        .iter()
-        .enumerate()
-        .map(|(i, (w, dr, l))| format!("{}:{w}{dr}{l}", i + 1))
-        .collect();
-    assert_eq!(counted, want.join(" "));
+    assert_pairs_are(&db, &run, &pairs);
     // Every pair reported once; those after the decision are kept, not counted.
     assert_eq!(
         count(

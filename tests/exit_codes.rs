@@ -269,6 +269,8 @@ fn database_commands_with_no_server_there() {
         vec!["status", "--db", url],
         vec!["prune", "--db", url, "--older-than", "3"],
         vec!["modify", "--db", url, "--run", "1", "--throughput", "50"],
+        vec!["approve", "--db", url, "1"],
+        vec!["reject", "--db", url, "1", "--reason", "no"],
         vec!["run", "sim.conf", "--db", url],
     ] {
         assert_user_error(d, &args, &["127.0.0.1:1", "cannot connect"]);

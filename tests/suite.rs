@@ -20,6 +20,7 @@ mod cli_conventions;
 mod coefficients_cli;
 mod config_paths;
 mod damaged_files;
+mod db_door;
 mod db_engines;
 mod db_fuzz;
 mod db_heldout;
@@ -72,6 +73,7 @@ mod tune_real;
 mod tuner_seams;
 mod verify_ladder;
 mod web_browser;
+mod web_team;
 
 /// With `autotests = false`, a new `tests/NAME.rs` that is not a module here would never run:
 /// every file of tests/ is one (or one of the two binaries' roots).

@@ -29,7 +29,7 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// Chromium and chromedriver, or `None` (skip) when they are missing outside CI.
-fn tools_present() -> bool {
+pub(crate) fn tools_present() -> bool {
     let present = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
     if !present {
         assert!(
@@ -50,14 +50,14 @@ fn free_port() -> u16 {
 }
 
 /// chromedriver and one headless Chromium session. The driver is killed on drop.
-struct Browser {
+pub(crate) struct Browser {
     driver: Child,
     client: Option<Client>,
     _profile: tempfile::TempDir,
 }
 
 impl Browser {
-    async fn start() -> Browser {
+    pub(crate) async fn start() -> Browser {
         let port = free_port();
         let driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
@@ -103,11 +103,11 @@ impl Browser {
         }
     }
 
-    fn c(&self) -> &Client {
+    pub(crate) fn c(&self) -> &Client {
         self.client.as_ref().unwrap()
     }
 
-    async fn text(&self, css: &str) -> String {
+    pub(crate) async fn text(&self, css: &str) -> String {
         self.c()
             .find(Locator::Css(css))
             .await
@@ -118,7 +118,7 @@ impl Browser {
     }
 
     /// Wait (30 s at most) until the element's text satisfies `want`; the page is not reloaded.
-    async fn wait_text(&self, css: &str, want: impl Fn(&str) -> bool) -> String {
+    pub(crate) async fn wait_text(&self, css: &str, want: impl Fn(&str) -> bool) -> String {
         let t = Instant::now();
         loop {
             let got = match self.c().find(Locator::Css(css)).await {
@@ -136,11 +136,11 @@ impl Browser {
         }
     }
 
-    async fn js(&self, script: &str) -> serde_json::Value {
+    pub(crate) async fn js(&self, script: &str) -> serde_json::Value {
         self.c().execute(script, vec![]).await.unwrap()
     }
 
-    async fn screenshot(&self, name: &str) -> PathBuf {
+    pub(crate) async fn screenshot(&self, name: &str) -> PathBuf {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/web-screenshots");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
@@ -149,13 +149,13 @@ impl Browser {
     }
 
     /// No alert is open: no injected script ran `alert`.
-    async fn assert_no_alert(&self) {
+    pub(crate) async fn assert_no_alert(&self) {
         if let Ok(text) = self.c().get_alert_text().await {
             panic!("a script ran: alert({text})");
         }
     }
 
-    async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         if let Some(c) = self.client.take() {
             let _ = c.close().await;
         }

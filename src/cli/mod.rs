@@ -4,6 +4,7 @@
 //! here; `main.rs` only parses, runs [`dispatch`] and maps the
 //! error to an exit status ([`exit::status`]).
 
+pub mod approve;
 pub mod coefficients;
 pub mod completions;
 pub mod exit;
@@ -15,6 +16,7 @@ pub mod modify;
 pub mod plan;
 pub mod positions;
 pub mod prune;
+pub mod reject;
 pub mod report;
 pub mod run;
 pub mod serve;
@@ -57,6 +59,10 @@ pub enum Command {
     Coefficients(coefficients::CoefficientsArgs),
     /// Change a shared run while it goes on: its throughput share, its priority.
     Modify(modify::ModifyArgs),
+    /// Approve a member's waiting run or match (as an approver): the workers play it.
+    Approve(approve::ApproveArgs),
+    /// Reject a member's waiting run or match with a reason (as an approver): it never plays.
+    Reject(reject::RejectArgs),
     /// Serve the shared runs of a database: lease iterations, play them, report.
     Worker(worker::WorkerArgs),
     /// Show the shared runs of a database and their workers.
@@ -86,6 +92,8 @@ pub async fn dispatch(command: Command) -> Result<()> {
         Command::Worker(args) => worker::command(args).await,
         Command::Status(args) => status::command(args).await,
         Command::Modify(args) => modify::command(args).await,
+        Command::Approve(args) => approve::command(args).await,
+        Command::Reject(args) => reject::command(args).await,
         Command::Serve(args) => serve::command(args).await,
         Command::Prune(args) => prune::command(args).await,
         Command::Completions(args) => completions::command(&args),

@@ -30,6 +30,19 @@ pub struct ServeArgs {
     /// Allow pause, resume, stop and priority of shared runs to whoever gives this file's token.
     #[arg(long, value_name = "FILE")]
     admin_token_file: Option<PathBuf>,
+    /// With --db: the folder of engines and opening books a member's match form may name (the
+    /// server runs these engines to measure their signatures); without it, no forms.
+    #[arg(long, value_name = "DIR", requires = "db")]
+    form_files: Option<PathBuf>,
+    /// With --db: a member's session unused for this many seconds is signed out.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800, requires = "db")]
+    session_idle: u64,
+    /// With --db: a member's session is signed out this many seconds after its sign-in.
+    #[arg(long, value_name = "SECONDS", default_value_t = 43200, requires = "db")]
+    session_max: u64,
+    /// With --db: mark the session cookie Secure (the page is served through HTTPS by a proxy).
+    #[arg(long, requires = "db")]
+    secure_cookie: bool,
 }
 
 pub async fn command(args: ServeArgs) -> Result<()> {
@@ -66,6 +79,20 @@ pub async fn command(args: ServeArgs) -> Result<()> {
             Some(token)
         }
     };
+    if let Some(dir) = &args.form_files
+        && !dir.is_dir()
+    {
+        return Err(UserError(format!("--form-files {}: not a folder", dir.display())).into());
+    }
+    let team = web::team::TeamSettings {
+        idle: std::time::Duration::from_secs(args.session_idle.max(1)),
+        max_age: std::time::Duration::from_secs(args.session_max.max(1)),
+        files: args
+            .form_files
+            .as_ref()
+            .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())),
+        secure_cookie: args.secure_cookie,
+    };
     let (mut local, mut matches) = (Vec::new(), Vec::new());
     for path in &args.runs {
         if is_match_record(path) {
@@ -99,6 +126,7 @@ pub async fn command(args: ServeArgs) -> Result<()> {
             matches,
             shared,
             admin_token,
+            team,
         },
     )
     .await

@@ -43,9 +43,12 @@ pub enum DbError {
 
 /// A wrong URL, or a database that cannot be reached at the first connection, is the user's to
 /// fix; a refusal, a stop or a connection lost while a run is under way is not.
+/// A role refused what it asked (SQLSTATE 42501: a member stopping another's run, a worker
+/// creating one) is the user's too: another role may.
 impl crate::error::UserFacing for DbError {
     fn is_user_error(&self) -> bool {
         matches!(self, DbError::BadUrl { .. } | DbError::NotReached { .. })
+            || self.code() == "42501"
     }
 }
 
@@ -235,6 +238,31 @@ impl Db {
             patience: self.patience,
             stop: self.stop.clone(),
         }
+    }
+
+    /// A connection to the same database as role `user` with `password`, opened now: the
+    /// server checks the password (a wrong one, or a role that may not log in, is
+    /// [`DbError::NotReached`] with the server's message). The password is not kept: the
+    /// connection's settings forget it once it is open, so a lost connection cannot be reopened
+    /// (`spsa serve` then signs the session out). The URL shown names `user`.
+    pub async fn sign_in(&self, user: &str, password: &str) -> Result<Db, DbError> {
+        let mut config = self.config.clone();
+        config.user(user);
+        config.password(password);
+        let host = self.url_shown.rsplit_once('@').map_or("", |(_, h)| h);
+        let mut db = Db {
+            config,
+            url_shown: format!("postgres://{user}@{host}"),
+            tls: self.tls.clone(),
+            connector: self.connector.clone(),
+            client: None,
+            reached: false,
+            patience: Duration::from_secs(5),
+            stop: None,
+        };
+        db.client().await?;
+        db.config.password("");
+        Ok(db)
     }
 
     /// Give up waiting on the server [`STOP_GRACE`] after `stop` is requested (this connection

@@ -54,12 +54,9 @@ async fn store(db: &mut Db, items: &[(String, &Path, &str)]) -> anyhow::Result<(
         let sha = sha.to_string();
         let held: bool = db
             .run("look up a stored engine", async |c: &Client| {
-                Ok(c.query_one(
-                    "SELECT EXISTS (SELECT FROM spsa.artifacts WHERE sha256 = $1)",
-                    &[&sha],
-                )
-                .await?
-                .get(0))
+                Ok(c.query_one("SELECT spsa.has_artifact($1)", &[&sha])
+                    .await?
+                    .get(0))
             })
             .await?;
         if held {
@@ -73,13 +70,10 @@ async fn store(db: &mut Db, items: &[(String, &Path, &str)]) -> anyhow::Result<(
                 path.display()
             );
         }
-        let size = bytes.len() as i64;
+        // `spsa.store_artifact` checks the hash, and the caller (whoever creates runs).
         db.run("store an engine", async |c: &Client| {
-            c.execute(
-                "INSERT INTO spsa.artifacts (sha256, bytes, size) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                &[&sha, &bytes, &size],
-            )
-            .await
+            c.execute("SELECT spsa.store_artifact($1, $2)", &[&sha, &bytes])
+                .await
         })
         .await?;
     }

@@ -114,11 +114,14 @@ pub async fn create_announced(db: &mut Db, new: &NewMatch, shutdown: &Shutdown) 
     if shutdown.is_requested() {
         anyhow::bail!("stopped before the match was created: nothing is in the database");
     }
-    let id = create(db, new).await?;
+    let (id, waits) = create(db, new).await?;
     eprintln!(
         "match {id} in database {}: played by the database's workers (`spsa worker --db URL`)",
         db.url()
     );
+    if waits {
+        eprintln!("{}", super::admin::waits_line("match", id, db));
+    }
     Ok(id)
 }
 
@@ -136,12 +139,7 @@ pub async fn play_on_workers(
 ) -> Result<()> {
     use crate::matchrun::describe_options;
     let (n1, n2) = plan.names();
-    let name = format!(
-        "match {n1} ({}) vs {n2} ({})",
-        describe_options(&plan.a_options),
-        describe_options(&plan.b_options)
-    );
-    let new = new_match(name, plan, games, None, None, serving).await?;
+    let new = new_match(match_name(plan), plan, games, None, None, serving).await?;
     let mut db = Db::new(url)?;
     db.stop_on(Some(shutdown));
     let id = create_announced(&mut db, &new, shutdown).await?;
@@ -153,7 +151,13 @@ pub async fn play_on_workers(
         plan.description
     )?;
     let mut copy = games.pgn.clone().map(super::matches::GameCopy::new);
-    match follow(&mut db, id, every, shutdown, copy.as_mut()).await? {
+    let followed = follow(&mut db, id, every, shutdown, copy.as_mut()).await?;
+    if followed.is_some()
+        && let Some(refusal) = rejected(&mut db, id).await?
+    {
+        return Err(refusal.into());
+    }
+    match followed {
         Some(state) => crate::out!("{}", state.result())?,
         None => {
             if let Some(path) = &games.pgn {
@@ -166,6 +170,18 @@ pub async fn play_on_workers(
         }
     }
     Ok(())
+}
+
+/// A match's name in the database: its sides and their options (`spsa match --db` and the
+/// page's form name theirs so).
+pub fn match_name(plan: &Plan) -> String {
+    use crate::matchrun::describe_options;
+    let (n1, n2) = plan.names();
+    format!(
+        "match {n1} ({}) vs {n2} ({})",
+        describe_options(&plan.a_options),
+        describe_options(&plan.b_options)
+    )
 }
 
 /// `spsa verify --db`: prepare the verification, play it on the database's workers as a match
@@ -269,6 +285,9 @@ pub async fn verify(
     let Some(state) = state? else {
         return Ok((id, None));
     };
+    if let Some(refusal) = rejected(db, id).await? {
+        return Err(refusal.into());
+    }
     let mut report = state.result();
     if let Some(line) = prepared.openings_of_pairs(state.tally.pairs()) {
         report.push_str(&line);
@@ -299,4 +318,9 @@ pub async fn verify(
         .await?;
     }
     Ok((id, Some(verified)))
+}
+
+/// The refusal to end with when an approver rejected match `id` (a member's).
+async fn rejected(db: &mut Db, id: i64) -> Result<Option<crate::error::UserError>> {
+    Ok(super::admin::approval_of(db, id).await?.rejection(id))
 }

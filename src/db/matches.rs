@@ -107,8 +107,7 @@ impl GameCopy {
             let rows = db
                 .run("read the match's games", async |c: &Client| {
                     c.query(
-                        "SELECT pair, records FROM spsa.match_pairs
-                          WHERE run_id = $1 AND counted AND pair > $2 ORDER BY pair LIMIT $3",
+                        "SELECT pair, records FROM spsa.match_records($1, $2, $3)",
                         &[&id, &after, &BATCH],
                     )
                     .await
@@ -192,8 +191,9 @@ pub fn match_window() -> i32 {
 }
 
 /// Install (or upgrade) the schema, store the engines and create the match with its first
-/// window of pairs, in one transaction; returns its id.
-pub async fn create(db: &mut Db, m: &NewMatch) -> Result<i64> {
+/// window of pairs, in one transaction; returns its id, and whether it waits for an approver
+/// (a member's: see `spsa.new_run`).
+pub async fn create(db: &mut Db, m: &NewMatch) -> Result<(i64, bool)> {
     owner::install_schema(db).await?;
     engines::store_artifacts(db, &m.engines).await?;
     engines::store_files(db, &m.files).await?;
@@ -215,40 +215,31 @@ pub async fn create(db: &mut Db, m: &NewMatch) -> Result<i64> {
         .map(|e| (e.side.clone(), e.sha256.clone()))
         .chain(m.def.files.iter().map(|f| (f.key(), f.sha256.clone())))
         .collect();
-    let id = db
+    let created = db
         .run("create the match", async |c: &Client| {
-            super::conn::in_transaction(c, async {
-                let id = owner::insert_run(
-                    c,
-                    &m.name,
-                    &definition,
-                    &[],
-                    &[],
-                    &[],
-                    &[],
-                    planned,
-                    &serving,
-                    1,
-                    &engines,
-                )
-                .await?;
-                c.execute(
-                    "UPDATE spsa.runs SET kind = 'match', sprt = $2, match_window = $3 WHERE id = $1",
-                    &[&id, &sprt, &window],
-                )
-                .await?;
-                c.execute(
-                    "INSERT INTO spsa.work (run_id, iteration, pairs)
-                     SELECT $1, g, 1 FROM generate_series(1, least($2, $3::bigint)) g",
-                    &[&id, &planned, &i64::from(window)],
-                )
-                .await?;
-                Ok(id)
-            })
+            owner::insert_run(
+                c,
+                &owner::NewRow {
+                    kind: "match",
+                    name: &m.name,
+                    definition: &definition,
+                    names: &[],
+                    lo: &[],
+                    hi: &[],
+                    start: &[],
+                    total: planned,
+                    serving: &serving,
+                    snapshot_every: 1,
+                    engines: &engines,
+                    sprt: sprt.clone(),
+                    match_window: window,
+                },
+            )
             .await
         })
-        .await?;
-    Ok(id)
+        .await
+        .map_err(super::admin::refusal)?;
+    Ok(created)
 }
 
 /// Where a match stands, as its row and its pairs say.
@@ -534,18 +525,6 @@ fn parse(rows: Vec<tokio_postgres::Row>) -> Result<Vec<MatchState>> {
         });
     }
     Ok(out)
-}
-
-/// Stop match `id` (`spsa modify --stop`): no pair is leased any more; pairs in flight are
-/// still recorded when reported, not counted. False when there is no such active match.
-pub async fn stop(c: &Client, id: i64) -> Result<bool, tokio_postgres::Error> {
-    Ok(c.execute(
-        "UPDATE spsa.runs SET state = 'stopped', updated = now()
-          WHERE id = $1 AND state IN ('active', 'paused')",
-        &[&id],
-    )
-    .await?
-        == 1)
 }
 
 /// Open a match's source on this worker: its engines placed and checked as a tune's are (the

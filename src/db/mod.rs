@@ -41,7 +41,12 @@
 //! The role that runs `spsa run --db` installs the schema ([`schema.sql`](self)) and owns its
 //! tables and functions. Workers log in as members of `spsa_worker`, which has EXECUTE on the
 //! worker functions only (lease, heartbeat, give back, report, an engine's bytes, what it
-//! checked of a run's engines, status) and no table rights.
+//! checked of a run's engines, status) and no table rights. Team members (`spsa_member`) and
+//! approvers (`spsa_approver`) have no table rights either: they create, hand out, follow,
+//! pause, stop, approve and reject through functions that check `session_user` (schema
+//! version 4), every run records its author, a member's run waits for an approver before any
+//! lease, and triggers keep the audit trail ([`admin`]; docs/shared-runs.md, "Members and
+//! approvers").
 //!
 //! # Engines
 //! The owner stores the run's engine files by SHA-256 and their search signatures with the run
@@ -79,7 +84,7 @@ pub const SCHEMA: &str = include_str!("schema.sql");
 
 /// The layout of the database this spsa writes and reads (`spsa.schema_version`): installing
 /// [`SCHEMA`] migrates a database of an older layout and refuses one of a newer.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// How a worker runs: what its leasing (`worker`) and its engines' placement (`placement`)
 /// both read.

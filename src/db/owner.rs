@@ -28,6 +28,9 @@ use crate::tuner::{StartMode, UserError};
 /// workers' group role there) is left as it is: the install's ALTER TABLEs lock the tables
 /// every report writes, so an owner re-attaching to a busy run would hold up every worker's
 /// report while it waits for them, and deadlock with some (measured: two reports a resume).
+///
+/// A role that does not own the schema (a member or an approver creating a run) installs
+/// nothing: the schema's owner installs and upgrades it, and the functions it calls check it.
 pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
     let sha256 = schema_sha256();
     let installed = db
@@ -36,11 +39,17 @@ pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
                 .query_one(
                     "SELECT to_regclass('spsa.schema_installed') IS NOT NULL
                             AND to_regclass('spsa.schema_version') IS NOT NULL,
-                            EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker')",
+                            (SELECT count(*) = 3 FROM pg_roles
+                              WHERE rolname IN ('spsa_worker', 'spsa_member', 'spsa_approver')),
+                            coalesce((SELECT NOT pg_has_role(session_user, n.nspowner, 'MEMBER')
+                                        FROM pg_namespace n WHERE n.nspname = 'spsa'), false)",
                     &[],
                 )
                 .await?;
-            let (tables, role): (bool, bool) = (row.get(0), row.get(1));
+            let (tables, role, not_ours): (bool, bool, bool) = (row.get(0), row.get(1), row.get(2));
+            if not_ours {
+                return Ok(true);
+            }
             if !(tables && role) {
                 return Ok(false);
             }
@@ -60,17 +69,33 @@ pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
     if installed {
         return Ok(());
     }
-    db.run("install the spsa schema", async |c: &Client| {
-        c.batch_execute(&format!(
-            "BEGIN; SELECT pg_advisory_xact_lock(2117321); {}
+    let installed = db
+        .run("install the spsa schema", async |c: &Client| {
+            c.batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock(2117321); {}
              DELETE FROM spsa.schema_installed;
              INSERT INTO spsa.schema_installed (sha256) VALUES ('{sha256}');
              COMMIT;",
-            super::SCHEMA
-        ))
-        .await
-    })
-    .await
+                super::SCHEMA
+            ))
+            .await
+        })
+        .await;
+    match installed {
+        // No schema there, and this role may not make one (a member's first run).
+        Err(DbError::Refused {
+            what,
+            code,
+            message,
+        }) if code == "42501" => Err(DbError::Refused {
+            what,
+            code,
+            message: format!(
+                "{message}: the database has no spsa schema of this version, and this role cannot install it; the role that owns the database installs it (`spsa status --db URL --install`, or its first `spsa run --db`)"
+            ),
+        }),
+        other => other,
+    }
 }
 
 /// The hex SHA-256 of this spsa's schema text.
@@ -185,10 +210,7 @@ pub async fn attach(
     let existing: Option<(i64, String, Option<String>)> = db
         .run("find the run", async |c: &Client| {
             let row = c
-                .query_opt(
-                    "SELECT id, state, to_char(pruned, 'YYYY-MM-DD HH24:MI TZ') FROM spsa.runs WHERE name = $1 ORDER BY id DESC LIMIT 1",
-                    &[&name],
-                )
+                .query_opt("SELECT id, state, pruned FROM spsa.find_run($1)", &[&name])
                 .await?;
             Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
         })
@@ -201,7 +223,7 @@ pub async fn attach(
         (StartMode::Resume, Some((id, _, None))) => {
             let stored: serde_json::Value = db
                 .run("read the run", async |c: &Client| {
-                    Ok(c.query_one("SELECT definition FROM spsa.runs WHERE id = $1", &[&id])
+                    Ok(c.query_one("SELECT spsa.run_definition($1)", &[&id])
                         .await?
                         .get(0))
                 })
@@ -223,7 +245,7 @@ pub async fn attach(
                     Ok(c.query_one(
                         "SELECT track_interval IS NOT DISTINCT FROM $2 AND track_units = $3 AND track_pairs = $4
                                 AND track_against = $5
-                           FROM spsa.runs WHERE id = $1",
+                           FROM spsa.run_curve($1)",
                         &[&id, &interval, &units, &pairs, &against],
                     )
                     .await?
@@ -236,13 +258,21 @@ pub async fn attach(
                 ))
                 .into());
             }
-            if serving.reference_nps.is_some() || serving.throughput.is_some() {
-                db.run("store the reference speed and share", async |c: &Client| {
+            if serving.reference_nps.is_some() {
+                db.run("store the reference speed", async |c: &Client| {
                     c.execute(
-                        "UPDATE spsa.runs SET reference_nps = coalesce($2, reference_nps),
-                                              throughput = coalesce($3, throughput)
-                          WHERE id = $1",
-                        &[&id, &serving.reference_nps, &serving.throughput],
+                        "UPDATE spsa.runs SET reference_nps = $2 WHERE id = $1",
+                        &[&id, &serving.reference_nps],
+                    )
+                    .await
+                })
+                .await?;
+            }
+            if serving.throughput.is_some() {
+                db.run("store the share", async |c: &Client| {
+                    c.execute(
+                        "SELECT spsa.set_share($1, NULL, $2)",
+                        &[&id, &serving.throughput],
                     )
                     .await
                 })
@@ -260,11 +290,7 @@ pub async fn attach(
         .into()),
         (StartMode::Fresh, Some((id, _, _))) => {
             db.run("stop the old run", async |c: &Client| {
-                c.execute(
-                    "UPDATE spsa.runs SET state = 'stopped' WHERE id = $1 AND state IN ('active', 'paused')",
-                    &[&id],
-                )
-                .await
+                c.execute("SELECT spsa.stop($1)", &[&id]).await
             })
             .await?;
             create(db, name, def, serving).await
@@ -301,18 +327,23 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
     let id = db
         .run("create the run", async |c: &Client| {
             super::conn::in_transaction(c, async {
-                let id = insert_run(
+                let (id, _) = insert_run(
                     c,
-                    name,
-                    &definition,
-                    &names,
-                    &lo,
-                    &hi,
-                    &start,
-                    total,
-                    &serving,
-                    snapshots,
-                    &engines,
+                    &NewRow {
+                        kind: "tune",
+                        name,
+                        definition: &definition,
+                        names: &names,
+                        lo: &lo,
+                        hi: &hi,
+                        start: &start,
+                        total,
+                        serving: &serving,
+                        snapshot_every: snapshots,
+                        engines: &engines,
+                        sprt: None,
+                        match_window: 0,
+                    },
                 )
                 .await?;
                 insert_work(c, id, 0, &iterations, &steps, n_vars, pairs).await?;
@@ -324,39 +355,47 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
     Ok(id)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A run to create with `spsa.new_run` (one call for a tune and a match, the owner's and a
+/// member's alike): its row's columns.
+pub(super) struct NewRow<'a> {
+    /// 'tune' or 'match'.
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub definition: &'a serde_json::Value,
+    pub names: &'a [String],
+    pub lo: &'a [f64],
+    pub hi: &'a [f64],
+    pub start: &'a [f64],
+    pub total: i64,
+    pub serving: &'a Serving,
+    pub snapshot_every: i64,
+    /// (side or file key, SHA-256) of what it plays, stored already.
+    pub engines: &'a [(String, String)],
+    /// A match's SPRT and its window of pairs.
+    pub sprt: Option<Vec<f64>>,
+    pub match_window: i32,
+}
+
+/// Create the run (as the caller, its author): its id, and whether it waits for an approver
+/// (a member's that is not an approver's).
 pub(super) async fn insert_run(
     c: &Client,
-    name: &str,
-    definition: &serde_json::Value,
-    names: &[String],
-    lo: &[f64],
-    hi: &[f64],
-    start: &[f64],
-    total: i64,
-    serving: &Serving,
-    snapshot_every: i64,
-    engines: &[(String, String)],
-) -> Result<i64, tokio_postgres::Error> {
-    let (interval, units, track_pairs, against) = CurveShape::columns(serving.track.as_ref());
-    let id: i64 = c
+    row: &NewRow<'_>,
+) -> Result<(i64, bool), tokio_postgres::Error> {
+    let (interval, units, track_pairs, against) = CurveShape::columns(row.serving.track.as_ref());
+    let (sides, shas): (Vec<String>, Vec<String>) = row.engines.iter().cloned().unzip();
+    let got = c
         .query_one(
-            "INSERT INTO spsa.runs (name, definition, var_names, lo, hi, start_theta, theta, iterations, lease_seconds, reference_nps, throughput,
-                                    track_interval, track_units, track_pairs, track_against, snapshot_every)
-             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, coalesce($10::float8, 100), $11, $12, $13, $14, $15) RETURNING id",
-            &[&name, definition, &names, &lo, &hi, &start, &total, &serving.lease_seconds, &serving.reference_nps, &serving.throughput,
-              &interval, &units, &track_pairs, &against, &snapshot_every],
-        )
-        .await?
-        .get(0);
-    for (side, sha256) in engines {
-        c.execute(
-            "INSERT INTO spsa.run_engines (run_id, side, sha256) VALUES ($1, $2, $3)",
-            &[&id, side, sha256],
+            "SELECT id, approval FROM spsa.new_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+                                                   $15, $16, $17, $18, $19, $20)",
+            &[&row.kind, &row.name, row.definition, &row.names, &row.lo, &row.hi, &row.start, &row.total,
+              &row.serving.lease_seconds, &row.serving.reference_nps, &row.serving.throughput,
+              &interval, &units, &track_pairs, &against, &row.snapshot_every, &sides, &shas,
+              &row.sprt, &row.match_window],
         )
         .await?;
-    }
-    Ok(id)
+    let approval: String = got.get(1);
+    Ok((got.get(0), approval == "waiting"))
 }
 
 /// How many iterations not yet done the owner keeps handed out (work rows with their steps):
@@ -413,28 +452,20 @@ async fn insert_work(
     n_vars: i32,
     pairs: i32,
 ) -> Result<bool, tokio_postgres::Error> {
-    let current: bool = c
-        .query_opt(
-            "SELECT coalesce(jsonb_array_length(definition->'earlier'), 0) = $2
-                    AND state IN ('active', 'paused')
-               FROM spsa.runs WHERE id = $1 FOR SHARE",
-            &[&id, &shape],
-        )
-        .await?
-        .is_some_and(|r| r.get(0));
-    if !current {
-        return Ok(false);
-    }
+    // `spsa.hand_out` checks the caller (the run's author or the owner) and the shape, and
+    // holds the run's row until the caller commits.
     let per = rows_per_statement(n_vars);
     for (ks, st) in ks.chunks(per).zip(steps.chunks(per * n_vars as usize)) {
-        c.execute(
-            "INSERT INTO spsa.work (run_id, iteration, step, pairs)
-             SELECT $1, k, ($3::float8[])[(i - 1) * $4::int + 1 : i * $4::int], $5
-               FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, i)
-             ON CONFLICT DO NOTHING",
-            &[&id, &ks, &st, &n_vars, &pairs],
-        )
-        .await?;
+        let current: bool = c
+            .query_one(
+                "SELECT spsa.hand_out($1, $2, $3, $4, $5, $6)",
+                &[&id, &shape, &ks, &st, &n_vars, &pairs],
+            )
+            .await?
+            .get(0);
+        if !current {
+            return Ok(false);
+        }
     }
     Ok(true)
 }
@@ -448,12 +479,9 @@ async fn hand_out(db: &mut Db, id: i64, def: &RunDefinition, through: u64) -> Re
     let pairs = def.pairs as i32;
     let last: i64 = db
         .run("read the work handed out", async |c: &Client| {
-            Ok(c.query_one(
-                "SELECT coalesce(max(iteration), 0) FROM spsa.work WHERE run_id = $1 AND iteration > 0",
-                &[&id],
-            )
-            .await?
-            .get(0))
+            Ok(c.query_one("SELECT spsa.handed_out($1)", &[&id])
+                .await?
+                .get(0))
         })
         .await?;
     let ks: Vec<i64> = (last + 1..=through as i64).collect();
@@ -625,6 +653,16 @@ async fn reshape_within(
         Ok(v) => v,
         Err(e) => return Ok(Err(e.into())),
     };
+    let change = format!(
+        "variables: {} joined, {} held",
+        reshape.joining.join(" "),
+        reshape.dropping.join(" ")
+    );
+    c.execute(
+        "INSERT INTO spsa.audit (run_id, actor, action, detail) VALUES ($1, session_user, 'modified', $2)",
+        &[&id, &change],
+    )
+    .await?;
     c.execute(
         "UPDATE spsa.runs
             SET definition = $2, var_names = $3, lo = $4, hi = $5, start_theta = $6,
@@ -673,6 +711,8 @@ pub struct Durable {
     pub track: i64,
     /// The run has finished (every iteration and point, or a stop rule).
     pub finished: bool,
+    /// An approver rejected the run (a member's): it will never be played.
+    pub rejected: bool,
 }
 
 /// One applied result as the database recorded it.
@@ -793,9 +833,8 @@ impl Mirror {
                 // Records already in the files are not fetched again.
                 c.query(
                     "SELECT seq, iteration, signal, wins, draws, losses, pentanomial, faults,
-                            CASE WHEN seq > $3 THEN records ELSE '' END, theta_sum, worker
-                       FROM spsa.results WHERE run_id = $1 AND seq > $2 AND seq <= $4
-                      ORDER BY seq LIMIT 5000",
+                            records, theta_sum, worker
+                       FROM spsa.run_results($1, $2, $3, $4)",
                     &[&run, &after, &written, &durable],
                 )
                 .await
@@ -835,8 +874,8 @@ impl Mirror {
         let rows = db
             .run("read the curve's measurements", async |c: &Client| {
                 c.query(
-                    "SELECT seq, unit, pentanomial, records, worker FROM spsa.track_results
-                      WHERE run_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT 1000",
+                    "SELECT seq, unit, pentanomial, records, worker
+                       FROM spsa.run_measurements($1, $2, $3)",
                     &[&run, &after, &durable],
                 )
                 .await
@@ -990,9 +1029,9 @@ pub async fn durable_applied(db: &mut Db, run: i64) -> Result<Durable> {
                 .await?;
             let read = c
                 .query_one(
-                    "SELECT applied, track_reported, state = 'finished',
+                    "SELECT applied, track_reported, finished, approval = 'rejected',
                             pg_logical_emit_message(true, 'spsa', 'durable')
-                       FROM spsa.runs WHERE id = $1",
+                       FROM spsa.run_progress($1)",
                     &[&run],
                 )
                 .await;
@@ -1003,6 +1042,7 @@ pub async fn durable_applied(db: &mut Db, run: i64) -> Result<Durable> {
                         applied: row.get(0),
                         track: row.get(1),
                         finished: row.get(2),
+                        rejected: row.get(3),
                     })
                 }
                 Err(e) => {

@@ -197,11 +197,9 @@ pub async fn attach(
     let id = owner::attach(&mut db, &name, &def, &config.variables, mode, serving).await?;
     let stored: serde_json::Value = db
         .run("read the run", async |c: &tokio_postgres::Client| {
-            Ok(
-                c.query_one("SELECT definition FROM spsa.runs WHERE id = $1", &[&id])
-                    .await?
-                    .get(0),
-            )
+            Ok(c.query_one("SELECT spsa.run_definition($1)", &[&id])
+                .await?
+                .get(0))
         })
         .await?;
     let def: RunDefinition = serde_json::from_value(stored)?;
@@ -209,6 +207,13 @@ pub async fn attach(
         check_recipes(config, &def)?;
     }
     eprintln!("run {id} in database {}", db.url());
+    let approval = super::admin::approval_of(&mut db, id).await?;
+    if let Some(refusal) = approval.rejection(id) {
+        return Err(refusal.into());
+    }
+    if approval.waits() {
+        eprintln!("{}", super::admin::waits_line("run", id, &db));
+    }
     Ok(Attached { db, id, def })
 }
 
@@ -256,6 +261,16 @@ pub async fn own_worker(
 ) -> Result<WorkerSummary> {
     if !shared.play {
         return Ok(Default::default());
+    }
+    // A member's run plays once an approver approved it (the worker would find nothing to
+    // lease before, and stop).
+    let mut db = Db::new(&shared.url)?;
+    db.stop_on(Some(stop));
+    match super::admin::wait_for_approval(&mut db, id, stop).await {
+        Ok(a) if a.approval == "approved" => {}
+        Ok(_) => return Ok(Default::default()),
+        Err(e) if super::DbError::is_stop(&e) => return Ok(Default::default()),
+        Err(e) => return Err(e),
     }
     let opts = WorkerOptions {
         name: format!("run-{id}-{}", std::process::id()),

@@ -19,8 +19,8 @@ DECLARE
 BEGIN
   IF to_regclass('spsa.schema_version') IS NOT NULL THEN
     EXECUTE 'SELECT max(version) FROM spsa.schema_version' INTO v;
-    IF v > 3 THEN
-      RAISE EXCEPTION 'the database''s spsa schema is version %, made by a newer spsa than this one (which knows versions up to 3): update spsa on this machine', v
+    IF v > 4 THEN
+      RAISE EXCEPTION 'the database''s spsa schema is version %, made by a newer spsa than this one (which knows versions up to 4): update spsa on this machine', v
         USING ERRCODE = 'SP010';
     END IF;
   END IF;
@@ -41,6 +41,10 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     FROM unnest(t) WITH ORDINALITY AS u(x, i);
 $$;
 
+-- The groups of login roles (see "Members and approvers" in docs/shared-runs.md): workers
+-- (lease and report), members (create runs and matches, which wait for an approver; pause,
+-- resume, stop and share their own) and approvers (members whose runs need no approval, who
+-- approve or reject waiting runs and may stop any).
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker') THEN
@@ -48,6 +52,28 @@ BEGIN
   END IF;
 EXCEPTION WHEN insufficient_privilege THEN
   RAISE NOTICE 'cannot create role spsa_worker; ask an administrator to create it';
+WHEN unique_violation OR duplicate_object THEN
+  NULL;
+END
+$$;
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_member') THEN
+    CREATE ROLE spsa_member NOLOGIN;
+  END IF;
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'cannot create role spsa_member; ask an administrator to create it';
+WHEN unique_violation OR duplicate_object THEN
+  NULL;
+END
+$$;
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_approver') THEN
+    CREATE ROLE spsa_approver NOLOGIN;
+  END IF;
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'cannot create role spsa_approver; ask an administrator to create it';
 -- Roles belong to the whole cluster: the owner of another database may have created it at the
 -- same moment.
 WHEN unique_violation OR duplicate_object THEN
@@ -215,7 +241,9 @@ ALTER TABLE spsa.results ALTER COLUMN theta_sum SET NOT NULL;
 -- pairs and `decision` 'H0' or 'H1' once a bound is reached (the match is then finished, and
 -- pairs reported after it are kept as `counted = false`). `match_window`: work rows are kept
 -- this many pairs ahead of the counted ones (made by the reports, so the match goes on
--- without its creator).
+-- without its creator). 4: members and approvers (login roles in `spsa_member` and
+-- `spsa_approver`): every run records its author and its approval, a member's run waits for an
+-- approver before any worker leases it, and spsa.audit keeps who did what to each run.
 ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS kind text NOT NULL DEFAULT 'tune';
 ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_kind_check;
 ALTER TABLE spsa.runs ADD CONSTRAINT runs_kind_check CHECK (kind IN ('tune', 'match'));
@@ -247,8 +275,50 @@ CREATE TABLE IF NOT EXISTS spsa.match_pairs (
 );
 CREATE INDEX IF NOT EXISTS match_pairs_waiting ON spsa.match_pairs (run_id, pair) WHERE NOT counted;
 
+-- Version 4: who made each run, and whether it may be played. `author` is the login role
+-- (session_user) that created it; a run of a database from before is its schema owner's.
+-- `approval`: 'waiting' (created by a member who is not an approver: no worker leases it),
+-- 'approved' or 'rejected' (with the approver's `reason`; the run is stopped). `approver` is
+-- who approved or rejected it (the author, for a run approved at creation).
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS author text;
+UPDATE spsa.runs SET author = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+                                WHERE c.oid = 'spsa.runs'::regclass)
+ WHERE author IS NULL;
+ALTER TABLE spsa.runs ALTER COLUMN author SET DEFAULT session_user;
+ALTER TABLE spsa.runs ALTER COLUMN author SET NOT NULL;
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS approval text NOT NULL DEFAULT 'approved';
+ALTER TABLE spsa.runs DROP CONSTRAINT IF EXISTS runs_approval_check;
+ALTER TABLE spsa.runs ADD CONSTRAINT runs_approval_check
+  CHECK (approval IN ('waiting', 'approved', 'rejected'));
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS approver text;
+ALTER TABLE spsa.runs ADD COLUMN IF NOT EXISTS reason text;
+
+-- The audit trail: who created, approved, rejected, paused, resumed, stopped, modified or
+-- changed the share of each run, and when, in order (`id`). Written by triggers on spsa.runs
+-- (so in the transaction of the change, whichever function or owner's statement made it) and
+-- read through spsa.audit_trail. A run of a database from before gets a `created` row at its
+-- creation time, by its author.
+DO $$
+BEGIN
+  IF to_regclass('spsa.audit') IS NULL THEN
+    CREATE TABLE spsa.audit (
+      id     bigserial PRIMARY KEY,
+      run_id bigint NOT NULL REFERENCES spsa.runs ON DELETE CASCADE,
+      actor  text NOT NULL,
+      action text NOT NULL CHECK (action IN ('created', 'approved', 'rejected', 'paused', 'resumed',
+                                             'stopped', 'modified', 'share changed')),
+      detail text NOT NULL DEFAULT '',
+      at     timestamptz NOT NULL DEFAULT clock_timestamp()
+    );
+    CREATE INDEX audit_run ON spsa.audit (run_id, id);
+    INSERT INTO spsa.audit (run_id, actor, action, detail, at)
+    SELECT id, author, 'created', 'before the audit trail', created FROM spsa.runs ORDER BY id;
+  END IF;
+END
+$$;
+
 DELETE FROM spsa.schema_version;
-INSERT INTO spsa.schema_version (version) VALUES (3);
+INSERT INTO spsa.schema_version (version) VALUES (4);
 
 CREATE TABLE IF NOT EXISTS spsa.workers (
   name       text PRIMARY KEY,
@@ -345,27 +415,30 @@ $$;
 CREATE OR REPLACE FUNCTION spsa.active_runs()
 RETURNS TABLE (id bigint, name text, definition jsonb, iterations bigint, applied bigint)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
-  SELECT id, name, definition, iterations, applied FROM spsa.runs WHERE state = 'active' ORDER BY id;
+  SELECT id, name, definition, iterations, applied FROM spsa.runs
+   WHERE state = 'active' AND approval = 'approved' ORDER BY id;
 $$;
 
--- Where a run that joins the runs of its priority (created, resumed from a pause, or moved to
--- another priority) starts: level with the front, the highest pass among the active runs it
+-- Where a run that joins the runs of its priority (created, approved, resumed from a pause, or
+-- moved to another priority) starts: level with the front, the highest pass among the active runs it
 -- joins. Starting from zero would hand it every game until it caught up with runs that have
 -- been served for hours.
 CREATE OR REPLACE FUNCTION spsa.join_level() RETURNS trigger
 LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
 BEGIN
-  IF NEW.state = 'active' AND (TG_OP = 'INSERT' OR OLD.state <> 'active'
-                               OR OLD.priority <> NEW.priority) THEN
+  IF NEW.state = 'active' AND NEW.approval = 'approved'
+     AND (TG_OP = 'INSERT' OR OLD.state <> 'active' OR OLD.priority <> NEW.priority
+          OR OLD.approval <> 'approved') THEN
     NEW.pass := coalesce((SELECT max(r.pass) FROM spsa.runs r
-                           WHERE r.state = 'active' AND r.priority = NEW.priority AND r.id <> NEW.id),
+                           WHERE r.state = 'active' AND r.approval = 'approved'
+                             AND r.priority = NEW.priority AND r.id <> NEW.id),
                          0);
   END IF;
   RETURN NEW;
 END
 $$;
 DROP TRIGGER IF EXISTS runs_join_level ON spsa.runs;
-CREATE TRIGGER runs_join_level BEFORE INSERT OR UPDATE OF state, priority ON spsa.runs
+CREATE TRIGGER runs_join_level BEFORE INSERT OR UPDATE OF state, priority, approval ON spsa.runs
   FOR EACH ROW EXECUTE FUNCTION spsa.join_level();
 
 -- Lease iterations of the given runs until p_games games or p_count iterations are leased.
@@ -374,7 +447,9 @@ CREATE TRIGGER runs_join_level BEFORE INSERT OR UPDATE OF state, priority ON sps
 -- back: the old token is replaced, so the old holder's report is refused); the lowest iteration
 -- first. The pass is advanced in the same transaction, so concurrent workers share one count.
 -- A run this worker refused is skipped, and so is one with nothing to lease right now, so
--- neither holds the others back.
+-- neither holds the others back. A run not approved (waiting for an approver, or rejected) is
+-- never leased: every lease of every kind of work (iterations, points of the curve, pairs of a
+-- match or of a ladder's step) goes through here.
 CREATE OR REPLACE FUNCTION spsa.lease_within(w text, p_runs bigint[], p_games int, p_count int)
 RETURNS TABLE (run_id bigint, iteration bigint, token uuid, theta float8[], pairs int)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
@@ -395,7 +470,8 @@ BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
   WHILE games < p_games AND n < least(p_count, 256) LOOP
     SELECT r.id, r.throughput INTO pick_run, pick_share FROM spsa.runs r
-     WHERE r.id = ANY (p_runs) AND r.state = 'active' AND NOT r.id = ANY (skip)
+     WHERE r.id = ANY (p_runs) AND r.state = 'active' AND r.approval = 'approved'
+       AND NOT r.id = ANY (skip)
        AND NOT EXISTS (SELECT FROM spsa.worker_engines e
                         WHERE e.run_id = r.id AND e.worker = w AND e.refused IS NOT NULL)
      ORDER BY r.priority DESC,
@@ -990,12 +1066,405 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
    WHERE p_run IS NULL OR r.id = p_run ORDER BY r.id;
 $$;
 
-REVOKE ALL ON ALL FUNCTIONS IN SCHEMA spsa FROM PUBLIC;
-DO $$
+-- Members and approvers (schema version 4). Every function below is SECURITY DEFINER and checks
+-- its caller itself: the schema's owner (the role that owns spsa.runs, or one of its members, or
+-- a superuser) may do everything; a member (`spsa_member`) creates runs and matches, which wait
+-- for an approver, and pauses, resumes, stops and changes the share of its own runs; an
+-- approver (`spsa_approver`) creates runs approved at once, approves or rejects waiting runs
+-- and may stop any run. Workers get none of them. A refusal raises SQLSTATE 42501.
+
+-- Whether the calling login role owns the schema (or is a superuser).
+CREATE OR REPLACE FUNCTION spsa.caller_owns() RETURNS boolean
+LANGUAGE sql STABLE SET search_path = spsa, pg_temp AS $$
+  SELECT pg_has_role(session_user, c.relowner, 'MEMBER') FROM pg_class c
+   WHERE c.oid = 'spsa.runs'::regclass;
+$$;
+
+-- Whether the calling login role is in group `p_group` (false when the group does not exist).
+CREATE OR REPLACE FUNCTION spsa.caller_in(p_group text) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = spsa, pg_temp AS $$
+  SELECT CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = p_group)
+              THEN pg_has_role(session_user, p_group, 'MEMBER') ELSE false END;
+$$;
+
+-- Whether the caller's runs are approved at creation, and it may approve others'.
+CREATE OR REPLACE FUNCTION spsa.caller_approves() RETURNS boolean
+LANGUAGE sql STABLE SET search_path = spsa, pg_temp AS $$
+  SELECT spsa.caller_owns() OR spsa.caller_in('spsa_approver');
+$$;
+
+-- The run `p_run`, locked for a change by the caller, who must be its author or the owner
+-- (`p_approver_too`: or an approver). Raises SP001 for no such run, 42501 for a refusal.
+CREATE OR REPLACE FUNCTION spsa.run_to_change(p_run bigint, p_what text, p_approver_too boolean)
+RETURNS spsa.runs
+LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
+DECLARE
+  r spsa.runs;
 BEGIN
-  IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker') THEN
-    GRANT USAGE ON SCHEMA spsa TO spsa_worker;
-    GRANT EXECUTE ON FUNCTION spsa.hello(text, text), spsa.active_runs(),
+  SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'there is no run %', p_run USING ERRCODE = 'SP001';
+  END IF;
+  IF NOT (r.author = session_user OR spsa.caller_owns()
+          OR (p_approver_too AND spsa.caller_in('spsa_approver'))) THEN
+    RAISE EXCEPTION 'role % may not % run % (it is %''s: only its author%, or the schema''s owner, may)',
+      session_user, p_what, p_run, r.author, CASE WHEN p_approver_too THEN ', an approver' ELSE '' END
+      USING ERRCODE = '42501';
+  END IF;
+  RETURN r;
+END
+$$;
+
+-- The audit trail's rows for a run's creation and its changes (triggers on spsa.runs): the
+-- actor is the login role whose statement or function call made the change.
+CREATE OR REPLACE FUNCTION spsa.audit_created() RETURNS trigger
+LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
+BEGIN
+  INSERT INTO spsa.audit (run_id, actor, action, detail)
+  VALUES (NEW.id, session_user, 'created',
+          CASE NEW.approval WHEN 'waiting' THEN 'waits for an approver'
+                            ELSE 'approved at creation' END);
+  RETURN NEW;
+END
+$$;
+CREATE OR REPLACE FUNCTION spsa.audit_changed() RETURNS trigger
+LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
+BEGIN
+  IF NEW.approval <> OLD.approval THEN
+    INSERT INTO spsa.audit (run_id, actor, action, detail)
+    VALUES (NEW.id, session_user, CASE NEW.approval WHEN 'waiting' THEN 'modified' ELSE NEW.approval END,
+            coalesce(NEW.reason, ''));
+  ELSIF NEW.state <> OLD.state
+        AND (NEW.state IN ('paused', 'stopped') OR (OLD.state = 'paused' AND NEW.state = 'active')) THEN
+    INSERT INTO spsa.audit (run_id, actor, action, detail)
+    VALUES (NEW.id, session_user,
+            CASE NEW.state WHEN 'paused' THEN 'paused' WHEN 'stopped' THEN 'stopped' ELSE 'resumed' END,
+            OLD.state || ' → ' || NEW.state);
+  END IF;
+  IF NEW.priority <> OLD.priority OR NEW.throughput <> OLD.throughput THEN
+    INSERT INTO spsa.audit (run_id, actor, action, detail)
+    VALUES (NEW.id, session_user, 'share changed',
+            format('priority %s → %s, throughput %s → %s', OLD.priority, NEW.priority,
+                   OLD.throughput, NEW.throughput));
+  END IF;
+  RETURN NEW;
+END
+$$;
+DROP TRIGGER IF EXISTS runs_audit_created ON spsa.runs;
+CREATE TRIGGER runs_audit_created AFTER INSERT ON spsa.runs
+  FOR EACH ROW EXECUTE FUNCTION spsa.audit_created();
+-- Only a change of these columns runs it (a report's update of the run does not).
+DROP TRIGGER IF EXISTS runs_audit_changed ON spsa.runs;
+CREATE TRIGGER runs_audit_changed AFTER UPDATE OF state, priority, throughput, approval ON spsa.runs
+  FOR EACH ROW
+  WHEN (OLD.state IS DISTINCT FROM NEW.state OR OLD.priority IS DISTINCT FROM NEW.priority
+        OR OLD.throughput IS DISTINCT FROM NEW.throughput
+        OR OLD.approval IS DISTINCT FROM NEW.approval)
+  EXECUTE FUNCTION spsa.audit_changed();
+
+-- Create a run (p_kind 'tune') or a match ('match') as the caller: its author. A member's
+-- waits for an approver; an approver's or the owner's is approved at once, and so is a ladder
+-- step's match (`verify_of` in its definition) of an approved run of the same author. A tune's
+-- iterations are handed out afterwards (spsa.hand_out); a match gets its first `p_match_window`
+-- pairs here. `p_sides`/`p_shas`: the engines and files it plays, stored already
+-- (spsa.store_artifact). Returns the run's id and its approval.
+CREATE OR REPLACE FUNCTION spsa.new_run(
+  p_kind text, p_name text, p_definition jsonb, p_var_names text[], p_lo float8[], p_hi float8[],
+  p_start float8[], p_iterations bigint, p_lease_seconds float8, p_reference_nps float8,
+  p_throughput float8, p_track_interval bigint, p_track_units int, p_track_pairs int,
+  p_track_against text[], p_snapshot_every bigint, p_sides text[], p_shas text[],
+  p_sprt float8[], p_match_window int)
+RETURNS TABLE (id bigint, approval text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+  a text;
+  n bigint;
+BEGIN
+  IF NOT (spsa.caller_owns() OR spsa.caller_in('spsa_member') OR spsa.caller_in('spsa_approver')) THEN
+    RAISE EXCEPTION 'role % may not create runs: it is in neither spsa_member nor spsa_approver', session_user
+      USING ERRCODE = '42501';
+  END IF;
+  IF p_kind IS NULL OR p_kind NOT IN ('tune', 'match') OR p_iterations IS NULL OR p_iterations < 1
+     OR p_name IS NULL OR p_definition IS NULL THEN
+    RAISE EXCEPTION 'a run is a tune or a match of at least one iteration, with a name and a definition'
+      USING ERRCODE = 'SP004';
+  END IF;
+  a := CASE WHEN spsa.caller_approves()
+              OR (p_kind = 'match' AND EXISTS (
+                    SELECT FROM spsa.runs x
+                     WHERE x.id = (p_definition #>> '{match,verify_of,run}')::bigint
+                       AND x.author = session_user AND x.approval = 'approved'))
+            THEN 'approved' ELSE 'waiting' END;
+  INSERT INTO spsa.runs (kind, name, definition, var_names, lo, hi, start_theta, theta, iterations,
+                         lease_seconds, reference_nps, throughput, track_interval, track_units,
+                         track_pairs, track_against, snapshot_every, sprt, match_window, author,
+                         approval, approver)
+  VALUES (p_kind, p_name, p_definition, coalesce(p_var_names, '{}'), coalesce(p_lo, '{}'),
+          coalesce(p_hi, '{}'), coalesce(p_start, '{}'), coalesce(p_start, '{}'), p_iterations,
+          p_lease_seconds, p_reference_nps, coalesce(p_throughput, 100), p_track_interval,
+          coalesce(p_track_units, 0), coalesce(p_track_pairs, 0), coalesce(p_track_against, '{}'),
+          coalesce(p_snapshot_every, 1), p_sprt,
+          CASE WHEN p_kind = 'match' THEN greatest(coalesce(p_match_window, 64), 1) ELSE 0 END,
+          session_user, a, CASE WHEN a = 'approved' THEN session_user END)
+  RETURNING spsa.runs.id INTO n;
+  INSERT INTO spsa.run_engines (run_id, side, sha256)
+  SELECT n, s, h FROM unnest(coalesce(p_sides, '{}'), coalesce(p_shas, '{}')) AS e(s, h);
+  IF p_kind = 'match' THEN
+    INSERT INTO spsa.work (run_id, iteration, pairs)
+    SELECT n, g, 1 FROM generate_series(1, least(p_iterations, greatest(coalesce(p_match_window, 64), 1))) g;
+  END IF;
+  RETURN QUERY SELECT n, a;
+END
+$$;
+
+-- Hand out iterations `p_iterations` of tune `p_run` (its author's or the owner's) with their
+-- steps (`p_n_vars` values each, one vector after another), if the run is still in shape
+-- `p_shape` (how many shapes came before, see db::RunDefinition::earlier) and not over; an
+-- iteration already there is left as it is. True when the run was current. The run's row is
+-- held (shared) until the caller commits, so a reshape comes before or after, not between.
+CREATE OR REPLACE FUNCTION spsa.hand_out(p_run bigint, p_shape int, p_iterations bigint[],
+  p_steps float8[], p_n_vars int, p_pairs int)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  r spsa.runs;
+BEGIN
+  SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR SHARE;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  IF NOT (r.author = session_user OR spsa.caller_owns()) THEN
+    RAISE EXCEPTION 'role % may not hand out iterations of run % (it is %''s)', session_user, p_run, r.author
+      USING ERRCODE = '42501';
+  END IF;
+  IF coalesce(jsonb_array_length(r.definition->'earlier'), 0) <> p_shape
+     OR r.state NOT IN ('active', 'paused') THEN
+    RETURN false;
+  END IF;
+  IF r.kind <> 'tune' OR p_n_vars IS DISTINCT FROM cardinality(r.var_names)
+     OR p_pairs IS DISTINCT FROM (r.definition->>'pairs')::int
+     OR cardinality(p_steps) IS DISTINCT FROM cardinality(p_iterations) * p_n_vars
+     OR EXISTS (SELECT FROM unnest(p_iterations) k WHERE k IS NULL OR k < 1 OR k > r.iterations) THEN
+    RAISE EXCEPTION 'iterations of run % handed out with a wrong shape', p_run USING ERRCODE = 'SP004';
+  END IF;
+  INSERT INTO spsa.work (run_id, iteration, step, pairs)
+  SELECT p_run, k, p_steps[(i - 1) * p_n_vars + 1 : i * p_n_vars], p_pairs
+    FROM unnest(p_iterations) WITH ORDINALITY AS t(k, i)
+  ON CONFLICT DO NOTHING;
+  RETURN true;
+END
+$$;
+
+-- Store an engine's (or an engine's file's) bytes under their SHA-256, checked here; one held
+-- already is kept. For whoever creates runs.
+CREATE OR REPLACE FUNCTION spsa.store_artifact(p_sha256 text, p_bytes bytea) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+BEGIN
+  IF NOT (spsa.caller_owns() OR spsa.caller_in('spsa_member') OR spsa.caller_in('spsa_approver')) THEN
+    RAISE EXCEPTION 'role % may not store engines', session_user USING ERRCODE = '42501';
+  END IF;
+  IF p_bytes IS NULL OR encode(sha256(p_bytes), 'hex') IS DISTINCT FROM p_sha256 THEN
+    RAISE EXCEPTION 'the bytes are not those of SHA-256 %', p_sha256 USING ERRCODE = 'SP004';
+  END IF;
+  INSERT INTO spsa.artifacts (sha256, bytes, size) VALUES (p_sha256, p_bytes, length(p_bytes))
+  ON CONFLICT DO NOTHING;
+END
+$$;
+
+-- Whether the bytes of SHA-256 `p_sha256` are stored.
+CREATE OR REPLACE FUNCTION spsa.has_artifact(p_sha256 text) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT EXISTS (SELECT FROM spsa.artifacts WHERE sha256 = p_sha256);
+$$;
+
+-- A run's definition (what a worker reads of it too).
+CREATE OR REPLACE FUNCTION spsa.run_definition(p_run bigint) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT definition FROM spsa.runs WHERE id = p_run;
+$$;
+
+-- The caller's newest run named `p_name` (`spsa run --db` finds its config's run by it).
+CREATE OR REPLACE FUNCTION spsa.find_run(p_name text)
+RETURNS TABLE (id bigint, state text, pruned text, approval text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.id, r.state, to_char(r.pruned, 'YYYY-MM-DD HH24:MI TZ'), r.approval FROM spsa.runs r
+   WHERE r.name = p_name AND r.author = session_user ORDER BY r.id DESC LIMIT 1;
+$$;
+
+-- Approve waiting run `p_run` (approvers and the owner): workers lease it from now on.
+CREATE OR REPLACE FUNCTION spsa.approve(p_run bigint) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  r spsa.runs;
+BEGIN
+  IF NOT spsa.caller_approves() THEN
+    RAISE EXCEPTION 'role % may not approve runs: it is not in spsa_approver', session_user
+      USING ERRCODE = '42501';
+  END IF;
+  SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'there is no run %', p_run USING ERRCODE = 'SP001';
+  END IF;
+  IF r.approval <> 'waiting' THEN
+    RAISE EXCEPTION 'run % is % already (by %)', p_run, r.approval, r.approver USING ERRCODE = 'SP005';
+  END IF;
+  UPDATE spsa.runs SET approval = 'approved', approver = session_user, updated = now() WHERE id = p_run;
+  RETURN r.state;
+END
+$$;
+
+-- Reject waiting run `p_run` with a reason its author sees (approvers and the owner): it is
+-- stopped and never played.
+CREATE OR REPLACE FUNCTION spsa.reject(p_run bigint, p_reason text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+DECLARE
+  r spsa.runs;
+BEGIN
+  IF NOT spsa.caller_approves() THEN
+    RAISE EXCEPTION 'role % may not reject runs: it is not in spsa_approver', session_user
+      USING ERRCODE = '42501';
+  END IF;
+  IF p_reason IS NULL OR btrim(p_reason) = '' THEN
+    RAISE EXCEPTION 'a rejection needs a reason (its author reads it)' USING ERRCODE = 'SP004';
+  END IF;
+  SELECT * INTO r FROM spsa.runs WHERE id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'there is no run %', p_run USING ERRCODE = 'SP001';
+  END IF;
+  IF r.approval <> 'waiting' THEN
+    RAISE EXCEPTION 'run % is % already (by %)', p_run, r.approval, r.approver USING ERRCODE = 'SP005';
+  END IF;
+  UPDATE spsa.runs
+     SET approval = 'rejected', approver = session_user, reason = left(btrim(p_reason), 2000),
+         state = CASE WHEN state IN ('active', 'paused') THEN 'stopped' ELSE state END, updated = now()
+   WHERE id = p_run;
+  RETURN 'stopped';
+END
+$$;
+
+-- Pause an active run, resume a paused one (its author and the owner); stop an active or
+-- paused run (its author, an approver or the owner): no work of it is leased any more, work in
+-- flight is recorded when reported. Each returns whether the run changed (false: it was not in
+-- a state to change).
+CREATE OR REPLACE FUNCTION spsa.move_run(p_run bigint, p_what text, p_approver_too boolean,
+  p_from text[], p_to text) RETURNS boolean
+LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
+BEGIN
+  PERFORM spsa.run_to_change(p_run, p_what, p_approver_too);
+  UPDATE spsa.runs SET state = p_to, updated = now() WHERE id = p_run AND state = ANY (p_from);
+  RETURN FOUND;
+END
+$$;
+CREATE OR REPLACE FUNCTION spsa.pause(p_run bigint) RETURNS boolean
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT spsa.move_run(p_run, 'pause', false, '{active}', 'paused');
+$$;
+CREATE OR REPLACE FUNCTION spsa.resume(p_run bigint) RETURNS boolean
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT spsa.move_run(p_run, 'resume', false, '{paused}', 'active');
+$$;
+CREATE OR REPLACE FUNCTION spsa.stop(p_run bigint) RETURNS boolean
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT spsa.move_run(p_run, 'stop', true, '{active,paused}', 'stopped');
+$$;
+
+-- Change a run's priority and/or throughput share (NULL: unchanged; its author and the
+-- owner). The share is checked by the table (above 0, at most 1000).
+CREATE OR REPLACE FUNCTION spsa.set_share(p_run bigint, p_priority int, p_throughput float8)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+BEGIN
+  PERFORM spsa.run_to_change(p_run, 'change the share of', false);
+  UPDATE spsa.runs SET priority = coalesce(p_priority, priority),
+                       throughput = coalesce(p_throughput, throughput)
+   WHERE id = p_run;
+  RETURN FOUND;
+END
+$$;
+
+-- Per run: its kind, author, approval, approver and a rejection's reason (`spsa status` and
+-- the page). One run, or every run when p_run is NULL.
+CREATE OR REPLACE FUNCTION spsa.status_authors(p_run bigint)
+RETURNS TABLE (run_id bigint, kind text, author text, approval text, approver text, reason text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.id, r.kind, r.author, r.approval, r.approver, r.reason FROM spsa.runs r
+   WHERE p_run IS NULL OR r.id = p_run ORDER BY r.id;
+$$;
+
+-- The audit trail of one run, or of every run when p_run is NULL, in order.
+CREATE OR REPLACE FUNCTION spsa.audit_trail(p_run bigint)
+RETURNS TABLE (id bigint, run_id bigint, at timestamptz, actor text, action text, detail text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT a.id, a.run_id, a.at, a.actor, a.action, a.detail FROM spsa.audit a
+   WHERE p_run IS NULL OR a.run_id = p_run ORDER BY a.id;
+$$;
+
+-- What the creator of a run follows it by (its author, an approver, the owner): the counts a
+-- crash cannot take back (see db::owner::durable_applied), the applied results after `p_after`
+-- up to `p_through` (records only after `p_written`), the curve's measurements, a match's
+-- counted pairs' records.
+CREATE OR REPLACE FUNCTION spsa.may_follow(p_run bigint) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = spsa, pg_temp AS $$
+  SELECT spsa.caller_approves()
+      OR EXISTS (SELECT FROM spsa.runs r WHERE r.id = p_run AND r.author = session_user);
+$$;
+CREATE OR REPLACE FUNCTION spsa.run_progress(p_run bigint)
+RETURNS TABLE (applied bigint, track_reported bigint, finished boolean, state text, approval text,
+               approver text, reason text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.applied, r.track_reported, r.state = 'finished', r.state, r.approval, r.approver, r.reason
+    FROM spsa.runs r
+   WHERE r.id = p_run AND spsa.may_follow(p_run);
+$$;
+CREATE OR REPLACE FUNCTION spsa.run_curve(p_run bigint)
+RETURNS TABLE (track_interval bigint, track_units int, track_pairs int, track_against text[])
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT r.track_interval, r.track_units, r.track_pairs, r.track_against FROM spsa.runs r
+   WHERE r.id = p_run AND spsa.may_follow(p_run);
+$$;
+CREATE OR REPLACE FUNCTION spsa.handed_out(p_run bigint) RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT coalesce(max(w.iteration), 0) FROM spsa.work w
+   WHERE w.run_id = p_run AND w.iteration > 0 AND spsa.may_follow(p_run);
+$$;
+CREATE OR REPLACE FUNCTION spsa.run_results(p_run bigint, p_after bigint, p_written bigint,
+  p_through bigint)
+RETURNS TABLE (seq bigint, iteration bigint, signal float8, wins int, draws int, losses int,
+               pentanomial int[], faults text[], records text, theta_sum bigint, worker text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT x.seq, x.iteration, x.signal, x.wins, x.draws, x.losses, x.pentanomial, x.faults,
+         CASE WHEN x.seq > p_written THEN x.records ELSE '' END, x.theta_sum, x.worker
+    FROM spsa.results x
+   WHERE x.run_id = p_run AND x.seq > p_after AND x.seq <= p_through AND spsa.may_follow(p_run)
+   ORDER BY x.seq LIMIT 5000;
+$$;
+CREATE OR REPLACE FUNCTION spsa.run_measurements(p_run bigint, p_after bigint, p_through bigint)
+RETURNS TABLE (seq bigint, unit bigint, pentanomial int[], records text, worker text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT t.seq, t.unit, t.pentanomial, t.records, t.worker FROM spsa.track_results t
+   WHERE t.run_id = p_run AND t.seq > p_after AND t.seq <= p_through AND spsa.may_follow(p_run)
+   ORDER BY t.seq LIMIT 1000;
+$$;
+CREATE OR REPLACE FUNCTION spsa.match_records(p_run bigint, p_after bigint, p_limit bigint)
+RETURNS TABLE (pair bigint, records text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT m.pair, m.records FROM spsa.match_pairs m
+   WHERE m.run_id = p_run AND m.counted AND m.pair > p_after AND spsa.may_follow(p_run)
+   ORDER BY m.pair LIMIT p_limit;
+$$;
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA spsa FROM PUBLIC;
+-- The workers' functions, to workers, and to members and approvers too: a member's `spsa run
+-- --db` plays its share of its run once approved, as the owner's does.
+DO $$
+DECLARE
+  g text;
+BEGIN
+  FOREACH g IN ARRAY ARRAY['spsa_worker', 'spsa_member', 'spsa_approver'] LOOP
+    CONTINUE WHEN NOT EXISTS (SELECT FROM pg_roles WHERE rolname = g);
+    EXECUTE format('GRANT USAGE ON SCHEMA spsa TO %I', g);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION spsa.hello(text, text), spsa.active_runs(),
       spsa.lease(text, bigint[], int), spsa.heartbeat(text, uuid[]), spsa.give_back(text, uuid[]),
       spsa.report(text, bigint, bigint, uuid, float8, int, int, int, int[], text[], text),
       spsa.status_runs(), spsa.status_workers(), spsa.status_clocks(bigint), spsa.worker_key(text),
@@ -1008,7 +1477,36 @@ BEGIN
       spsa.report_pair(text, bigint, bigint, uuid, int, int, int, int[], text[], text),
       spsa.count_pairs(text, bigint, uuid, int, float8, text),
       spsa.status_matches(bigint)
-      TO spsa_worker;
+      TO %I', g);
+  END LOOP;
+END
+$$;
+-- Members and approvers: the functions above that check their caller, and the status
+-- functions (no table rights).
+DO $$
+DECLARE
+  g text;
+BEGIN
+  FOREACH g IN ARRAY ARRAY['spsa_member', 'spsa_approver'] LOOP
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = g) THEN
+      EXECUTE format('GRANT USAGE ON SCHEMA spsa TO %I', g);
+      EXECUTE format('GRANT EXECUTE ON FUNCTION
+        spsa.new_run(text, text, jsonb, text[], float8[], float8[], float8[], bigint, float8, float8,
+                     float8, bigint, int, int, text[], bigint, text[], text[], float8[], int),
+        spsa.hand_out(bigint, int, bigint[], float8[], int, int),
+        spsa.store_artifact(text, bytea), spsa.has_artifact(text), spsa.run_definition(bigint),
+        spsa.find_run(text), spsa.approve(bigint), spsa.reject(bigint, text), spsa.pause(bigint),
+        spsa.resume(bigint), spsa.stop(bigint), spsa.set_share(bigint, int, float8),
+        spsa.status_authors(bigint), spsa.audit_trail(bigint), spsa.run_progress(bigint), spsa.handed_out(bigint), spsa.run_curve(bigint),
+        spsa.run_results(bigint, bigint, bigint, bigint), spsa.run_measurements(bigint, bigint, bigint),
+        spsa.match_records(bigint, bigint, bigint),
+        spsa.status_runs(), spsa.status_workers(), spsa.status_clocks(bigint),
+        spsa.status_engines(bigint), spsa.status_shares(bigint), spsa.status_track(bigint),
+        spsa.status_matches(bigint) TO %I', g);
+    END IF;
+  END LOOP;
+  IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'spsa_worker') THEN
+    GRANT EXECUTE ON FUNCTION spsa.status_authors(bigint), spsa.audit_trail(bigint) TO spsa_worker;
   END IF;
 END
 $$;

@@ -13,6 +13,14 @@ use tokio_postgres::error::SqlState;
 use super::Db;
 use crate::report::progress::format_duration;
 
+/// Install (or upgrade) the schema as the role of `url` (`spsa status --install`), which must
+/// own the database (or the schema, once installed).
+pub async fn install(url: &str) -> Result<()> {
+    let mut db = Db::new(url)?;
+    super::owner::install_schema(&mut db).await?;
+    Ok(())
+}
+
 /// The status report as text.
 pub async fn render(url: &str) -> Result<String> {
     let mut db = Db::new(url)?;
@@ -63,6 +71,7 @@ pub async fn render(url: &str) -> Result<String> {
         }
         Err(e) => return Err(e),
     };
+    let authors = authors(&mut db).await?;
     let runs: Vec<tokio_postgres::Row> = runs
         .into_iter()
         .filter(|r| !matches.iter().any(|m| m.id == r.get::<_, i64>(0)))
@@ -98,6 +107,9 @@ pub async fn render(url: &str) -> Result<String> {
         out.push_str(&format!(
             "  run {id} {state} {name}: {applied}/{total} iterations ({pct:.1}%), {leased} leased, {games_per_s:.2} games/s{left}, games +{w} ={d} -{l}, faults {f}\n"
         ));
+        if let Some(a) = authors.get(&id) {
+            out.push_str(&a.lines(id));
+        }
         if let Some(clock) = clocks.get(&id) {
             out.push_str(&clock.lines());
         }
@@ -128,6 +140,9 @@ pub async fn render(url: &str) -> Result<String> {
     }
     for m in &matches {
         out.push_str(&format!("  {}\n    {}\n", m.line(), m.name));
+        if let Some(a) = authors.get(&m.id) {
+            out.push_str(&a.lines(m.id));
+        }
         out.push_str(&format!(
             "    {} vs {}, {}\n",
             m.sides[0], m.sides[1], m.description
@@ -165,6 +180,94 @@ pub async fn render(url: &str) -> Result<String> {
         out.push_str(&format!(
             "  {name}: last seen {seen:.0} s ago, {pairs} pairs, {games} games, {faults} faults, {leased} leased; {note}\n"
         ));
+    }
+    Ok(out)
+}
+
+/// Who made a run, whether it may be played, and the last entries of its audit trail.
+#[derive(Clone, Debug, Default)]
+struct Authored {
+    author: String,
+    /// waiting, approved or rejected.
+    approval: String,
+    approver: Option<String>,
+    reason: Option<String>,
+    /// `HH:MM actor action`, oldest first.
+    audit: Vec<String>,
+}
+
+impl Authored {
+    fn lines(&self, id: i64) -> String {
+        let decided = match (self.approval.as_str(), &self.approver) {
+            ("waiting", _) => format!(
+                "waits for an approver: spsa approve --db URL {id} (or spsa reject --db URL {id} --reason TEXT)"
+            ),
+            ("rejected", by) => format!(
+                "rejected by {}: {}",
+                by.as_deref().unwrap_or("?"),
+                self.reason.as_deref().unwrap_or("")
+            ),
+            (_, Some(by)) if *by == self.author => "approved at creation".to_string(),
+            (_, Some(by)) => format!("approved by {by}"),
+            (other, None) => other.to_string(),
+        };
+        let mut out = format!("    by {}, {decided}\n", self.author);
+        if !self.audit.is_empty() {
+            out.push_str(&format!("    audit: {}\n", self.audit.join("; ")));
+        }
+        out
+    }
+}
+
+/// Every run's author and approval, with the last 5 entries of its audit trail; none from a
+/// database of a schema before members (no such functions there: SQLSTATE 42883).
+async fn authors(db: &mut Db) -> Result<BTreeMap<i64, Authored>> {
+    let read = db
+        .run("read the runs' authors", async |c: &Client| {
+            let authors = c
+                .query(
+                    "SELECT run_id, author, approval, approver, reason FROM spsa.status_authors(NULL)",
+                    &[],
+                )
+                .await?;
+            let audit = c
+                .query(
+                    "SELECT run_id, to_char(at AT TIME ZONE 'UTC', 'HH24:MI:SS') || ' ' || actor || ' ' || action
+                       FROM spsa.audit_trail(NULL)",
+                    &[],
+                )
+                .await?;
+            Ok((authors, audit))
+        })
+        .await;
+    let (authors, audit) = match read {
+        Ok(r) => r,
+        Err(e) if e.code() == "42883" => return Ok(BTreeMap::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out: BTreeMap<i64, Authored> = authors
+        .iter()
+        .map(|r| {
+            (
+                r.get(0),
+                Authored {
+                    author: r.get(1),
+                    approval: r.get(2),
+                    approver: r.get(3),
+                    reason: r.get(4),
+                    audit: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    for r in &audit {
+        if let Some(a) = out.get_mut(&r.get::<_, i64>(0)) {
+            a.audit.push(r.get(1));
+        }
+    }
+    for a in out.values_mut() {
+        let keep = a.audit.len().saturating_sub(5);
+        a.audit.drain(..keep);
     }
     Ok(out)
 }

@@ -290,6 +290,13 @@ impl Follow<'_> {
                 _ = &mut signal => return Ok(Ending::Interrupted),
                 results = self.mirror.pull(db) => results?,
             };
+            if self.mirror.durable().rejected {
+                let id = self.mirror.run_id;
+                let approval = crate::db::admin::approval_of(db, id).await?;
+                if let Some(refusal) = approval.rejection(id) {
+                    return Err(refusal.into());
+                }
+            }
             for a in &results {
                 self.apply(a, &mut *progress)?;
             }

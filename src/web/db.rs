@@ -325,3 +325,90 @@ impl SharedRuns {
         Ok(n == 1)
     }
 }
+
+/// Who asked for a shared run, who approved it, and what was done to it since (issue 65).
+#[derive(Clone, Debug, Default)]
+pub struct TeamView {
+    pub id: i64,
+    /// tune or match.
+    pub kind: String,
+    pub name: String,
+    pub state: String,
+    pub author: String,
+    /// waiting, approved or rejected.
+    pub approval: String,
+    pub approver: Option<String>,
+    /// A rejection's reason.
+    pub reason: Option<String>,
+    /// (when, who, what, detail), oldest first.
+    pub audit: Vec<[String; 4]>,
+    /// A match's result as `spsa match` prints it, and its pentanomial.
+    pub result: Option<(String, [u64; 5])>,
+}
+
+impl SharedRuns {
+    /// Every shared run's author and approval, newest first (the team's list).
+    pub async fn team_list(&self) -> Result<Vec<TeamView>> {
+        let c = self.client().await?;
+        let rows = c
+            .query(
+                "SELECT id, kind, name, state, author, approval, approver, reason
+                   FROM spsa.runs ORDER BY id DESC LIMIT 200",
+                &[],
+            )
+            .await?;
+        Ok(rows.iter().map(team_row).collect())
+    }
+
+    /// One run's author, approval and audit trail (and a match's result); None: no such run.
+    pub async fn team(&self, id: i64) -> Result<Option<TeamView>> {
+        let c = self.client().await?;
+        let Some(row) = c
+            .query_opt(
+                "SELECT id, kind, name, state, author, approval, approver, reason
+                   FROM spsa.runs WHERE id = $1",
+                &[&id],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut view = team_row(&row);
+        view.audit = c
+            .query(
+                "SELECT to_char(at, 'YYYY-MM-DD HH24:MI:SS TZ'), actor, action, coalesce(detail, '')
+                   FROM spsa.audit WHERE run_id = $1 ORDER BY id",
+                &[&id],
+            )
+            .await?
+            .iter()
+            .map(|r| [r.get(0), r.get(1), r.get(2), r.get(3)])
+            .collect();
+        if view.kind == "match"
+            && let Some(m) = crate::db::matches::states_on(&c, Some(id)).await?.first()
+        {
+            let record = m.record();
+            view.result = Some((m.result(), record.pentanomial));
+        }
+        Ok(Some(view))
+    }
+
+    /// The connection the page reads with, to sign members in to the same database.
+    pub async fn base(&self) -> Db {
+        self.db.lock().await.sibling()
+    }
+}
+
+fn team_row(r: &tokio_postgres::Row) -> TeamView {
+    TeamView {
+        id: r.get(0),
+        kind: r.get(1),
+        name: r.get(2),
+        state: r.get(3),
+        author: r.get(4),
+        approval: r.get(5),
+        approver: r.get(6),
+        reason: r.get(7),
+        ..TeamView::default()
+    }
+}

@@ -12,7 +12,7 @@ use super::model::{
 use crate::report::chart::{Axis, Chart, Colour, Mark, Ticks};
 use crate::report::progress::format_duration;
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}\
+const STYLE: &str = ".error{color:#b00}body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}\
 table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}\
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:8px}\
@@ -37,12 +37,7 @@ pub fn page(title: &str, src: &str, live: &Markup, extra: Option<&Markup>, nonce
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                title { (title) }
-                meta name="viewport" content="width=device-width";
-                style { (PreEscaped(STYLE)) }
-            }
+            (head(title))
             body {
                 p { a href="/" { "runs" } }
                 div id="live" data-src=(src) { (live) }
@@ -52,6 +47,18 @@ pub fn page(title: &str, src: &str, live: &Markup, extra: Option<&Markup>, nonce
         }
     }
     .into_string()
+}
+
+/// A page's head: its title and the style.
+pub(super) fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            title { (title) }
+            meta name="viewport" content="width=device-width";
+            style { (PreEscaped(STYLE)) }
+        }
+    }
 }
 
 fn num(x: f64) -> String {

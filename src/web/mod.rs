@@ -13,9 +13,12 @@
 //! holds no state per client: the local runs' last readings and a bounded rate history only.
 
 pub mod db;
+pub mod forms;
 pub mod html;
 pub mod local;
+mod members;
 pub mod model;
+pub mod team;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -40,6 +43,8 @@ pub struct Served {
     pub shared: Option<SharedRuns>,
     /// Admin actions are possible only with a token.
     pub admin_token: Option<String>,
+    /// Members' sessions and forms (with `shared` only).
+    pub team: team::TeamSettings,
 }
 
 struct App {
@@ -47,6 +52,8 @@ struct App {
     matches: Vec<Mutex<LocalMatch>>,
     shared: Option<SharedRuns>,
     admin_token: Option<String>,
+    /// Members' sessions: with a database only.
+    sessions: Option<team::Sessions>,
 }
 
 type Shared = Arc<App>;
@@ -60,6 +67,10 @@ pub fn router(served: Served) -> Router {
             .map(|r| Arc::new(Mutex::new(r)))
             .collect(),
         matches: served.matches.into_iter().map(Mutex::new).collect(),
+        sessions: served
+            .shared
+            .is_some()
+            .then(|| team::Sessions::new(served.team)),
         shared: served.shared,
         admin_token: served.admin_token,
     });
@@ -73,6 +84,13 @@ pub fn router(served: Served) -> Router {
         .route("/api/runs/{id}", get(api_run))
         .route("/api/runs/{id}/{action}", post(api_action))
         .route("/api/matches", get(api_matches))
+        .route("/signin", get(members::signin_page).post(members::signin))
+        .route("/signout", post(members::signout))
+        .route(
+            "/new/match",
+            get(members::new_match_page).post(members::new_match),
+        )
+        .route("/runs/{id}/team", post(members::team_form))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found\n") })
         .with_state(app)
 }
@@ -259,18 +277,22 @@ impl Poll {
     }
 }
 
-async fn list_page(State(app): State<Shared>) -> Response {
+async fn list_page(State(app): State<Shared>, headers: HeaderMap) -> Response {
     match app.list().await {
         Ok(runs) => {
             let matches = match app.matches().await {
                 Ok(m) => m,
                 Err(e) => return failure(e),
             };
+            let extra = match members::list_extra(&app, &headers).await {
+                Ok(x) => x,
+                Err(e) => return failure(e),
+            };
             let v = model::list_version(&runs, &matches);
             let live = html::runs_list(&runs, &matches, &v, &app.source_label());
             let n = nonce();
             html_response(
-                html::page("spsa runs", "/fragment/runs", &live, None, &n),
+                html::page("spsa runs", "/fragment/runs", &live, extra.as_ref(), &n),
                 Some(&n),
             )
         }
@@ -302,14 +324,23 @@ async fn run_page(
     State(app): State<Shared>,
     Path(id): Path<String>,
     Query(p): Query<Poll>,
+    headers: HeaderMap,
 ) -> Response {
     let query = p.vars();
     match app.detail(&id, &query).await {
         Ok(Some(d)) => {
             let v = d.version();
             let live = html::run_page(&d, &v);
-            let extra =
+            let admin =
                 (app.admin_enabled() && id.starts_with("db-")).then(|| html::admin_panel(&id));
+            let session = app.session(&headers);
+            let team = match members::run_panel(&app, &id, session.as_deref()).await {
+                Ok(t) => t,
+                Err(e) => return failure(e),
+            };
+            let extra = (admin.is_some() || team.is_some()).then(|| {
+                maud::html! { (app.bar(session.as_deref())) @if let Some(t) = &team { (t) } @if let Some(a) = &admin { (a) } }
+            });
             let n = nonce();
             let src = format!("/fragment/runs/{}{}", d.summary.id, query.query_string());
             html_response(
@@ -317,7 +348,9 @@ async fn run_page(
                 Some(&n),
             )
         }
-        Ok(None) => not_found(),
+        Ok(None) => members::run_team_page(&app, &id, &headers)
+            .await
+            .unwrap_or_else(not_found),
         Err(e) => failure(e),
     }
 }
@@ -415,6 +448,8 @@ fn parse_action(name: &str, value: Option<&str>) -> Result<Action, String> {
 #[derive(Deserialize)]
 struct PriorityQuery {
     value: Option<String>,
+    /// A rejection's reason (a member's `reject`).
+    reason: Option<String>,
 }
 
 async fn api_action(
@@ -427,6 +462,19 @@ async fn api_action(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
+    if token.is_none()
+        && let Some(r) = members::api_member_action(
+            &app,
+            &headers,
+            &id,
+            &action,
+            q.reason.as_deref(),
+            q.value.as_deref(),
+        )
+        .await
+    {
+        return r;
+    }
     if !app.admin(token) {
         return forbidden();
     }

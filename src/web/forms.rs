@@ -1,0 +1,285 @@
+//! The forms a signed-in member fills in. A match form is turned into the command line of
+//! `spsa match --db` and parsed by its own flags ([`MatchArgs`]), planned by the same
+//! [`MatchArgs::plan_and_games`], made by [`crate::db::match_create::new_match`] and created
+//! by [`crate::db::matches::create`] on the member's own connection: a match made here is the
+//! match the CLI makes, and a form the CLI would refuse is refused with the CLI's message, shown
+//! next to the field it names. Nothing is created on a bad form.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use clap::Parser;
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::team::{Session, form_file};
+use crate::cli::r#match::MatchArgs;
+
+/// A match form as posted.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct MatchForm {
+    #[serde(default)]
+    pub csrf: String,
+    #[serde(default)]
+    pub engine1: String,
+    #[serde(default)]
+    pub engine2: String,
+    /// Side A's options, NAME=VALUE a line.
+    #[serde(default)]
+    pub options1: String,
+    #[serde(default)]
+    pub options2: String,
+    #[serde(default)]
+    pub book: String,
+    /// nodes, depth, movetime or tc.
+    #[serde(default)]
+    pub limit: String,
+    #[serde(default)]
+    pub limit_value: String,
+    #[serde(default)]
+    pub pairs: String,
+    #[serde(default)]
+    pub sprt: String,
+    #[serde(default)]
+    pub seed: String,
+}
+
+/// What is wrong with a form: per field, and what names no field.
+#[derive(Debug, Default)]
+pub struct FormErrors {
+    pub fields: BTreeMap<&'static str, String>,
+    pub top: Option<String>,
+}
+
+impl FormErrors {
+    fn one(field: Option<&'static str>, message: String) -> FormErrors {
+        let mut e = FormErrors::default();
+        match field {
+            Some(f) => {
+                e.fields.insert(f, message);
+            }
+            None => e.top = Some(message),
+        }
+        e
+    }
+
+    /// The CLI's message, put next to the field whose flag (or side) it names first.
+    pub fn of(message: String) -> FormErrors {
+        let field = FLAGS
+            .iter()
+            .filter_map(|(flag, field)| message.find(flag).map(|at| (at, *field)))
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, f)| f);
+        FormErrors::one(field, message)
+    }
+}
+
+/// The flags (and the sides' names in the CLI's messages) and the fields they come from.
+const FLAGS: &[(&str, &str)] = &[
+    ("--engine1", "engine1"),
+    ("Engine1", "engine1"),
+    ("--engine2", "engine2"),
+    ("Engine2", "engine2"),
+    ("--option1", "options1"),
+    ("--option2", "options2"),
+    ("--book", "book"),
+    ("book", "book"),
+    ("--nodes", "limit"),
+    ("--depth", "limit"),
+    ("--movetime", "limit"),
+    ("--tc", "limit"),
+    ("--pairs", "pairs"),
+    ("--sprt", "sprt"),
+    ("SPRT", "sprt"),
+    ("--seed", "seed"),
+];
+
+/// `spsa match`'s flags, to parse a form's command line with.
+#[derive(Parser)]
+#[command(name = "spsa match", no_binary_name = true)]
+struct FormCommand {
+    #[command(flatten)]
+    args: MatchArgs,
+}
+
+/// The command line of `spsa match` the form stands for (engines and book in `folder`).
+pub fn match_command(form: &MatchForm, folder: &Path) -> Result<Vec<String>, FormErrors> {
+    let mut argv: Vec<String> = Vec::new();
+    let file = |name: &str, field: &'static str| {
+        form_file(folder, name)
+            .map(|p| p.display().to_string())
+            .map_err(|e| FormErrors::one(Some(field), e))
+    };
+    argv.extend(["--engine1".into(), file(&form.engine1, "engine1")?]);
+    if !form.engine2.trim().is_empty() {
+        argv.extend(["--engine2".into(), file(&form.engine2, "engine2")?]);
+    }
+    for (flag, text) in [("--option1", &form.options1), ("--option2", &form.options2)] {
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            argv.extend([flag.to_string(), line.to_string()]);
+        }
+    }
+    if !form.book.trim().is_empty() {
+        argv.extend(["--book".into(), file(&form.book, "book")?]);
+    }
+    let limit = match form.limit.as_str() {
+        "nodes" | "depth" | "movetime" | "tc" => form.limit.as_str(),
+        _ => {
+            return Err(FormErrors::one(
+                Some("limit"),
+                "choose nodes, depth, movetime or tc".into(),
+            ));
+        }
+    };
+    argv.extend([format!("--{limit}"), form.limit_value.trim().to_string()]);
+    for (flag, value) in [
+        ("--pairs", &form.pairs),
+        ("--sprt", &form.sprt),
+        ("--seed", &form.seed),
+    ] {
+        if !value.trim().is_empty() {
+            argv.extend([flag.to_string(), value.trim().to_string()]);
+        }
+    }
+    Ok(argv)
+}
+
+/// The form's match, planned and checked as `spsa match --db` plans and checks it.
+pub fn match_args(argv: &[String]) -> Result<MatchArgs, FormErrors> {
+    FormCommand::try_parse_from(argv)
+        .map(|c| c.args)
+        .map_err(|e| {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string();
+            FormErrors::of(first)
+        })
+}
+
+fn field(errors: &FormErrors, name: &str) -> Markup {
+    html! {
+        @if let Some(e) = errors.fields.get(name) {
+            span class="error" id={ "error-" (name) } { " " (e) }
+        }
+    }
+}
+
+/// The match form, filled with `form` and its errors.
+pub fn match_page(
+    session: &Session,
+    form: &MatchForm,
+    errors: &FormErrors,
+    files: &[String],
+) -> Markup {
+    let limit = if form.limit.is_empty() {
+        "nodes"
+    } else {
+        form.limit.as_str()
+    };
+    html! {
+        h1 { "new match" }
+        p { "Played by the database's workers once approved; a member's waits for an approver. Engines and books: files of the server's folder ("
+            @for (i, f) in files.iter().enumerate() { @if i > 0 { ", " } code { (f) } } ")." }
+        @if let Some(e) = &errors.top { p class="error" id="error-top" { (e) } }
+        form method="post" action="/new/match" id="match-form" {
+            input type="hidden" name="csrf" value=(session.csrf);
+            table {
+                tr { td { "engine 1 (side A)" } td { input name="engine1" id="engine1" value=(form.engine1); (field(errors, "engine1")) } }
+                tr { td { "engine 2 (side B; engine 1 again if empty)" } td { input name="engine2" id="engine2" value=(form.engine2); (field(errors, "engine2")) } }
+                tr { td { "side A's options, NAME=VALUE a line" } td { textarea name="options1" id="options1" rows="2" { (form.options1) } (field(errors, "options1")) } }
+                tr { td { "side B's options" } td { textarea name="options2" id="options2" rows="2" { (form.options2) } (field(errors, "options2")) } }
+                tr { td { "book" } td { input name="book" id="book" value=(form.book); (field(errors, "book")) } }
+                tr { td { "limit" } td {
+                    select name="limit" id="limit" {
+                        @for l in ["nodes", "depth", "movetime", "tc"] {
+                            option value=(l) selected[l == limit] { (l) }
+                        }
+                    }
+                    " " input name="limit_value" id="limit_value" value=(form.limit_value);
+                    (field(errors, "limit"))
+                } }
+                tr { td { "pairs (at most)" } td { input name="pairs" id="pairs" value=(form.pairs); (field(errors, "pairs")) } }
+                tr { td { "SPRT elo0,elo1[,alpha,beta]" } td { input name="sprt" id="sprt" value=(form.sprt); (field(errors, "sprt")) } }
+                tr { td { "seed" } td { input name="seed" id="seed" value=(form.seed); (field(errors, "seed")) } }
+            }
+            button id="create" { "create the match" }
+        }
+    }
+}
+
+/// The files of the forms' folder, by name.
+pub fn folder_files(folder: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_goes_next_to_the_field_it_names_first() {
+        let e = FormErrors::of("--sprt `0`: expected ELO0,ELO1".into());
+        assert!(e.fields.contains_key("sprt"), "{e:?}");
+        let e = FormErrors::of("no engine at all".into());
+        assert!(e.top.is_some() && e.fields.is_empty(), "{e:?}");
+    }
+
+    #[test]
+    fn a_form_is_the_command_line_of_spsa_match() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("eng"), "").unwrap();
+        let form = MatchForm {
+            engine1: "eng".into(),
+            options2: "KnightValue=150\n\nBishopValue=150\n".into(),
+            limit: "nodes".into(),
+            limit_value: "1000".into(),
+            sprt: "0,10".into(),
+            ..MatchForm::default()
+        };
+        let argv = match_command(&form, dir.path()).unwrap();
+        let eng = dir.path().join("eng").display().to_string();
+        assert_eq!(
+            argv,
+            [
+                "--engine1",
+                &eng,
+                "--option2",
+                "KnightValue=150",
+                "--option2",
+                "BishopValue=150",
+                "--nodes",
+                "1000",
+                "--sprt",
+                "0,10"
+            ]
+        );
+        let args = match_args(&argv).unwrap();
+        assert_eq!(args.flags.nodes, Some(1000));
+        for bad in ["../eng", "/bin/sh", "nothing"] {
+            let form = MatchForm {
+                engine1: bad.into(),
+                ..form.clone()
+            };
+            let e = match_command(&form, dir.path()).unwrap_err();
+            assert!(e.fields.contains_key("engine1"), "{bad}: {e:?}");
+        }
+        let e = match_args(&["--engine1".into(), eng, "--nodes".into(), "x".into()])
+            .err()
+            .unwrap();
+        assert!(e.fields.contains_key("limit"), "{e:?}");
+    }
+}
