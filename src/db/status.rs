@@ -107,14 +107,14 @@ pub async fn render(url: &str) -> Result<String> {
         out.push_str(&format!(
             "  run {id} {state} {name}: {applied}/{total} iterations ({pct:.1}%), {leased} leased, {games_per_s:.2} games/s{left}, games +{w} ={d} -{l}, faults {f}\n"
         ));
-        if let Some(a) = authors.get(&id) {
-            out.push_str(&a.lines(id));
-        }
         if let Some(clock) = clocks.get(&id) {
             out.push_str(&clock.lines());
         }
         if let Some(&(priority, share)) = shares.get(&id) {
             out.push_str(&share_line(&runs, &shares, id, priority, share));
+        }
+        if let Some(a) = authors.get(&id) {
+            out.push_str(&a.lines(id));
         }
         for e in checked.get(&id).into_iter().flatten() {
             out.push_str(&format!("    {}\n", e.line()));
