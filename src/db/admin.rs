@@ -92,19 +92,18 @@ pub fn refusal(e: DbError) -> anyhow::Error {
     else {
         return e.into();
     };
-    let url_of = |what: &str| what.to_string();
     match code.as_str() {
-        "42501" => UserError(format!(
+        super::conn::NOT_ALLOWED => UserError(format!(
             "{}: {message}: a run is changed by its author or the role that owns the schema (the one that runs `spsa run --db`), approved or rejected by an approver (see `spsa status` for who made it)",
-            url_of(what)
+            what
         ))
         .into(),
         "42P01" | "42703" | "42883" | "3F000" => UserError(format!(
             "{}: {message}: no spsa schema of this version there (running `spsa run CONFIG --db URL` of this version once as the owner installs or upgrades it)",
-            url_of(what)
+            what
         ))
         .into(),
-        c if c.starts_with("SP") => UserError(format!("{}: {message}", url_of(what))).into(),
+        c if c.starts_with("SP") => UserError(format!("{}: {message}", what)).into(),
         _ => e.into(),
     }
 }

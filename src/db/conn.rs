@@ -12,6 +12,9 @@ use super::tls::{self, SslMode, TlsSettings};
 use crate::runtime::shutdown::Shutdown;
 
 /// Why a database operation failed.
+/// SQLSTATE insufficient_privilege: a role asked for what it may not do.
+pub const NOT_ALLOWED: &str = "42501";
+
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     /// The URL itself is wrong (exit status 2).
@@ -47,8 +50,7 @@ pub enum DbError {
 /// creating one) is the user's too: another role may.
 impl crate::error::UserFacing for DbError {
     fn is_user_error(&self) -> bool {
-        matches!(self, DbError::BadUrl { .. } | DbError::NotReached { .. })
-            || self.code() == "42501"
+        matches!(self, DbError::BadUrl { .. } | DbError::NotReached { .. }) || self.is_not_allowed()
     }
 }
 
@@ -65,6 +67,12 @@ impl DbError {
             DbError::Refused { code, .. } => code,
             _ => "",
         }
+    }
+
+    /// Whether the caller's role may not do what it asked (SQLSTATE 42501, from PostgreSQL's
+    /// rights or a function's own check of the role): the one test of it for the CLI and the page.
+    pub fn is_not_allowed(&self) -> bool {
+        self.code() == NOT_ALLOWED
     }
 }
 

@@ -87,7 +87,7 @@ pub async fn install_schema(db: &mut Db) -> Result<(), DbError> {
             what,
             code,
             message,
-        }) if code == "42501" => Err(DbError::Refused {
+        }) if code == super::conn::NOT_ALLOWED => Err(DbError::Refused {
             what,
             code,
             message: format!(

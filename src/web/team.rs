@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderMap, HeaderValue, header};
 use maud::{Markup, html};
 
+use crate::db::conn::NOT_ALLOWED;
 use crate::db::{Db, DbError};
 
 /// The cookie that carries the session's id.
@@ -376,7 +377,9 @@ pub async fn act(
             Acted::Conflict(format!("run {id} is in no state to {action}"))
         }
         Ok(_) => Acted::Done,
-        Err(DbError::Refused { code, message, .. }) if code == "42501" => Acted::Refused(message),
+        Err(DbError::Refused { code, message, .. }) if code == NOT_ALLOWED => {
+            Acted::Refused(message)
+        }
         Err(DbError::Refused { message, .. }) => Acted::Conflict(message),
         Err(e) => Acted::Conflict(e.to_string()),
     }
