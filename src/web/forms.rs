@@ -126,7 +126,9 @@ struct FormCommand {
 }
 
 /// The command line of `spsa match` the form stands for (engines and book in `folder`; a
-/// patch test from git only when `git` allows it).
+/// patch test from git only when `git` allows it). Each flag and its value are one word,
+/// `--flag=value`, so that a value which starts with `-` (an SPRT of `-5,0`) is not taken
+/// for a flag.
 pub fn match_command(
     form: &MatchForm,
     folder: &Path,
@@ -157,7 +159,7 @@ pub fn match_command(
         }
         let repo =
             form_repository(folder, &form.git).map_err(|e| FormErrors::one(Some("git"), e))?;
-        argv.extend(["--git".into(), repo]);
+        argv.push(format!("--git={repo}"));
         for (flag, value) in [
             ("--source1", &form.source1),
             ("--source2", &form.source2),
@@ -165,23 +167,23 @@ pub fn match_command(
             ("--binary", &form.binary),
         ] {
             if !value.trim().is_empty() {
-                argv.extend([flag.to_string(), value.trim().to_string()]);
+                argv.push(format!("{flag}={}", value.trim()));
             }
         }
     }
     if !from_git || !form.engine1.trim().is_empty() {
-        argv.extend(["--engine1".into(), file(&form.engine1, "engine1")?]);
+        argv.push(format!("--engine1={}", file(&form.engine1, "engine1")?));
     }
     if !form.engine2.trim().is_empty() {
-        argv.extend(["--engine2".into(), file(&form.engine2, "engine2")?]);
+        argv.push(format!("--engine2={}", file(&form.engine2, "engine2")?));
     }
     for (flag, text) in [("--option1", &form.options1), ("--option2", &form.options2)] {
         for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            argv.extend([flag.to_string(), line.to_string()]);
+            argv.push(format!("{flag}={line}"));
         }
     }
     if !form.book.trim().is_empty() {
-        argv.extend(["--book".into(), file(&form.book, "book")?]);
+        argv.push(format!("--book={}", file(&form.book, "book")?));
     }
     let limit = match form.limit.as_str() {
         "nodes" | "depth" | "movetime" | "tc" => form.limit.as_str(),
@@ -192,14 +194,14 @@ pub fn match_command(
             ));
         }
     };
-    argv.extend([format!("--{limit}"), form.limit_value.trim().to_string()]);
+    argv.push(format!("--{limit}={}", form.limit_value.trim()));
     for (flag, value) in [
         ("--pairs", &form.pairs),
         ("--sprt", &form.sprt),
         ("--seed", &form.seed),
     ] {
         if !value.trim().is_empty() {
-            argv.extend([flag.to_string(), value.trim().to_string()]);
+            argv.push(format!("{flag}={}", value.trim()));
         }
     }
     Ok(argv)
@@ -325,18 +327,22 @@ mod tests {
         assert_eq!(
             argv,
             [
-                "--engine1",
-                &eng,
-                "--option2",
-                "KnightValue=150",
-                "--option2",
-                "BishopValue=150",
-                "--nodes",
-                "1000",
-                "--sprt",
-                "0,10"
+                format!("--engine1={eng}"),
+                "--option2=KnightValue=150".into(),
+                "--option2=BishopValue=150".into(),
+                "--nodes=1000".into(),
+                "--sprt=0,10".into(),
             ]
         );
+        let args = match_args(&argv).unwrap();
+        assert_eq!(args.options2, ["KnightValue=150", "BishopValue=150"]);
+        // A value that starts with `-` is a value, not a flag.
+        let negative = MatchForm {
+            sprt: "-5,0".into(),
+            ..form.clone()
+        };
+        let args = match_args(&match_command(&negative, dir.path(), false).unwrap()).unwrap();
+        assert_eq!(args.flags.sprt.as_deref(), Some("-5,0"));
         let args = match_args(&argv).unwrap();
         assert_eq!(args.flags.nodes, Some(1000));
         for bad in ["../eng", "/bin/sh", "nothing"] {
@@ -376,18 +382,12 @@ mod tests {
         assert_eq!(
             argv,
             [
-                "--git",
-                &repo,
-                "--source1",
-                "main",
-                "--source2",
-                "base",
-                "--build",
-                "make -j2",
-                "--binary",
-                "src/engine",
-                "--nodes",
-                "1000"
+                format!("--git={repo}"),
+                "--source1=main".into(),
+                "--source2=base".into(),
+                "--build=make -j2".into(),
+                "--binary=src/engine".into(),
+                "--nodes=1000".into(),
             ]
         );
         let args = match_args(&argv).unwrap();
