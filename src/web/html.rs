@@ -33,13 +33,21 @@ if(r.status===200){return r.text().then(function(t){m.innerHTML=t;sel();});}}).c
 .then(function(){busy=false;});},2000);})();";
 
 /// A whole page around its live part (`live`, and `extra` below it: markup made by this module).
-pub fn page(title: &str, src: &str, live: &Markup, extra: Option<&Markup>, nonce: &str) -> String {
+pub fn page(
+    title: &str,
+    src: &str,
+    live: &Markup,
+    bar: &Markup,
+    extra: Option<&Markup>,
+    nonce: &str,
+) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
             (head(title))
             body {
                 p { a href="/" { "runs" } }
+                (bar)
                 div id="live" data-src=(src) { (live) }
                 @if let Some(extra) = extra { (extra) }
                 script nonce=(nonce) { (PreEscaped(LIVE)) }
@@ -791,6 +799,7 @@ mod tests {
             &d.summary.name,
             "/fragment/runs/local-1",
             &live,
+            &html! {},
             None,
             "n0nce",
         );
@@ -1078,7 +1087,7 @@ mod tests {
             ..Default::default()
         };
         let live = run_page(&d, "v");
-        let html = page(evil, evil, &live, Some(&admin_panel(evil)), "n");
+        let html = page(evil, evil, &live, &html! {}, Some(&admin_panel(evil)), "n");
         assert_eq!(
             html.matches("<script").count(),
             1,

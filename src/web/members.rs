@@ -382,14 +382,11 @@ pub(super) async fn run_team_page(app: &App, id: &str, headers: &HeaderMap) -> O
     }
 }
 
-/// The list page's team part: the bar, and the runs with their authors.
-pub(super) async fn list_extra(app: &App, headers: &HeaderMap) -> anyhow::Result<Option<Markup>> {
+/// The list page's team part: the runs with their authors (the bar goes at the top).
+pub(super) async fn list_extra(app: &App) -> anyhow::Result<Option<Markup>> {
     let (Some(_), Some(shared)) = (&app.sessions, &app.shared) else {
         return Ok(None);
     };
-    let session = app.session(headers);
     let runs = shared.team_list().await?;
-    Ok(Some(
-        html! { (app.bar(session.as_deref())) (team::team_list(&runs)) },
-    ))
+    Ok(Some(team::team_list(&runs)))
 }

@@ -284,15 +284,23 @@ async fn list_page(State(app): State<Shared>, headers: HeaderMap) -> Response {
                 Ok(m) => m,
                 Err(e) => return failure(e),
             };
-            let extra = match members::list_extra(&app, &headers).await {
+            let extra = match members::list_extra(&app).await {
                 Ok(x) => x,
                 Err(e) => return failure(e),
             };
             let v = model::list_version(&runs, &matches);
             let live = html::runs_list(&runs, &matches, &v, &app.source_label());
+            let bar = app.bar(app.session(&headers).as_deref());
             let n = nonce();
             html_response(
-                html::page("spsa runs", "/fragment/runs", &live, extra.as_ref(), &n),
+                html::page(
+                    "spsa runs",
+                    "/fragment/runs",
+                    &live,
+                    &bar,
+                    extra.as_ref(),
+                    &n,
+                ),
                 Some(&n),
             )
         }
@@ -339,12 +347,13 @@ async fn run_page(
                 Err(e) => return failure(e),
             };
             let extra = (admin.is_some() || team.is_some()).then(|| {
-                maud::html! { (app.bar(session.as_deref())) @if let Some(t) = &team { (t) } @if let Some(a) = &admin { (a) } }
+                maud::html! { @if let Some(t) = &team { (t) } @if let Some(a) = &admin { (a) } }
             });
+            let bar = app.bar(session.as_deref());
             let n = nonce();
             let src = format!("/fragment/runs/{}{}", d.summary.id, query.query_string());
             html_response(
-                html::page(&d.summary.name, &src, &live, extra.as_ref(), &n),
+                html::page(&d.summary.name, &src, &live, &bar, extra.as_ref(), &n),
                 Some(&n),
             )
         }
