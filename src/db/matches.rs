@@ -207,6 +207,7 @@ pub async fn create(db: &mut Db, m: &NewMatch) -> Result<(i64, bool)> {
         reference_nps: m.reference_nps,
         throughput: m.throughput,
         track: None,
+        author: None,
     };
     let engines: Vec<(String, String)> = m
         .def
