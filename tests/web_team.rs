@@ -11,6 +11,10 @@
 //!   workers play it to its SPRT decision, and its pairs are a local `spsa match` of the same
 //!   seed's, pair for pair. Another member cannot stop it (no button; a forged post, the API
 //!   and a direct SQL call are refused); its author stops their own.
+//! - In Chromium: a member makes a tune from OpenBench lines (a malformed line and min > max
+//!   are shown next to the parameters and make nothing); the server hosts its owner process in
+//!   her name, an approver approves it, a URL-only worker plays it, and its page shows author,
+//!   approver, audit trail and the owner's exit.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -544,5 +548,160 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     assert!(audit.contains("stopped"), "{audit}");
     b.c().goto(&format!("{}/", serve.url)).await.unwrap();
     b.screenshot("team-list.png").await;
+    b.close().await;
+}
+
+/// The tune form filled in with `params` (OpenBench lines), the sparring engine at 1,000 nodes,
+/// 4 iterations of 1 pair, and posted.
+async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
+    b.c().goto(&format!("{base}/new/tune")).await.unwrap();
+    fill(b, "#name", name).await;
+    fill(b, "#params", params).await;
+    fill(b, "#engine", "sparring").await;
+    fill(b, "#book", "balanced_6ply.epd").await;
+    fill(b, "#limit_value", "1000").await;
+    fill(b, "#iterations", "4").await;
+    fill(b, "#pairs", "1").await;
+    b.c()
+        .find(Locator::Css("#create"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// A tune made in the browser from OpenBench lines: the server writes its folder, checks it
+/// with the CLI's loaders (a malformed line and min > max are shown next to the parameters,
+/// and nothing is made), and runs its owner process in the member's name (`spsa run --db
+/// --author`); it waits, an approver approves it in the browser, a URL-only worker plays it to
+/// its end, the server reaps its owner process, and the run's page shows the author, the
+/// approver, the audit trail and the owner's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_once_approved() {
+    if !tools_present() {
+        return;
+    }
+    let cluster = Cluster::shared();
+    let db = cluster.database("web_team_tune");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    team(&db, d, "wt3");
+    let files = d.join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
+    std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
+    let serve = Serve::start(&["--db", &db.url, "--form-files", files.to_str().unwrap()]);
+    let runs = || db.psql("SELECT count(*) FROM spsa.runs");
+    let before = runs();
+    let tunes = files.join("tunes");
+    let hosted = || -> Vec<String> {
+        std::fs::read_dir(&tunes)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    let b = Browser::start().await;
+    sign_in_browser(&b, &serve.url, "wt3_alice", "alice-pw").await;
+    b.c()
+        .find(Locator::Css("#new-tune"))
+        .await
+        .expect("a link to the tune form beside new match");
+    // A malformed line, then min > max: the variables loader's message next to the parameters,
+    // nothing made, no folder left.
+    for (params, says) in [
+        (
+            "KnightValue, int, 300, 200",
+            "expected 7 comma-separated fields",
+        ),
+        ("KnightValue, int, 300, 400, 200, 20, 0.002", "tune.var:1"),
+    ] {
+        fill_tune(&b, &serve.url, "minors", params).await;
+        let said = b.wait_text("#error-params", |t| !t.is_empty()).await;
+        assert!(said.contains(says), "{said}");
+        assert_eq!(runs(), before);
+        assert_eq!(hosted(), Vec::<String>::new());
+    }
+    fill_tune(
+        &b,
+        &serve.url,
+        "minors",
+        "KnightValue, int, 300, 150, 450, 20, 0.002\nBishopValue, int, 300, 150, 450, 20, 0.002",
+    )
+    .await;
+    let approval = b.wait_text("#approval", |t| !t.is_empty()).await;
+    assert_eq!(approval, "waiting");
+    assert_eq!(b.text("#author").await, "wt3_alice");
+    assert!(b.text("#owner-process").await.contains("running"));
+    let run = db.psql("SELECT max(id) FROM spsa.runs");
+    assert_eq!(state(&db, &run), "active waiting");
+    assert_eq!(hosted(), ["minors"]);
+    // Waiting: no worker sees it.
+    let worker = cluster.url("wt3_w", "w-pw", &db.name);
+    assert_eq!(
+        psql_as(&worker, "SELECT count(*) FROM spsa.active_runs()").unwrap(),
+        "0"
+    );
+    sign_out_browser(&b).await;
+
+    sign_in_browser(&b, &serve.url, "wt3_carol", "carol-pw").await;
+    goto(&b, &serve, &format!("/runs/db-{run}")).await;
+    b.c()
+        .find(Locator::Css("#approve"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    b.wait_text("#approval", |t| t == "approved by wt3_carol")
+        .await;
+
+    // A worker that knows only the URL plays it to its end; the owner process ends with it.
+    let out = pg_common::worker(d, &worker, "w1").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for(
+        &db,
+        &format!("SELECT state || ' ' || applied FROM spsa.runs WHERE id = {run}"),
+        |s| s == "finished 4",
+    );
+    let t = std::time::Instant::now();
+    loop {
+        goto(&b, &serve, &format!("/runs/db-{run}")).await;
+        let owner = b.text("#owner-process").await;
+        if owner.contains("exited") {
+            assert!(owner.contains("exit status: 0"), "{owner}");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "{owner}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(b.text("#state").await, "finished");
+    assert_eq!(b.text("#author").await, "wt3_alice");
+    assert_eq!(b.text("#approver").await, "wt3_carol");
+    let audit = b.text("#audit").await;
+    for said in [
+        "wt3_alice",
+        "created",
+        "made for them by spsa_admin",
+        "wt3_carol",
+        "approved",
+    ] {
+        assert!(audit.contains(said), "{said}: {audit}");
+    }
+    let log = b.text("#owner-log").await;
+    assert!(log.contains("exited: exit status: 0"), "{log}");
+    assert_eq!(
+        crate::run_common::log_iterations(&tunes.join("minors/tune.log")).len(),
+        4,
+        "the owner's θ log in the run's folder"
+    );
+    b.screenshot("team-tune.png").await;
     b.close().await;
 }
