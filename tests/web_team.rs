@@ -13,7 +13,8 @@
 //!   and a direct SQL call are refused); its author stops their own.
 //! - In Chromium: a member makes a tune from OpenBench lines (a malformed line and min > max
 //!   are shown next to the parameters and make nothing); the server hosts its owner process in
-//!   her name, an approver approves it, a URL-only worker plays it, and its page shows author,
+//!   her name, started again with `--resume` by the next server when the server and it are
+//!   killed; an approver approves it, a URL-only worker plays it, and its page shows author,
 //!   approver, audit trail and the owner's exit.
 
 use std::io::{Read, Write};
@@ -574,8 +575,9 @@ async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
 /// A tune made in the browser from OpenBench lines: the server writes its folder, checks it
 /// with the CLI's loaders (a malformed line and min > max are shown next to the parameters,
 /// and nothing is made), and runs its owner process in the member's name (`spsa run --db
-/// --author`); it waits, an approver approves it in the browser, a URL-only worker plays it to
-/// its end, the server reaps its owner process, and the run's page shows the author, the
+/// --author`); it waits; the server and the owner are killed, and the next server starts the
+/// owner again (`--resume`); an approver approves it in the browser, a URL-only worker plays it
+/// to its end, the server reaps its owner process, and the run's page shows the author, the
 /// approver, the audit trail and the owner's log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_once_approved() {
@@ -591,7 +593,8 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
     std::fs::create_dir(&files).unwrap();
     std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
     std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
-    let serve = Serve::start(&["--db", &db.url, "--form-files", files.to_str().unwrap()]);
+    let args = ["--db", &db.url, "--form-files", files.to_str().unwrap()];
+    let serve = Serve::start(&args);
     let runs = || db.psql("SELECT count(*) FROM spsa.runs");
     let before = runs();
     let tunes = files.join("tunes");
@@ -645,7 +648,26 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
         psql_as(&worker, "SELECT count(*) FROM spsa.active_runs()").unwrap(),
         "0"
     );
-    sign_out_browser(&b).await;
+
+    // The server is killed, and its owner process with it: the next server starts the owner
+    // again (--resume), which finds the same run in alice's name.
+    drop(serve);
+    let owner = std::fs::read_to_string(tunes.join("minors/owner.pid")).unwrap();
+    let owner: u32 = owner.trim().parse().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &owner.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let t = std::time::Instant::now();
+    while !spsa::platform::process_ended(owner) {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the owner {owner} lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let serve = Serve::start(&args);
 
     sign_in_browser(&b, &serve.url, "wt3_carol", "carol-pw").await;
     goto(&b, &serve, &format!("/runs/db-{run}")).await;
@@ -697,6 +719,14 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
     }
     let log = b.text("#owner-log").await;
     assert!(log.contains("exited: exit status: 0"), "{log}");
+    let log = std::fs::read_to_string(tunes.join("minors/owner.log")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "run {run}: owner process started again (--resume)"
+        )),
+        "{log}"
+    );
+    assert_eq!(runs(), (before.parse::<u32>().unwrap() + 1).to_string());
     assert_eq!(
         crate::run_common::log_iterations(&tunes.join("minors/tune.log")).len(),
         4,

@@ -74,6 +74,9 @@ pub struct HostedTune {
     pub dir: PathBuf,
     pub author: String,
     pub pid: Option<u32>,
+    /// Whether this server started it (and reaps it); else it was found running at the
+    /// server's start, left by an earlier server.
+    pub child: bool,
     /// How it ended (None: running, as far as this server knows).
     pub exit: Option<String>,
 }
@@ -252,6 +255,17 @@ fn make_folder(form: &TuneForm, files: &Path, root: &Path) -> Result<PathBuf, Fo
     Ok(dir)
 }
 
+/// A line of the server's at the end of the owner's log in `dir`.
+fn append(dir: &Path, said: &str) {
+    use std::io::Write as _;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("owner.log"))
+    {
+        let _ = writeln!(f, "spsa serve: {said}");
+    }
+}
+
 /// The last `n` lines of a file ("" when it cannot be read).
 pub fn last_lines(path: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -333,6 +347,7 @@ impl Hosting {
                 dir: dir.clone(),
                 author,
                 pid,
+                child: child.is_some(),
                 exit: None,
             },
         );
@@ -346,13 +361,7 @@ impl Hosting {
                 Err(e) => format!("the owner process could not be waited for: {e}"),
             };
             tracing::info!("spsa serve: run {id}: {said}");
-            use std::io::Write as _;
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .append(true)
-                .open(dir.join("owner.log"))
-            {
-                let _ = writeln!(f, "spsa serve: {said}");
-            }
+            append(&dir, &said);
             let _ = std::fs::remove_file(dir.join("owner.pid"));
             if let Some(h) = hosting.runs().get_mut(&id) {
                 h.exit = Some(said);
@@ -409,7 +418,7 @@ impl Hosting {
             let running = std::fs::read_to_string(dir.join("owner.pid"))
                 .ok()
                 .and_then(|p| p.trim().parse::<u32>().ok())
-                .filter(|&pid| crate::platform::process_exists(pid));
+                .filter(|&pid| !crate::platform::process_ended(pid));
             if let Some(pid) = running {
                 eprintln!(
                     "spsa serve: run {id} ({}): its owner process {pid} still runs",
@@ -421,10 +430,11 @@ impl Hosting {
             match self.start(&dir, &author, true) {
                 Ok(child) => {
                     let pid = child.id();
-                    eprintln!(
-                        "spsa serve: run {id} ({}): owner process started again (--resume)",
-                        dir.display()
+                    let said = format!(
+                        "run {id}: owner process started again (--resume) at the server's start"
                     );
+                    eprintln!("spsa serve: {said} ({})", dir.display());
+                    append(&dir, &said);
                     self.keep(id, dir, author, Some(child), pid);
                 }
                 Err(e) => eprintln!(
@@ -498,6 +508,9 @@ impl Hosting {
                 p id="owner-process" {
                     @match (&h.exit, h.pid) {
                         (Some(e), _) => { (e) }
+                        (None, Some(pid)) if !h.child && crate::platform::process_ended(pid) => {
+                            "ended (started by an earlier server: its log says how)"
+                        }
                         (None, Some(pid)) => { "running, pid " (pid) }
                         (None, None) => { "not running (the run is over)" }
                     }
