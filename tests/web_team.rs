@@ -372,6 +372,25 @@ async fn fill(b: &Browser, css: &str, text: &str) {
     e.send_keys(text).await.unwrap();
 }
 
+/// The forms' folder: the sparring engine and a book.
+fn form_files(d: &Path) -> std::path::PathBuf {
+    let files = d.join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
+    std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
+    files
+}
+
+async fn click(b: &Browser, css: &str) {
+    b.c()
+        .find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 /// The match form filled in as `db_match`'s `common` plays it (sparring's defaults against
 /// weaker minor pieces, 10,000 nodes, seed 57, SPRT 0,60, at most `pairs` pairs).
 async fn fill_match(b: &Browser, base: &str, sprt: &str, pairs: &str) {
@@ -383,13 +402,7 @@ async fn fill_match(b: &Browser, base: &str, sprt: &str, pairs: &str) {
     fill(b, "#pairs", pairs).await;
     fill(b, "#sprt", sprt).await;
     fill(b, "#seed", "57").await;
-    b.c()
-        .find(Locator::Css("#create"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "#create").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,10 +415,7 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     team(&db, d, "wt2");
-    let files = d.join("files");
-    std::fs::create_dir(&files).unwrap();
-    std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
-    std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
+    let files = form_files(d);
     let serve = Serve::start(&["--db", &db.url, "--form-files", files.to_str().unwrap()]);
     let runs = || db.psql("SELECT count(*) FROM spsa.runs");
     let before = runs();
@@ -563,13 +573,7 @@ async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
     fill(b, "#limit_value", "1000").await;
     fill(b, "#iterations", "4").await;
     fill(b, "#pairs", "1").await;
-    b.c()
-        .find(Locator::Css("#create"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "#create").await;
 }
 
 /// A tune made in the browser from OpenBench lines: the server writes its folder, checks it
@@ -589,10 +593,7 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     team(&db, d, "wt3");
-    let files = d.join("files");
-    std::fs::create_dir(&files).unwrap();
-    std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
-    std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
+    let files = form_files(d);
     let args = ["--db", &db.url, "--form-files", files.to_str().unwrap()];
     let serve = Serve::start(&args);
     let runs = || db.psql("SELECT count(*) FROM spsa.runs");
@@ -620,7 +621,10 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
             "KnightValue, int, 300, 200",
             "expected 7 comma-separated fields",
         ),
-        ("KnightValue, int, 300, 400, 200, 20, 0.002", "tune.var:1"),
+        (
+            "KnightValue, int, 300, 400, 200, 20, 0.002",
+            "tune.var:1: `KnightValue`: min (400) is greater than max (200)",
+        ),
     ] {
         fill_tune(&b, &serve.url, "minors", params).await;
         let said = b.wait_text("#error-params", |t| !t.is_empty()).await;

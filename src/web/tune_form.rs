@@ -28,7 +28,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::Shared;
-use super::forms::{FormErrors, folder_files};
+use super::forms::{FormErrors, field, folder_files};
 use super::members::require;
 use super::team::{self, Session, form_file};
 use crate::config::Config;
@@ -95,14 +95,7 @@ pub struct Hosting {
 }
 
 fn err(field: Option<&'static str>, message: String) -> FormErrors {
-    let mut e = FormErrors::default();
-    match field {
-        Some(f) => {
-            e.fields.insert(f, message);
-        }
-        None => e.top = Some(message),
-    }
-    e
+    FormErrors::one(field, message)
 }
 
 /// Words of the loaders' messages and the fields they are about.
@@ -460,11 +453,22 @@ impl Hosting {
         };
         std::fs::write(dir.join("author"), format!("{author}\n"))
             .map_err(|e| fail(err(None, e.to_string())))?;
+        let mut db = base.sibling();
+        // A run of this folder's config from before (its folder removed since) is not this one.
+        match Self::find(&mut db, &dir, author).await {
+            Ok(None) => {}
+            Ok(Some((id, _))) => {
+                return Err(fail(err(
+                    Some("name"),
+                    format!("the database holds run {id} of this name already: choose another"),
+                )));
+            }
+            Err(e) => return Err(fail(err(None, format!("{e:#}")))),
+        }
         let mut child = self
             .start(&dir, author, false)
             .map_err(|e| fail(err(None, format!("cannot start the owner process: {e}"))))?;
         let pid = child.id();
-        let mut db = base.sibling();
         let until = Instant::now() + CREATE_WITHIN;
         loop {
             if let Ok(Some((id, _))) = Self::find(&mut db, &dir, author).await {
@@ -523,14 +527,6 @@ impl Hosting {
     }
 }
 
-fn field(errors: &FormErrors, name: &str) -> Markup {
-    html! {
-        @if let Some(e) = errors.fields.get(name) {
-            span class="error" id={ "error-" (name) } { " " (e) }
-        }
-    }
-}
-
 /// The tune form, filled with `form` and its errors.
 pub fn tune_page(
     session: &Session,
@@ -545,7 +541,7 @@ pub fn tune_page(
     };
     html! {
         h1 { "new tune" }
-        p { "SPSA of engine 1's options against engine 1 at the start, its iterations played by the database's workers once approved (a member's waits for an approver). This server runs its owner process in your name. Engines, books and variables files: files of the server's folder ("
+        p { "SPSA of the engine's options (its θ+ and θ− play each other), its iterations played by the database's workers once approved (a member's waits for an approver). This server runs its owner process in your name. Engines, books and variables files: files of the server's folder ("
             @for (i, f) in files.iter().enumerate() { @if i > 0 { ", " } code { (f) } } ")." }
         @if let Some(e) = &errors.top { p class="error" id="error-top" { (e) } }
         form method="post" action="/new/tune" id="tune-form" {
