@@ -14,8 +14,8 @@
 //! - In Chromium: a member makes a tune from OpenBench lines (a malformed line and min > max
 //!   are shown next to the parameters and make nothing); the server hosts its owner process in
 //!   her name, started again with `--resume` by the next server when the server and it are
-//!   killed; an approver approves it, a URL-only worker plays it, and its page shows author,
-//!   approver, audit trail and the owner's exit.
+//!   killed; an approver approves it, a URL-only worker plays it and its verification (a match
+//!   in her name), and its page shows author, approver, audit trail and the owner's exit.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -563,7 +563,7 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
 }
 
 /// The tune form filled in with `params` (OpenBench lines), the sparring engine at 1,000 nodes,
-/// 4 iterations of 1 pair, and posted.
+/// 4 iterations of 1 pair, a verification of 2 pairs, and posted.
 async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
     b.c().goto(&format!("{base}/new/tune")).await.unwrap();
     fill(b, "#name", name).await;
@@ -573,6 +573,7 @@ async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
     fill(b, "#limit_value", "1000").await;
     fill(b, "#iterations", "4").await;
     fill(b, "#pairs", "1").await;
+    fill(b, "#verify_pairs", "2").await;
     click(b, "#create").await;
 }
 
@@ -581,8 +582,9 @@ async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
 /// and nothing is made), and runs its owner process in the member's name (`spsa run --db
 /// --author`); it waits; the server and the owner are killed, and the next server starts the
 /// owner again (`--resume`); an approver approves it in the browser, a URL-only worker plays it
-/// to its end, the server reaps its owner process, and the run's page shows the author, the
-/// approver, the audit trail and the owner's log.
+/// to its end and its `[verify]` step (a match the owner makes in the member's name), the
+/// server reaps its owner process, and the run's page shows the author, the approver, the
+/// audit trail and the owner's log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_once_approved() {
     if !tools_present() {
@@ -697,6 +699,25 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
         &format!("SELECT state || ' ' || applied FROM spsa.runs WHERE id = {run}"),
         |s| s == "finished 4",
     );
+    // Its verification, a match the owner makes in alice's name (approved: a step of her
+    // approved run), played by a worker too.
+    let step = wait_for(
+        &db,
+        "SELECT coalesce(max(id), 0) FROM spsa.runs WHERE kind = 'match'",
+        |s| s != "0",
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT author || ' ' || approval FROM spsa.runs WHERE id = {step}"
+        )),
+        "wt3_alice approved"
+    );
+    let out = pg_common::worker(d, &worker, "w2").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let t = std::time::Instant::now();
     loop {
         goto(&b, &serve, &format!("/runs/db-{run}")).await;
@@ -730,7 +751,12 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
         )),
         "{log}"
     );
-    assert_eq!(runs(), (before.parse::<u32>().unwrap() + 1).to_string());
+    // One tune (not two: the resumed owner found it) and its verification's match.
+    assert_eq!(runs(), (before.parse::<u32>().unwrap() + 2).to_string());
+    assert_eq!(
+        db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {step}")),
+        "finished"
+    );
     assert_eq!(
         crate::run_common::log_iterations(&tunes.join("minors/tune.log")).len(),
         4,

@@ -66,6 +66,12 @@ pub struct TuneForm {
     pub iterations: String,
     #[serde(default)]
     pub pairs: String,
+    /// A verification after the last iteration (`[verify]`): its most pairs and its SPRT
+    /// (both empty: none).
+    #[serde(default)]
+    pub verify_pairs: String,
+    #[serde(default)]
+    pub verify_sprt: String,
 }
 
 /// An owner process the server started or found running.
@@ -111,6 +117,8 @@ const WORDS: &[(&str, &str)] = &[
     ("inc_time_ms", "limit"),
     ("pairs_per_iteration", "pairs"),
     ("iterations", "iterations"),
+    ("verify", "verify"),
+    ("sprt", "verify"),
 ];
 
 /// A loader's message next to the field it names first (else above the form).
@@ -177,6 +185,17 @@ pub fn tune_files(form: &TuneForm, files: &Path) -> Result<(String, String), For
         }
         _ => return Err(err(Some("limit"), "choose nodes or tc".into())),
     };
+    let mut verify = String::new();
+    if !form.verify_pairs.trim().is_empty() {
+        let n = number(&form.verify_pairs, "verify", 1)?;
+        verify.push_str(&format!("pairs = {n}\n"));
+    }
+    if !form.verify_sprt.trim().is_empty() {
+        verify.push_str(&format!("sprt = {}\n", quoted(form.verify_sprt.trim())));
+    }
+    if !verify.is_empty() {
+        verify.insert_str(0, "\n[verify]\n");
+    }
     let book = if form.book.trim().is_empty() {
         String::new()
     } else {
@@ -187,7 +206,7 @@ pub fn tune_files(form: &TuneForm, files: &Path) -> Result<(String, String), For
         "# Made by spsa serve's tune form; its owner process is `spsa run tune.toml --db URL --author ROLE --no-play`.\n\
          variables = \"tune.var\"\nlog = \"tune.log\"\niterations = {iterations}\nA = {}\n\
          gamma = 0.101\nalpha = 0.602\npairs_per_iteration = {pairs}\n\n\
-         [engine1]\ncommand = {}\n\n[games]\n{book}{limit}",
+         [engine1]\ncommand = {}\n\n[games]\n{book}{limit}{verify}",
         (iterations / 10).max(1),
         quoted(&engine.display().to_string()),
     );
@@ -562,6 +581,11 @@ pub fn tune_page(
                 } }
                 tr { td { "iterations" } td { input name="iterations" id="iterations" value=(form.iterations); (field(errors, "iterations")) } }
                 tr { td { "pairs per iteration" } td { input name="pairs" id="pairs" value=(form.pairs); (field(errors, "pairs")) } }
+                tr { td { "verification after the last iteration, tuned against the start on held-out openings: most pairs, SPRT elo0,elo1 (both empty: none)" } td {
+                    input name="verify_pairs" id="verify_pairs" value=(form.verify_pairs) style="width:6em";
+                    " " input name="verify_sprt" id="verify_sprt" value=(form.verify_sprt);
+                    (field(errors, "verify"))
+                } }
             }
             button id="create" { "create the tune" }
         }
@@ -660,6 +684,7 @@ mod tests {
         assert_eq!(config.pairs_per_iteration, 2);
         let vars = crate::vars::load(&config.variables).unwrap();
         assert_eq!(vars.len(), 2);
+        assert!(config.verify.is_empty());
         let e = make_folder(&form(good), files.path(), &root).unwrap_err();
         assert!(e.fields["name"].contains("already"), "{e:?}");
 
@@ -697,5 +722,23 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.fields.contains_key("engine"), "{e:?}");
+
+        // A verification step: the config's [verify], checked by its loader.
+        let verified = TuneForm {
+            name: "t4".into(),
+            verify_pairs: "20".into(),
+            verify_sprt: "0,10".into(),
+            ..form(good)
+        };
+        let dir = make_folder(&verified, files.path(), &root).unwrap();
+        let config = Config::load(&dir.join("tune.toml")).unwrap();
+        assert_eq!(config.verify.len(), 1);
+        let bad = TuneForm {
+            name: "t5".into(),
+            verify_sprt: "zero".into(),
+            ..form(good)
+        };
+        let e = make_folder(&bad, files.path(), &root).unwrap_err();
+        assert!(e.fields.contains_key("verify"), "{e:?}");
     }
 }
