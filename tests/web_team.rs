@@ -631,9 +631,11 @@ async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_on
         fill_tune(&b, &serve.url, "minors", params).await;
         let said = b.wait_text("#error-params", |t| !t.is_empty()).await;
         assert!(said.contains(says), "{said}");
+        assert!(!said.contains("/tunes/"), "the server's folders: {said}");
         assert_eq!(runs(), before);
         assert_eq!(hosted(), Vec::<String>::new());
     }
+    b.screenshot("team-tune-form.png").await;
     fill_tune(
         &b,
         &serve.url,

@@ -121,8 +121,10 @@ const WORDS: &[(&str, &str)] = &[
     ("sprt", "verify"),
 ];
 
-/// A loader's message next to the field it names first (else above the form).
-fn placed(message: String) -> FormErrors {
+/// A loader's message about the files of `dir` next to the field it names first (else above
+/// the form), the server's folders left out of it.
+fn placed(message: String, dir: &Path) -> FormErrors {
+    let message = message.replace(&format!("{}/", dir.display()), "");
     let field = WORDS
         .iter()
         .filter_map(|(w, f)| message.find(w).map(|at| (at, *f)))
@@ -250,14 +252,15 @@ fn make_folder(form: &TuneForm, files: &Path, root: &Path) -> Result<PathBuf, Fo
     let checked = (|| {
         std::fs::write(staging.join("tune.toml"), &config).map_err(io)?;
         std::fs::write(staging.join("tune.var"), &vars).map_err(io)?;
-        let loaded = Config::load(&staging.join("tune.toml")).map_err(|e| placed(e.to_string()))?;
+        let loaded = Config::load(&staging.join("tune.toml"))
+            .map_err(|e| placed(e.to_string(), &staging))?;
         if loaded.games.is_none() || loaded.simulate {
             return Err(err(None, "the config plays no games".into()));
         }
-        crate::vars::load(&loaded.variables).map_err(|e| placed(e.to_string()))?;
+        crate::vars::load(&loaded.variables).map_err(|e| placed(e.to_string(), &staging))?;
         loaded
             .check_engine_files()
-            .map_err(|e| placed(e.to_string()))?;
+            .map_err(|e| placed(e.to_string(), &staging))?;
         std::fs::rename(&staging, &dir).map_err(io)
     })();
     if checked.is_err() {
@@ -503,9 +506,10 @@ impl Hosting {
                     .unwrap_or(&log)
                     .trim_start_matches("error: ")
                     .to_string();
-                return Err(fail(placed(format!(
-                    "{said} (the owner process exited: {status})"
-                ))));
+                return Err(fail(placed(
+                    format!("{said} (the owner process exited: {status})"),
+                    &dir,
+                )));
             }
             if Instant::now() > until {
                 let _ = child.kill().await;
