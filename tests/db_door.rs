@@ -321,6 +321,41 @@ fn members_change_only_their_own_runs_approvers_stop_any_and_workers_nothing() {
         &format!("SELECT spsa.set_share({a}, 5, NULL)"),
         "may not change the share of",
     );
+    // Nor hand out iterations of it, store bytes for it as a worker, or find it by its name.
+    sql_refused(
+        &carol,
+        &format!("SELECT spsa.hand_out({a}, 0, ARRAY[1]::bigint[], ARRAY[1.0]::float8[], 1, 1)"),
+        &format!("may not hand out iterations of run {a}"),
+    );
+    for (who, call) in [
+        (
+            &worker,
+            format!("SELECT spsa.hand_out({a}, 0, ARRAY[1]::bigint[], ARRAY[1.0]::float8[], 1, 1)"),
+        ),
+        (
+            &worker,
+            "SELECT spsa.store_artifact(encode(sha256('x'), 'hex'), 'x')".to_string(),
+        ),
+        (
+            &worker,
+            "SELECT count(*) FROM spsa.find_run('a match')".to_string(),
+        ),
+    ] {
+        sql_refused(who, &call, "permission denied");
+    }
+    let found = |url: &str| {
+        psql_as(
+            url,
+            "SELECT coalesce(string_agg(id::text, ' '), '-') FROM spsa.find_run('a match')",
+        )
+        .unwrap()
+    };
+    assert_eq!(found(&alice), a, "alice finds her own run");
+    assert_eq!(
+        found(&carol),
+        c,
+        "carol finds hers of that name, not alice's"
+    );
     assert_eq!(
         db.psql(&format!(
             "SELECT state, priority FROM spsa.runs WHERE id = {a}"

@@ -49,8 +49,14 @@ pub(crate) fn common(book: &str) -> Vec<String> {
     .to_vec()
 }
 
-/// Side A's (W, D, L) in each pair of a local match's PGN, in pair order.
+/// Side A's (W, D, L) in each pair of a local match's PGN, in pair order (side A is
+/// `sparring.1`, as [`common`] names it).
 pub(crate) fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
+    local_pairs_of(pgn, "sparring.1")
+}
+
+/// Side A's (W, D, L) in each pair of a local match's PGN, side A named `a`.
+pub(crate) fn local_pairs_of(pgn: &str, a: &str) -> Vec<(u64, u64, u64)> {
     let whites = match_common::tags(pgn, "White");
     let results = match_common::tags(pgn, "Result");
     let rounds = match_common::tags(pgn, "Round");
@@ -60,7 +66,7 @@ pub(crate) fn local_pairs(pgn: &str) -> Vec<(u64, u64, u64)> {
         if pairs.len() < pair {
             pairs.resize(pair, (0, 0, 0));
         }
-        let a_white = white == "sparring.1";
+        let a_white = white == a;
         let p = &mut pairs[pair - 1];
         match (result.as_str(), a_white) {
             ("1-0", true) | ("0-1", false) => p.0 += 1,

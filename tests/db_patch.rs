@@ -20,7 +20,7 @@ use crate::match_common::{self, book, sparring};
 use crate::pg_common::{self, Cluster, spsa, wait_for};
 use crate::run_common::text;
 
-const BUILD: &str = "cc -O2 -o eng eng.c";
+pub(crate) const BUILD: &str = "cc -O2 -o eng eng.c";
 
 /// The wrapper's source: sparring behind a pipe, `first` sent to it before what it is sent.
 fn wrapper(first: &str) -> String {
@@ -32,7 +32,7 @@ fn wrapper(first: &str) -> String {
 
 /// A repository at `dir/repo`: the base commit (tagged `base`) weakens sparring's minor
 /// pieces, the patch on `main` does not. Returns its path and the two commits (base, patch).
-fn patch_repo(dir: &Path) -> (PathBuf, String, String) {
+pub(crate) fn patch_repo(dir: &Path) -> (PathBuf, String, String) {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "--quiet", "--initial-branch=main"]);

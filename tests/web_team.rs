@@ -6,9 +6,10 @@
 //!   session; a forged cookie is signed out; a form without its token or with another
 //!   session's is refused (403) and changes nothing; the API wants the token too; an idle
 //!   session expires; sign-out ends a session.
-//! - In Chromium: a member fills in the match form (a bad SPRT is shown next to its field and
-//!   creates nothing), the match waits, an approver approves it on its page, two URL-only
-//!   workers play it to its SPRT decision, and its pairs are a local `spsa match` of the same
+//! - In Chromium: a member fills in a patch test (two commits of a git repository the test
+//!   makes, built by the server and by each worker; a bad SPRT is shown next to its field and
+//!   creates nothing), it waits, an approver approves it on its page, two URL-only workers
+//!   play it to its SPRT decision, and its pairs are a local `spsa match --git` of the same
 //!   seed's, pair for pair. Another member cannot stop it (no button; a forged post, the API
 //!   and a direct SQL call are refused); its author stops their own.
 //! - In Chromium: a member makes a tune from OpenBench lines (a malformed line and min > max
@@ -24,7 +25,8 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 
-use crate::db_match::{assert_pairs_are, common, local_pairs};
+use crate::db_match::{assert_pairs_are, local_pairs_of};
+use crate::db_patch::{BUILD, patch_repo};
 use crate::match_common::{self, book, sparring};
 use crate::pg_common::{self, Cluster, TestDb, psql_as, wait_for};
 use crate::web_browser::{Browser, tools_present};
@@ -391,6 +393,23 @@ async fn click(b: &Browser, css: &str) {
         .unwrap();
 }
 
+/// A patch test of the repository `repo` of the forms' folder: side A the patch, side B the
+/// base, as `spsa match --git` takes them.
+async fn fill_patch(b: &Browser, base: &str, (patch, old): (&str, &str), sprt: &str) {
+    b.c().goto(&format!("{base}/new/match")).await.unwrap();
+    fill(b, "#git", "repo").await;
+    fill(b, "#source1", patch).await;
+    fill(b, "#source2", old).await;
+    fill(b, "#build", BUILD).await;
+    fill(b, "#binary", "eng").await;
+    fill(b, "#book", "balanced_6ply.epd").await;
+    fill(b, "#limit_value", "10000").await;
+    fill(b, "#pairs", "400").await;
+    fill(b, "#sprt", sprt).await;
+    fill(b, "#seed", "57").await;
+    click(b, "#create").await;
+}
+
 /// The match form filled in as `db_match`'s `common` plays it (sparring's defaults against
 /// weaker minor pieces, 10,000 nodes, seed 57, SPRT 0,60, at most `pairs` pairs).
 async fn fill_match(b: &Browser, base: &str, sprt: &str, pairs: &str) {
@@ -416,14 +435,48 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     let d = dir.path();
     team(&db, d, "wt2");
     let files = form_files(d);
-    let serve = Serve::start(&["--db", &db.url, "--form-files", files.to_str().unwrap()]);
+    let (repo, base, patch) = patch_repo(&files);
+    let serve = Serve::start(&[
+        "--db",
+        &db.url,
+        "--form-files",
+        files.to_str().unwrap(),
+        "--form-git",
+    ]);
     let runs = || db.psql("SELECT count(*) FROM spsa.runs");
     let before = runs();
 
-    // The local match of the same seed, played meanwhile.
+    // The local patch test of the same seed, played meanwhile.
     let pgn = d.join("local.pgn");
-    let mut local_args = common(book().to_str().unwrap());
-    local_args.extend(["--pgn".into(), pgn.display().to_string()]);
+    let local_args: Vec<String> = [
+        "match",
+        "--git",
+        repo.to_str().unwrap(),
+        "--source1",
+        &patch,
+        "--source2",
+        &base,
+        "--build",
+        BUILD,
+        "--binary",
+        "eng",
+        "--book",
+        book().to_str().unwrap(),
+        "--nodes",
+        "10000",
+        "--seed",
+        "57",
+        "--sprt",
+        "0,60",
+        "--pairs",
+        "400",
+        "--progress",
+        "0",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
     let local = match_common::spsa()
         .args(&local_args)
         .current_dir(d)
@@ -434,12 +487,17 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
 
     let b = Browser::start().await;
     sign_in_browser(&b, &serve.url, "wt2_alice", "alice-pw").await;
-    // A bad SPRT: the CLI's message next to its field, nothing created.
-    fill_match(&b, &serve.url, "zero", "400").await;
+    // A bad SPRT: the CLI's message next to its field, nothing created; a revision the
+    // repository lacks, the same.
+    fill_patch(&b, &serve.url, (&patch, &base), "zero").await;
     let said = b.wait_text("#error-sprt", |t| !t.is_empty()).await;
     assert!(said.contains("--sprt"), "{said}");
     assert_eq!(runs(), before);
-    fill_match(&b, &serve.url, "0,60", "400").await;
+    fill_patch(&b, &serve.url, ("no-such-branch", &base), "0,60").await;
+    let said = b.wait_text("#error-source1", |t| !t.is_empty()).await;
+    assert!(said.contains("no-such-branch"), "{said}");
+    assert_eq!(runs(), before);
+    fill_patch(&b, &serve.url, (&patch, &base), "0,60").await;
     let approval = b.wait_text("#approval", |t| !t.is_empty()).await;
     assert_eq!(approval, "waiting");
     assert_eq!(b.text("#author").await, "wt2_alice");
@@ -485,7 +543,9 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     let local_out = String::from_utf8_lossy(&local.stdout).into_owned();
     assert!(local.status.success(), "{local_out}");
     let c = match_common::counts(&local_out);
-    let pairs = local_pairs(&std::fs::read_to_string(&pgn).unwrap());
+    // Side A is the patch, named by its commit as `spsa match --git` names a side.
+    let side_a = format!("eng@{}", &patch[..8]);
+    let pairs = local_pairs_of(&std::fs::read_to_string(&pgn).unwrap(), &side_a);
     assert!(c.pairs >= 20, "decided too soon: {local_out}");
     assert_pairs_are(&db, &run, &pairs);
     // The page shows it: its author, approver, result and audit trail.

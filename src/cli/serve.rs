@@ -37,6 +37,12 @@ pub struct ServeArgs {
     /// child of this server, started again at its next start until the run is over.
     #[arg(long, value_name = "DIR", requires = "db")]
     form_files: Option<PathBuf>,
+    /// With --form-files: a member's match form may be a patch test, two revisions of a git
+    /// repository (a URL, or a clone in the forms folder) built with the member's build
+    /// command. The server builds them before the match exists, as `spsa match --git` does on
+    /// its creator's machine: give this only to a team whose members may run a command here.
+    #[arg(long, requires = "form_files")]
+    form_git: bool,
     /// With --db: a member's session unused for this many seconds is signed out.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800, requires = "db")]
     session_idle: u64,
@@ -95,6 +101,7 @@ pub async fn command(args: ServeArgs) -> Result<()> {
             .as_ref()
             .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())),
         secure_cookie: args.secure_cookie,
+        git: args.form_git,
     };
     let (mut local, mut matches) = (Vec::new(), Vec::new());
     for path in &args.runs {

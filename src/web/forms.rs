@@ -4,6 +4,11 @@
 //! by [`crate::db::matches::create`] on the member's own connection: a match made here is the
 //! match the CLI makes, and a form the CLI would refuse is refused with the CLI's message, shown
 //! next to the field it names. Nothing is created on a bad form.
+//!
+//! A patch test is the same form with a git repository, two revisions, a build command and a
+//! binary in place of the engines (`spsa match --git`'s flags), offered when the server was
+//! started with `--form-git`: the server builds both revisions and measures them as the CLI's
+//! creator does, and the workers build the same commits and must find the same signatures.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +17,7 @@ use clap::Parser;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::team::{Session, form_file};
+use super::team::{Session, form_file, form_repository};
 use crate::cli::r#match::MatchArgs;
 
 /// A match form as posted.
@@ -24,6 +29,19 @@ pub struct MatchForm {
     pub engine1: String,
     #[serde(default)]
     pub engine2: String,
+    /// A patch test's repository (a URL or a clone in the server's folder); empty: engines.
+    #[serde(default)]
+    pub git: String,
+    /// Side A's revision (the patch, by custom: what is tested).
+    #[serde(default)]
+    pub source1: String,
+    /// Side B's revision (the base).
+    #[serde(default)]
+    pub source2: String,
+    #[serde(default)]
+    pub build: String,
+    #[serde(default)]
+    pub binary: String,
     /// Side A's options, NAME=VALUE a line.
     #[serde(default)]
     pub options1: String,
@@ -80,6 +98,11 @@ const FLAGS: &[(&str, &str)] = &[
     ("Engine1", "engine1"),
     ("--engine2", "engine2"),
     ("Engine2", "engine2"),
+    ("--git", "git"),
+    ("--source1", "source1"),
+    ("--source2", "source2"),
+    ("--build", "build"),
+    ("--binary", "binary"),
     ("--option1", "options1"),
     ("--option2", "options2"),
     ("--book", "book"),
@@ -102,15 +125,53 @@ struct FormCommand {
     args: MatchArgs,
 }
 
-/// The command line of `spsa match` the form stands for (engines and book in `folder`).
-pub fn match_command(form: &MatchForm, folder: &Path) -> Result<Vec<String>, FormErrors> {
+/// The command line of `spsa match` the form stands for (engines and book in `folder`; a
+/// patch test from git only when `git` allows it).
+pub fn match_command(
+    form: &MatchForm,
+    folder: &Path,
+    git: bool,
+) -> Result<Vec<String>, FormErrors> {
     let mut argv: Vec<String> = Vec::new();
     let file = |name: &str, field: &'static str| {
         form_file(folder, name)
             .map(|p| p.display().to_string())
             .map_err(|e| FormErrors::one(Some(field), e))
     };
-    argv.extend(["--engine1".into(), file(&form.engine1, "engine1")?]);
+    let from_git = [
+        &form.git,
+        &form.source1,
+        &form.source2,
+        &form.build,
+        &form.binary,
+    ]
+    .iter()
+    .any(|f| !f.trim().is_empty());
+    if from_git {
+        if !git {
+            return Err(FormErrors::one(
+                Some("git"),
+                "this server builds no patch tests from git (it was started without --form-git)"
+                    .into(),
+            ));
+        }
+        let repo =
+            form_repository(folder, &form.git).map_err(|e| FormErrors::one(Some("git"), e))?;
+        argv.extend(["--git".into(), repo]);
+        for (flag, value) in [
+            ("--source1", &form.source1),
+            ("--source2", &form.source2),
+            ("--build", &form.build),
+            ("--binary", &form.binary),
+        ] {
+            if !value.trim().is_empty() {
+                argv.extend([flag.to_string(), value.trim().to_string()]);
+            }
+        }
+    }
+    if !from_git || !form.engine1.trim().is_empty() {
+        argv.extend(["--engine1".into(), file(&form.engine1, "engine1")?]);
+    }
     if !form.engine2.trim().is_empty() {
         argv.extend(["--engine2".into(), file(&form.engine2, "engine2")?]);
     }
@@ -175,6 +236,7 @@ pub fn match_page(
     form: &MatchForm,
     errors: &FormErrors,
     files: &[String],
+    git: bool,
 ) -> Markup {
     let limit = if form.limit.is_empty() {
         "nodes"
@@ -191,6 +253,14 @@ pub fn match_page(
             table {
                 tr { td { "engine 1 (side A)" } td { input name="engine1" id="engine1" value=(form.engine1); (field(errors, "engine1")) } }
                 tr { td { "engine 2 (side B; engine 1 again if empty)" } td { input name="engine2" id="engine2" value=(form.engine2); (field(errors, "engine2")) } }
+                @if git {
+                    tr { td colspan="2" { b { "or a patch test from git" } " (instead of the engines: the server builds both revisions, then each worker builds them and must search alike)" } }
+                    tr { td { "repository (a URL, or a clone in the server's folder)" } td { input name="git" id="git" value=(form.git); (field(errors, "git")) } }
+                    tr { td { "revision of side A (the patch)" } td { input name="source1" id="source1" value=(form.source1); (field(errors, "source1")) } }
+                    tr { td { "revision of side B (the base)" } td { input name="source2" id="source2" value=(form.source2); (field(errors, "source2")) } }
+                    tr { td { "build command (run with sh -c in the tree)" } td { input name="build" id="build" value=(form.build); (field(errors, "build")) } }
+                    tr { td { "binary (its path in the tree)" } td { input name="binary" id="binary" value=(form.binary); (field(errors, "binary")) } }
+                }
                 tr { td { "side A's options, NAME=VALUE a line" } td { textarea name="options1" id="options1" rows="2" { (form.options1) } (field(errors, "options1")) } }
                 tr { td { "side B's options" } td { textarea name="options2" id="options2" rows="2" { (form.options2) } (field(errors, "options2")) } }
                 tr { td { "book" } td { input name="book" id="book" value=(form.book); (field(errors, "book")) } }
@@ -251,7 +321,7 @@ mod tests {
             sprt: "0,10".into(),
             ..MatchForm::default()
         };
-        let argv = match_command(&form, dir.path()).unwrap();
+        let argv = match_command(&form, dir.path(), false).unwrap();
         let eng = dir.path().join("eng").display().to_string();
         assert_eq!(
             argv,
@@ -275,12 +345,85 @@ mod tests {
                 engine1: bad.into(),
                 ..form.clone()
             };
-            let e = match_command(&form, dir.path()).unwrap_err();
+            let e = match_command(&form, dir.path(), false).unwrap_err();
             assert!(e.fields.contains_key("engine1"), "{bad}: {e:?}");
         }
         let e = match_args(&["--engine1".into(), eng, "--nodes".into(), "x".into()])
             .err()
             .unwrap();
         assert!(e.fields.contains_key("limit"), "{e:?}");
+    }
+
+    #[test]
+    fn a_patch_test_is_spsa_match_git_and_names_only_what_the_operator_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("engine.git")).unwrap();
+        std::fs::write(dir.path().join("book.epd"), "").unwrap();
+        let form = MatchForm {
+            git: "engine.git".into(),
+            source1: "main".into(),
+            source2: " base ".into(),
+            build: "make -j2".into(),
+            binary: "src/engine".into(),
+            limit: "nodes".into(),
+            limit_value: "1000".into(),
+            ..MatchForm::default()
+        };
+        // Refused where the server was not started with --form-git, next to the repository.
+        let e = match_command(&form, dir.path(), false).unwrap_err();
+        assert!(e.fields["git"].contains("--form-git"), "{e:?}");
+        let argv = match_command(&form, dir.path(), true).unwrap();
+        let repo = dir.path().join("engine.git").display().to_string();
+        assert_eq!(
+            argv,
+            [
+                "--git",
+                &repo,
+                "--source1",
+                "main",
+                "--source2",
+                "base",
+                "--build",
+                "make -j2",
+                "--binary",
+                "src/engine",
+                "--nodes",
+                "1000"
+            ]
+        );
+        let args = match_args(&argv).unwrap();
+        assert_eq!(args.sources.source2.as_deref(), Some("base"));
+        let url = MatchForm {
+            git: "https://github.com/official-stockfish/Stockfish".into(),
+            ..form.clone()
+        };
+        assert!(match_command(&url, dir.path(), true).is_ok());
+        for bad in [
+            "/etc",
+            "../engine.git",
+            "file:///etc",
+            "ext::sh -c touch% /tmp/x",
+            "book.epd",
+            "nothing",
+            "https://",
+        ] {
+            let form = MatchForm {
+                git: bad.into(),
+                ..form.clone()
+            };
+            let e = match_command(&form, dir.path(), true).unwrap_err();
+            assert!(e.fields.contains_key("git"), "{bad}: {e:?}");
+        }
+        // The CLI's own refusal of a patch with an engine as well, next to a field it names.
+        let both = MatchForm {
+            engine1: "book.epd".into(),
+            ..form.clone()
+        };
+        let argv = match_command(&both, dir.path(), true).unwrap();
+        let e = match_args(&argv).err().unwrap();
+        assert!(
+            e.fields.contains_key("source1") || e.fields.contains_key("engine1"),
+            "{e:?}"
+        );
     }
 }

@@ -165,8 +165,14 @@ pub(super) async fn signout(
     r
 }
 
+/// The forms' folder and whether patch tests from git are taken; None: no forms here.
+fn form_settings(app: &App) -> Option<(std::path::PathBuf, bool)> {
+    let settings = &app.sessions.as_ref()?.settings;
+    Some((settings.files.clone()?, settings.git))
+}
+
 pub(super) async fn new_match_page(State(app): State<Shared>, headers: HeaderMap) -> Response {
-    let Some(folder) = app.sessions.as_ref().and_then(|s| s.settings.files.clone()) else {
+    let Some((folder, git)) = form_settings(&app) else {
         return super::not_found();
     };
     let Some(session) = app.session(&headers) else {
@@ -181,6 +187,7 @@ pub(super) async fn new_match_page(State(app): State<Shared>, headers: HeaderMap
         &form,
         &FormErrors::default(),
         &forms::folder_files(&folder),
+        git,
     );
     app.page(StatusCode::OK, "new match", Some(&session), &body)
 }
@@ -190,7 +197,7 @@ pub(super) async fn new_match(
     headers: HeaderMap,
     Form(form): Form<MatchForm>,
 ) -> Response {
-    let Some(folder) = app.sessions.as_ref().and_then(|s| s.settings.files.clone()) else {
+    let Some((folder, git)) = form_settings(&app) else {
         return super::not_found();
     };
     let session = match require(&app, &headers, Some(&form.csrf)) {
@@ -198,10 +205,11 @@ pub(super) async fn new_match(
         Err(r) => return *r,
     };
     let bad = |errors: FormErrors| {
-        let body = forms::match_page(&session, &form, &errors, &forms::folder_files(&folder));
+        let files = forms::folder_files(&folder);
+        let body = forms::match_page(&session, &form, &errors, &files, git);
         app.page(StatusCode::BAD_REQUEST, "new match", Some(&session), &body)
     };
-    let argv = match forms::match_command(&form, &folder) {
+    let argv = match forms::match_command(&form, &folder, git) {
         Ok(a) => a,
         Err(e) => return bad(e),
     };

@@ -43,6 +43,9 @@ pub struct TeamSettings {
     pub files: Option<PathBuf>,
     /// Mark the cookie `Secure` (served behind TLS).
     pub secure_cookie: bool,
+    /// The match form takes a patch test from git (`--form-git`): the server then builds the
+    /// member's revisions with the member's build command before the match exists.
+    pub git: bool,
 }
 
 impl Default for TeamSettings {
@@ -52,6 +55,7 @@ impl Default for TeamSettings {
             max_age: Duration::from_secs(12 * 3600),
             files: None,
             secure_cookie: false,
+            git: false,
         }
     }
 }
@@ -280,6 +284,41 @@ pub fn form_file(folder: &Path, name: &str) -> Result<PathBuf, String> {
         return Err(format!("`{name}`: no such file in the server's folder"));
     }
     Ok(path)
+}
+
+/// The repository a patch test names: a URL `git fetch` takes over the network (`https://`,
+/// `http://`, `ssh://`, `git://`), or the name of a folder in the server's forms folder (a
+/// clone the operator keeps there). A path elsewhere on the server, `file://` or a transport
+/// helper (`ext::`) is refused: a member names what the operator let them name.
+pub fn form_repository(folder: &Path, name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("name a repository".into());
+    }
+    if let Some((scheme, rest)) = name.split_once("://") {
+        return match scheme {
+            "https" | "http" | "ssh" | "git"
+                if !rest.is_empty() && !name.contains(char::is_whitespace) =>
+            {
+                Ok(name.to_string())
+            }
+            _ => Err(format!(
+                "`{name}`: a repository URL is https://, http://, ssh:// or git://"
+            )),
+        };
+    }
+    if name.contains('/') || name.contains('\\') || name.contains("::") || name.starts_with('.') {
+        return Err(format!(
+            "`{name}`: a URL, or the name of a repository in the server's folder, no path"
+        ));
+    }
+    let path = folder.join(name);
+    if !path.is_dir() {
+        return Err(format!(
+            "`{name}`: no such repository in the server's folder"
+        ));
+    }
+    Ok(path.display().to_string())
 }
 
 /// The line at the top of every page: who is signed in, and the buttons that go with it.
