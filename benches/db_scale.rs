@@ -246,6 +246,7 @@ fn main() {
                     reference_nps: None,
                     throughput: None,
                     track: None,
+                    author: None,
                 },
             )
             .await
@@ -438,6 +439,7 @@ fn wide(rt: &tokio::runtime::Runtime, url: &str, results: u64) {
                 reference_nps: None,
                 throughput: None,
                 track: None,
+                author: None,
             },
         )
         .await

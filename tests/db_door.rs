@@ -421,6 +421,111 @@ fn members_change_only_their_own_runs_approvers_stop_any_and_workers_nothing() {
     );
 }
 
+/// `spsa run --author ROLE` (what `spsa serve` starts for a tune made in the browser): the
+/// schema's owner makes the run in a member's name, where it waits like the member's own and
+/// its audit trail names the member and who made it for them; a resume of the owner's finds it
+/// again. A member may not name another, and the owner may not name a worker or an unknown role.
+#[test]
+fn the_owner_makes_a_run_in_a_members_name_and_no_one_else_may() {
+    let cluster = Cluster::shared();
+    let db = cluster.database("door_as");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    sim_config(d, "t", 20, 3, 1);
+    install(&db, d);
+    let alice = role(&db, "door_as_alice", "spsa_member");
+    let carol = role(&db, "door_as_carol", "spsa_approver");
+    let worker = db.worker_role("door_as_w", "pw");
+    let refusals = [
+        (
+            as_author(&alice, "door_as_carol"),
+            "may not act in the name of role door_as_carol",
+        ),
+        (as_author(&worker, "door_as_alice"), "permission denied"),
+        (
+            as_author(&db.url, "door_as_w"),
+            "door_as_w is in neither spsa_member nor spsa_approver",
+        ),
+        (
+            as_author(&db.url, "door_as_nobody"),
+            "door_as_nobody is in neither",
+        ),
+    ];
+    for (argv, why) in &refusals {
+        refused(d, argv, why);
+    }
+    sql_refused(
+        &alice,
+        &new_match_sql().replace(
+            "spsa.new_run('match'",
+            "spsa.new_run_as('door_as_carol', 'match'",
+        ),
+        "may not act in the name of role door_as_carol",
+    );
+    assert_eq!(db.psql("SELECT count(*) FROM spsa.runs"), "0");
+
+    // The owner's process, in alice's name: her run waits.
+    let argv = as_author(&db.url, "door_as_alice");
+    let mut owner = spawn(d, &argv);
+    let id = wait_for(&db, "SELECT id || ' ' || approval FROM spsa.runs", |s| {
+        s.ends_with("waiting")
+    });
+    let id = id.split(' ').next().unwrap().to_string();
+    assert_eq!(
+        db.psql(&format!("SELECT author FROM spsa.runs WHERE id = {id}")),
+        "door_as_alice"
+    );
+    let created = psql_as(
+        &alice,
+        &format!("SELECT actor || ': ' || detail FROM spsa.audit_trail({id})"),
+    )
+    .unwrap();
+    assert_eq!(
+        created,
+        "door_as_alice: waits for an approver (made for them by spsa_admin, the schema's owner: spsa serve's hosted tune)"
+    );
+    // A resume of the owner's finds her run again (no second run).
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let mut resumed = argv.clone();
+    resumed.push("--resume");
+    let owner = spawn(d, &resumed);
+    psql_as(&carol, &format!("SELECT spsa.approve({id})")).unwrap();
+    let w = pg_common::worker(d, &worker, "w1").output().unwrap();
+    assert!(w.status.success(), "{}", text(&w.stderr));
+    let owner = owner.wait_with_output().unwrap();
+    let said = text(&owner.stderr);
+    assert!(owner.status.success(), "{said}");
+    assert!(said.contains(&format!("run {id} in database")), "{said}");
+    assert_eq!(
+        db.psql("SELECT count(*) || ' ' || string_agg(state, ',') FROM spsa.runs"),
+        "1 finished"
+    );
+    assert_eq!(
+        audit(&alice, &id),
+        "door_as_alice created, door_as_carol approved"
+    );
+    // An approver's run made for them is approved at its creation.
+    let theirs = db.psql(&new_match_sql().replace(
+        "SELECT id FROM spsa.new_run('match'",
+        "SELECT approval || ' ' || id FROM spsa.new_run_as('door_as_carol', 'match'",
+    ));
+    assert!(theirs.starts_with("approved "), "{theirs}");
+}
+
+/// `spsa run t.toml --no-play --db URL --author AUTHOR`.
+fn as_author<'a>(url: &'a str, author: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "t.toml",
+        "--no-play",
+        "--db",
+        url,
+        "--author",
+        author,
+    ]
+}
+
 fn new_match_sql() -> String {
     "SELECT id FROM spsa.new_run('match', 'a match', '{}'::jsonb, NULL, NULL, NULL, NULL, 10, 60,
                                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 4)"

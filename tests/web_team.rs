@@ -12,6 +12,11 @@
 //!   play it to its SPRT decision, and its pairs are a local `spsa match --git` of the same
 //!   seed's, pair for pair. Another member cannot stop it (no button; a forged post, the API
 //!   and a direct SQL call are refused); its author stops their own.
+//! - In Chromium: a member makes a tune from OpenBench lines (a malformed line and min > max
+//!   are shown next to the parameters and make nothing); the server hosts its owner process in
+//!   her name, started again with `--resume` by the next server when the server and it are
+//!   killed; an approver approves it, a URL-only worker plays it and its verification (a match
+//!   in her name), and its page shows author, approver, audit trail and the owner's exit.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -369,8 +374,25 @@ async fn fill(b: &Browser, css: &str, text: &str) {
     e.send_keys(text).await.unwrap();
 }
 
-/// The match form filled in as `db_match`'s `common` plays it (sparring's defaults against
-/// weaker minor pieces, 10,000 nodes, seed 57, SPRT 0,60, at most `pairs` pairs).
+/// The forms' folder: the sparring engine and a book.
+fn form_files(d: &Path) -> std::path::PathBuf {
+    let files = d.join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
+    std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
+    files
+}
+
+async fn click(b: &Browser, css: &str) {
+    b.c()
+        .find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 /// A patch test of the repository `repo` of the forms' folder: side A the patch, side B the
 /// base, as `spsa match --git` takes them.
 async fn fill_patch(b: &Browser, base: &str, (patch, old): (&str, &str), sprt: &str) {
@@ -385,15 +407,11 @@ async fn fill_patch(b: &Browser, base: &str, (patch, old): (&str, &str), sprt: &
     fill(b, "#pairs", "400").await;
     fill(b, "#sprt", sprt).await;
     fill(b, "#seed", "57").await;
-    b.c()
-        .find(Locator::Css("#create"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "#create").await;
 }
 
+/// The match form filled in as `db_match`'s `common` plays it (sparring's defaults against
+/// weaker minor pieces, 10,000 nodes, seed 57, SPRT 0,60, at most `pairs` pairs).
 async fn fill_match(b: &Browser, base: &str, sprt: &str, pairs: &str) {
     b.c().goto(&format!("{base}/new/match")).await.unwrap();
     fill(b, "#engine1", "sparring").await;
@@ -403,13 +421,7 @@ async fn fill_match(b: &Browser, base: &str, sprt: &str, pairs: &str) {
     fill(b, "#pairs", pairs).await;
     fill(b, "#sprt", sprt).await;
     fill(b, "#seed", "57").await;
-    b.c()
-        .find(Locator::Css("#create"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "#create").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -422,10 +434,7 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     team(&db, d, "wt2");
-    let files = d.join("files");
-    std::fs::create_dir(&files).unwrap();
-    std::os::unix::fs::symlink(sparring(), files.join("sparring")).unwrap();
-    std::fs::copy(book(), files.join("balanced_6ply.epd")).unwrap();
+    let files = form_files(d);
     let (repo, base, patch) = patch_repo(&files);
     let serve = Serve::start(&[
         "--db",
@@ -610,5 +619,211 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
     assert!(audit.contains("stopped"), "{audit}");
     b.c().goto(&format!("{}/", serve.url)).await.unwrap();
     b.screenshot("team-list.png").await;
+    b.close().await;
+}
+
+/// The tune form filled in with `params` (OpenBench lines), the sparring engine at 1,000 nodes,
+/// 4 iterations of 1 pair, a verification of 2 pairs, and posted.
+async fn fill_tune(b: &Browser, base: &str, name: &str, params: &str) {
+    b.c().goto(&format!("{base}/new/tune")).await.unwrap();
+    fill(b, "#name", name).await;
+    fill(b, "#params", params).await;
+    fill(b, "#engine", "sparring").await;
+    fill(b, "#book", "balanced_6ply.epd").await;
+    fill(b, "#limit_value", "1000").await;
+    fill(b, "#iterations", "4").await;
+    fill(b, "#pairs", "1").await;
+    fill(b, "#verify_pairs", "2").await;
+    click(b, "#create").await;
+}
+
+/// A tune made in the browser from OpenBench lines: the server writes its folder, checks it
+/// with the CLI's loaders (a malformed line and min > max are shown next to the parameters,
+/// and nothing is made), and runs its owner process in the member's name (`spsa run --db
+/// --author`); it waits; the server and the owner are killed, and the next server starts the
+/// owner again (`--resume`); an approver approves it in the browser, a URL-only worker plays it
+/// to its end and its `[verify]` step (a match the owner makes in the member's name), the
+/// server reaps its owner process, and the run's page shows the author, the approver, the
+/// audit trail and the owner's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tune_from_openbench_lines_is_hosted_in_its_members_name_and_played_once_approved() {
+    if !tools_present() {
+        return;
+    }
+    let cluster = Cluster::shared();
+    let db = cluster.database("web_team_tune");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    team(&db, d, "wt3");
+    let files = form_files(d);
+    let args = ["--db", &db.url, "--form-files", files.to_str().unwrap()];
+    let serve = Serve::start(&args);
+    let runs = || db.psql("SELECT count(*) FROM spsa.runs");
+    let before = runs();
+    let tunes = files.join("tunes");
+    let hosted = || -> Vec<String> {
+        std::fs::read_dir(&tunes)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    let b = Browser::start().await;
+    sign_in_browser(&b, &serve.url, "wt3_alice", "alice-pw").await;
+    b.c()
+        .find(Locator::Css("#new-tune"))
+        .await
+        .expect("a link to the tune form beside new match");
+    // A malformed line, then min > max: the variables loader's message next to the parameters,
+    // nothing made, no folder left.
+    for (params, says) in [
+        (
+            "KnightValue, int, 300, 200",
+            "expected 7 comma-separated fields",
+        ),
+        (
+            "KnightValue, int, 300, 400, 200, 20, 0.002",
+            "tune.var:1: `KnightValue`: min (400) is greater than max (200)",
+        ),
+    ] {
+        fill_tune(&b, &serve.url, "minors", params).await;
+        let said = b.wait_text("#error-params", |t| !t.is_empty()).await;
+        assert!(said.contains(says), "{said}");
+        assert!(!said.contains("/tunes/"), "the server's folders: {said}");
+        assert_eq!(runs(), before);
+        assert_eq!(hosted(), Vec::<String>::new());
+    }
+    b.screenshot("team-tune-form.png").await;
+    fill_tune(
+        &b,
+        &serve.url,
+        "minors",
+        "KnightValue, int, 300, 150, 450, 20, 0.002\nBishopValue, int, 300, 150, 450, 20, 0.002",
+    )
+    .await;
+    let approval = b.wait_text("#approval", |t| !t.is_empty()).await;
+    assert_eq!(approval, "waiting");
+    assert_eq!(b.text("#author").await, "wt3_alice");
+    assert!(b.text("#owner-process").await.contains("running"));
+    let run = db.psql("SELECT max(id) FROM spsa.runs");
+    assert_eq!(state(&db, &run), "active waiting");
+    assert_eq!(hosted(), ["minors"]);
+    // Waiting: no worker sees it.
+    let worker = cluster.url("wt3_w", "w-pw", &db.name);
+    assert_eq!(
+        psql_as(&worker, "SELECT count(*) FROM spsa.active_runs()").unwrap(),
+        "0"
+    );
+
+    // The server is killed, and its owner process with it: the next server starts the owner
+    // again (--resume), which finds the same run in alice's name.
+    drop(serve);
+    let owner = std::fs::read_to_string(tunes.join("minors/owner.pid")).unwrap();
+    let owner: u32 = owner.trim().parse().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &owner.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let t = std::time::Instant::now();
+    while !spsa::platform::process_ended(owner) {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the owner {owner} lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let serve = Serve::start(&args);
+
+    sign_in_browser(&b, &serve.url, "wt3_carol", "carol-pw").await;
+    goto(&b, &serve, &format!("/runs/db-{run}")).await;
+    b.c()
+        .find(Locator::Css("#approve"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    b.wait_text("#approval", |t| t == "approved by wt3_carol")
+        .await;
+
+    // A worker that knows only the URL plays it to its end; the owner process ends with it.
+    let out = pg_common::worker(d, &worker, "w1").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for(
+        &db,
+        &format!("SELECT state || ' ' || applied FROM spsa.runs WHERE id = {run}"),
+        |s| s == "finished 4",
+    );
+    // Its verification, a match the owner makes in alice's name (approved: a step of her
+    // approved run), played by a worker too.
+    let step = wait_for(
+        &db,
+        "SELECT coalesce(max(id), 0) FROM spsa.runs WHERE kind = 'match'",
+        |s| s != "0",
+    );
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT author || ' ' || approval FROM spsa.runs WHERE id = {step}"
+        )),
+        "wt3_alice approved"
+    );
+    let out = pg_common::worker(d, &worker, "w2").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = std::time::Instant::now();
+    loop {
+        goto(&b, &serve, &format!("/runs/db-{run}")).await;
+        let owner = b.text("#owner-process").await;
+        if owner.contains("exited") {
+            assert!(owner.contains("exit status: 0"), "{owner}");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "{owner}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(b.text("#state").await, "finished");
+    assert_eq!(b.text("#author").await, "wt3_alice");
+    assert_eq!(b.text("#approver").await, "wt3_carol");
+    let audit = b.text("#audit").await;
+    for said in [
+        "wt3_alice",
+        "created",
+        "made for them by spsa_admin",
+        "wt3_carol",
+        "approved",
+    ] {
+        assert!(audit.contains(said), "{said}: {audit}");
+    }
+    let log = b.text("#owner-log").await;
+    assert!(log.contains("exited: exit status: 0"), "{log}");
+    let log = std::fs::read_to_string(tunes.join("minors/owner.log")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "run {run}: owner process started again (--resume)"
+        )),
+        "{log}"
+    );
+    // One tune (not two: the resumed owner found it) and its verification's match.
+    assert_eq!(runs(), (before.parse::<u32>().unwrap() + 2).to_string());
+    assert_eq!(
+        db.psql(&format!("SELECT state FROM spsa.runs WHERE id = {step}")),
+        "finished"
+    );
+    assert_eq!(
+        crate::run_common::log_iterations(&tunes.join("minors/tune.log")).len(),
+        4,
+        "the owner's θ log in the run's folder"
+    );
+    b.screenshot("team-tune.png").await;
     b.close().await;
 }

@@ -72,6 +72,13 @@ pub struct RunArgs {
     /// proportion to its share. Given with --resume, it replaces the run's share.
     #[arg(long, value_name = "P", value_parser = crate::config::check::throughput_text)]
     pub throughput: Option<f64>,
+    /// With --db, for the role that owns the schema only: make (or, with --resume, find) the
+    /// run in the name of member or approver ROLE, who is then its author: it waits for an
+    /// approver unless ROLE is one, and its audit trail says the owner made it for them. The
+    /// database refuses it to any other caller, and for a role in neither group. `spsa serve`
+    /// starts the owner process of a tune created in the browser so.
+    #[arg(long, value_name = "ROLE", requires = "db")]
+    pub author: Option<String>,
 }
 
 /// A speed in nodes per second: a positive number.
@@ -104,6 +111,7 @@ impl RunArgs {
             play: !self.no_play,
             reference_nps: self.reference_nps,
             throughput: self.throughput,
+            author: self.author.clone(),
             users_to_fix: |e| super::exit::exit_code(e) == 2,
         }
     }

@@ -30,8 +30,11 @@ pub struct ServeArgs {
     /// Allow pause, resume, stop and priority of shared runs to whoever gives this file's token.
     #[arg(long, value_name = "FILE")]
     admin_token_file: Option<PathBuf>,
-    /// With --db: the folder of engines and opening books a member's match form may name (the
-    /// server runs these engines to measure their signatures); without it, no forms.
+    /// With --db: the folder of engines, opening books and variables files a member's match
+    /// and tune forms may name (the server runs these engines to measure their signatures);
+    /// without it, no forms. A tune made in the browser is written to DIR/tunes/NAME/ and its
+    /// owner process (`spsa run --db URL --author ROLE`, with this server's URL) runs as a
+    /// child of this server, started again at its next start until the run is over.
     #[arg(long, value_name = "DIR", requires = "db")]
     form_files: Option<PathBuf>,
     /// With --form-files: a member's match form may be a patch test, two revisions of a git
@@ -114,6 +117,14 @@ pub async fn command(args: ServeArgs) -> Result<()> {
         Some(url) => Some(SharedRuns::open(url).await?),
         None => None,
     };
+    let hosting = match (&team.files, &args.db, &shared) {
+        (Some(files), Some(url), Some(shared)) => {
+            let hosting = std::sync::Arc::new(web::tune_form::Hosting::new(files, url)?);
+            hosting.restart(&shared.base().await).await;
+            Some(hosting)
+        }
+        _ => None,
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| UserError(format!("--listen {addr}: cannot listen: {e}")))?;
@@ -134,6 +145,7 @@ pub async fn command(args: ServeArgs) -> Result<()> {
             shared,
             admin_token,
             team,
+            hosting,
         },
     )
     .await

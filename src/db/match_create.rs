@@ -105,6 +105,7 @@ pub async fn new_match(
         files,
         reference_nps,
         throughput: serving.throughput,
+        author: None,
     })
 }
 
@@ -210,6 +211,7 @@ pub async fn verify_on_workers(
             throughput,
             reference_nps: None,
         },
+        author: None,
         play_here: None,
     };
     let (id, verified) = verify(&mut db, &prepared, how, shutdown).await?;
@@ -227,6 +229,9 @@ pub struct OnWorkers<'a> {
     pub name: String,
     pub verify_of: Option<VerifyOf>,
     pub serving: Serving,
+    /// The member or approver the match is made for, when not the caller (the ladder of a run
+    /// made with `--author ROLE` is ROLE's too).
+    pub author: Option<String>,
     pub play_here: Option<(&'a crate::config::Config, &'a super::run::SharedRun)>,
 }
 
@@ -260,7 +265,7 @@ pub async fn verify(
                 seed: h.seed,
                 drawn_from,
             });
-            let new = new_match(
+            let mut new = new_match(
                 how.name,
                 &prepared.plan,
                 &prepared.games,
@@ -269,6 +274,7 @@ pub async fn verify(
                 how.serving,
             )
             .await?;
+            new.author = how.author;
             create_announced(db, &new, shutdown).await?
         }
     };

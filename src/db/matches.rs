@@ -53,6 +53,9 @@ pub struct NewMatch {
     pub files: Vec<(RunFile, PathBuf)>,
     pub reference_nps: Option<f64>,
     pub throughput: Option<f64>,
+    /// The member or approver it is made for, when not the caller (a ladder step of a run made
+    /// with `spsa run --author ROLE`: see `owner::Serving::author`).
+    pub author: Option<String>,
 }
 
 /// The match playing step `of.step` of shared run `of.run`'s ladder, if one was created.
@@ -207,6 +210,7 @@ pub async fn create(db: &mut Db, m: &NewMatch) -> Result<(i64, bool)> {
         reference_nps: m.reference_nps,
         throughput: m.throughput,
         track: None,
+        author: m.author.clone(),
     };
     let engines: Vec<(String, String)> = m
         .def

@@ -161,6 +161,9 @@ pub struct Serving {
     pub throughput: Option<f64>,
     /// The live Elo curve's points, when the run measures one.
     pub track: Option<CurveShape>,
+    /// The member or approver the run is made and found for, when that is not the caller
+    /// (`spsa run --author ROLE`: the schema's owner only, which `spsa.author_for` checks).
+    pub author: Option<String>,
 }
 
 /// How the database adds a run's curve points (see `spsa.track_results`): a point every
@@ -210,7 +213,10 @@ pub async fn attach(
     let existing: Option<(i64, String, Option<String>)> = db
         .run("find the run", async |c: &Client| {
             let row = c
-                .query_opt("SELECT id, state, pruned FROM spsa.find_run($1)", &[&name])
+                .query_opt(
+                    "SELECT id, state, pruned FROM spsa.find_run_as($1, $2)",
+                    &[&name, &serving.author],
+                )
                 .await?;
             Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
         })
@@ -355,8 +361,8 @@ async fn create(db: &mut Db, name: &str, def: &RunDefinition, serving: Serving) 
     Ok(id)
 }
 
-/// A run to create with `spsa.new_run` (one call for a tune and a match, the owner's and a
-/// member's alike): its row's columns.
+/// A run to create with `spsa.new_run_as` (one call for a tune and a match, the owner's and a
+/// member's alike, in the caller's name or the one `serving.author` gives): its row's columns.
 pub(super) struct NewRow<'a> {
     /// 'tune' or 'match'.
     pub kind: &'a str,
@@ -376,8 +382,8 @@ pub(super) struct NewRow<'a> {
     pub match_window: i32,
 }
 
-/// Create the run (as the caller, its author): its id, and whether it waits for an approver
-/// (a member's that is not an approver's).
+/// Create the run (as the caller, its author unless `serving.author` names another): its id,
+/// and whether it waits for an approver (a member's that is not an approver's).
 pub(super) async fn insert_run(
     c: &Client,
     row: &NewRow<'_>,
@@ -386,12 +392,12 @@ pub(super) async fn insert_run(
     let (sides, shas): (Vec<String>, Vec<String>) = row.engines.iter().cloned().unzip();
     let got = c
         .query_one(
-            "SELECT id, approval FROM spsa.new_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-                                                   $15, $16, $17, $18, $19, $20)",
+            "SELECT id, approval FROM spsa.new_run_as($21, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                                                      $13, $14, $15, $16, $17, $18, $19, $20)",
             &[&row.kind, &row.name, row.definition, &row.names, &row.lo, &row.hi, &row.start, &row.total,
               &row.serving.lease_seconds, &row.serving.reference_nps, &row.serving.throughput,
               &interval, &units, &track_pairs, &against, &row.snapshot_every, &sides, &shas,
-              &row.sprt, &row.match_window],
+              &row.sprt, &row.match_window, &row.serving.author],
         )
         .await?;
     let approval: String = got.get(1);

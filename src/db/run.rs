@@ -29,6 +29,9 @@ pub struct SharedRun {
     /// The run's throughput share among runs of its priority (`--throughput`, or the config's
     /// `throughput`; else 100 for a new run, unchanged for a resumed one).
     pub throughput: Option<f64>,
+    /// `--author ROLE`: the run is made and found in this member's or approver's name (the
+    /// schema's owner only: `spsa serve`'s hosted tunes).
+    pub author: Option<String>,
 }
 
 /// The run's definition as stored in the database.
@@ -193,6 +196,7 @@ pub async fn attach(
             .track
             .as_ref()
             .map(|t| owner::CurveShape::of(t, config.pairs_per_iteration.max(1))),
+        author: shared.author.clone(),
     };
     let id = owner::attach(&mut db, &name, &def, &config.variables, mode, serving).await?;
     let stored: serde_json::Value = db

@@ -1116,14 +1116,18 @@ END
 $$;
 
 -- The audit trail's rows for a run's creation and its changes (triggers on spsa.runs): the
--- actor is the login role whose statement or function call made the change.
+-- actor is the login role whose statement or function call made the change (a creation's: the
+-- run's author, with who made it for them when that is another, see spsa.new_run_as).
 CREATE OR REPLACE FUNCTION spsa.audit_created() RETURNS trigger
 LANGUAGE plpgsql SET search_path = spsa, pg_temp AS $$
 BEGIN
   INSERT INTO spsa.audit (run_id, actor, action, detail)
-  VALUES (NEW.id, session_user, 'created',
+  VALUES (NEW.id, NEW.author, 'created',
           CASE NEW.approval WHEN 'waiting' THEN 'waits for an approver'
-                            ELSE 'approved at creation' END);
+                            ELSE 'approved at creation' END
+          || CASE WHEN NEW.author <> session_user
+                  THEN format(' (made for them by %s, the schema''s owner: spsa serve''s hosted tune)', session_user)
+                  ELSE '' END);
   RETURN NEW;
 END
 $$;
@@ -1162,13 +1166,47 @@ CREATE TRIGGER runs_audit_changed AFTER UPDATE OF state, priority, throughput, a
         OR OLD.approval IS DISTINCT FROM NEW.approval)
   EXECUTE FUNCTION spsa.audit_changed();
 
--- Create a run (p_kind 'tune') or a match ('match') as the caller: its author. A member's
+-- Whether login role `p_role` is in group `p_group` (false when either does not exist).
+CREATE OR REPLACE FUNCTION spsa.role_in(p_role text, p_group text) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = spsa, pg_temp AS $$
+  SELECT CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = p_group)
+                   AND EXISTS (SELECT FROM pg_roles WHERE rolname = p_role)
+              THEN pg_has_role(p_role, p_group, 'MEMBER') ELSE false END;
+$$;
+
+-- The author a run is created or found for: the caller itself (`p_author` NULL or its own
+-- name), or, for the schema's owner only, member or approver `p_author` (`spsa run --author
+-- ROLE`: the owner process `spsa serve` starts for a tune created in the browser). A worker's
+-- role, an unknown role or the owner's own group is refused (42501), and so is any other
+-- caller that names someone else.
+CREATE OR REPLACE FUNCTION spsa.author_for(p_author text) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = spsa, pg_temp AS $$
+BEGIN
+  IF p_author IS NULL OR p_author = session_user THEN
+    RETURN session_user;
+  END IF;
+  IF NOT spsa.caller_owns() THEN
+    RAISE EXCEPTION 'role % may not act in the name of role %: only the schema''s owner may (spsa serve''s hosted tunes)',
+      session_user, p_author USING ERRCODE = '42501';
+  END IF;
+  IF NOT (spsa.role_in(p_author, 'spsa_member') OR spsa.role_in(p_author, 'spsa_approver')) THEN
+    RAISE EXCEPTION 'role % is in neither spsa_member nor spsa_approver: no run is created or found in its name', p_author
+      USING ERRCODE = '42501';
+  END IF;
+  RETURN p_author;
+END
+$$;
+
+-- Create a run (p_kind 'tune') or a match ('match') in the name of its author. A member's
 -- waits for an approver; an approver's or the owner's is approved at once, and so is a ladder
 -- step's match (`verify_of` in its definition) of an approved run of the same author. A tune's
 -- iterations are handed out afterwards (spsa.hand_out); a match gets its first `p_match_window`
 -- pairs here. `p_sides`/`p_shas`: the engines and files it plays, stored already
--- (spsa.store_artifact). Returns the run's id and its approval.
-CREATE OR REPLACE FUNCTION spsa.new_run(
+-- (spsa.store_artifact). Returns the run's id and its approval. `p_author` NULL: the caller
+-- is the author (spsa.new_run, below); else the run is made in that member's or approver's
+-- name (see spsa.author_for: by the schema's owner only), waits unless they approve, and its
+-- audit trail's `created` row names them and says who made it for them.
+CREATE OR REPLACE FUNCTION spsa.new_run_as(p_author text,
   p_kind text, p_name text, p_definition jsonb, p_var_names text[], p_lo float8[], p_hi float8[],
   p_start float8[], p_iterations bigint, p_lease_seconds float8, p_reference_nps float8,
   p_throughput float8, p_track_interval bigint, p_track_units int, p_track_pairs int,
@@ -1180,21 +1218,28 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
 DECLARE
   a text;
   n bigint;
+  who text := spsa.author_for(p_author);
+  approves boolean;
 BEGIN
-  IF NOT (spsa.caller_owns() OR spsa.caller_in('spsa_member') OR spsa.caller_in('spsa_approver')) THEN
-    RAISE EXCEPTION 'role % may not create runs: it is in neither spsa_member nor spsa_approver', session_user
-      USING ERRCODE = '42501';
+  IF who = session_user THEN
+    IF NOT (spsa.caller_owns() OR spsa.caller_in('spsa_member') OR spsa.caller_in('spsa_approver')) THEN
+      RAISE EXCEPTION 'role % may not create runs: it is in neither spsa_member nor spsa_approver', session_user
+        USING ERRCODE = '42501';
+    END IF;
+    approves := spsa.caller_approves();
+  ELSE
+    approves := spsa.role_in(who, 'spsa_approver');
   END IF;
   IF p_kind IS NULL OR p_kind NOT IN ('tune', 'match') OR p_iterations IS NULL OR p_iterations < 1
      OR p_name IS NULL OR p_definition IS NULL THEN
     RAISE EXCEPTION 'a run is a tune or a match of at least one iteration, with a name and a definition'
       USING ERRCODE = 'SP004';
   END IF;
-  a := CASE WHEN spsa.caller_approves()
+  a := CASE WHEN approves
               OR (p_kind = 'match' AND EXISTS (
                     SELECT FROM spsa.runs x
                      WHERE x.id = (p_definition #>> '{match,verify_of,run}')::bigint
-                       AND x.author = session_user AND x.approval = 'approved'))
+                       AND x.author = who AND x.approval = 'approved'))
             THEN 'approved' ELSE 'waiting' END;
   INSERT INTO spsa.runs (kind, name, definition, var_names, lo, hi, start_theta, theta, iterations,
                          lease_seconds, reference_nps, throughput, track_interval, track_units,
@@ -1206,7 +1251,7 @@ BEGIN
           coalesce(p_track_units, 0), coalesce(p_track_pairs, 0), coalesce(p_track_against, '{}'),
           coalesce(p_snapshot_every, 1), p_sprt,
           CASE WHEN p_kind = 'match' THEN greatest(coalesce(p_match_window, 64), 1) ELSE 0 END,
-          session_user, a, CASE WHEN a = 'approved' THEN session_user END)
+          who, a, CASE WHEN a = 'approved' THEN who END)
   RETURNING spsa.runs.id INTO n;
   INSERT INTO spsa.run_engines (run_id, side, sha256)
   SELECT n, s, h FROM unnest(coalesce(p_sides, '{}'), coalesce(p_shas, '{}')) AS e(s, h);
@@ -1216,6 +1261,21 @@ BEGIN
   END IF;
   RETURN QUERY SELECT n, a;
 END
+$$;
+
+-- The caller's own (every member's and approver's `spsa run --db`, `spsa match --db`).
+CREATE OR REPLACE FUNCTION spsa.new_run(
+  p_kind text, p_name text, p_definition jsonb, p_var_names text[], p_lo float8[], p_hi float8[],
+  p_start float8[], p_iterations bigint, p_lease_seconds float8, p_reference_nps float8,
+  p_throughput float8, p_track_interval bigint, p_track_units int, p_track_pairs int,
+  p_track_against text[], p_snapshot_every bigint, p_sides text[], p_shas text[],
+  p_sprt float8[], p_match_window int)
+RETURNS TABLE (id bigint, approval text)
+LANGUAGE sql SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT * FROM spsa.new_run_as(NULL, p_kind, p_name, p_definition, p_var_names, p_lo, p_hi,
+    p_start, p_iterations, p_lease_seconds, p_reference_nps, p_throughput, p_track_interval,
+    p_track_units, p_track_pairs, p_track_against, p_snapshot_every, p_sides, p_shas, p_sprt,
+    p_match_window);
 $$;
 
 -- Hand out iterations `p_iterations` of tune `p_run` (its author's or the owner's) with their
@@ -1284,12 +1344,19 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
   SELECT definition FROM spsa.runs WHERE id = p_run;
 $$;
 
--- The caller's newest run named `p_name` (`spsa run --db` finds its config's run by it).
-CREATE OR REPLACE FUNCTION spsa.find_run(p_name text)
+-- The caller's newest run named `p_name` (`spsa run --db` finds its config's run by it); with
+-- spsa.find_run_as, the newest of `p_author` (see spsa.author_for: the owner only, for
+-- another).
+CREATE OR REPLACE FUNCTION spsa.find_run_as(p_name text, p_author text)
 RETURNS TABLE (id bigint, state text, pruned text, approval text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
   SELECT r.id, r.state, to_char(r.pruned, 'YYYY-MM-DD HH24:MI TZ'), r.approval FROM spsa.runs r
-   WHERE r.name = p_name AND r.author = session_user ORDER BY r.id DESC LIMIT 1;
+   WHERE r.name = p_name AND r.author = spsa.author_for(p_author) ORDER BY r.id DESC LIMIT 1;
+$$;
+CREATE OR REPLACE FUNCTION spsa.find_run(p_name text)
+RETURNS TABLE (id bigint, state text, pruned text, approval text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = spsa, pg_temp AS $$
+  SELECT * FROM spsa.find_run_as(p_name, NULL);
 $$;
 
 -- Approve waiting run `p_run` (approvers and the owner): workers lease it from now on.
@@ -1493,6 +1560,9 @@ BEGIN
       EXECUTE format('GRANT EXECUTE ON FUNCTION
         spsa.new_run(text, text, jsonb, text[], float8[], float8[], float8[], bigint, float8, float8,
                      float8, bigint, int, int, text[], bigint, text[], text[], float8[], int),
+        spsa.new_run_as(text, text, text, jsonb, text[], float8[], float8[], float8[], bigint, float8,
+                        float8, float8, bigint, int, int, text[], bigint, text[], text[], float8[], int),
+        spsa.find_run_as(text, text),
         spsa.hand_out(bigint, int, bigint[], float8[], int, int),
         spsa.store_artifact(text, bytea), spsa.has_artifact(text), spsa.run_definition(bigint),
         spsa.find_run(text), spsa.approve(bigint), spsa.reject(bigint, text), spsa.pause(bigint),

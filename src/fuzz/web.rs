@@ -90,6 +90,7 @@ fn served(dir: &Path) -> crate::web::Served {
         shared: None,
         admin_token: Some(TOKEN.into()),
         team: Default::default(),
+        hosting: None,
     }
 }
 

@@ -161,6 +161,7 @@ async fn on_workers(
             throughput: shared.throughput,
             reference_nps: shared.reference_nps,
         },
+        author: shared.author.clone(),
         play_here: shared.play.then_some((config, shared)),
     };
     crate::db::match_create::verify(&mut db, &prepared, how, shutdown).await

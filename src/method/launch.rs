@@ -36,6 +36,9 @@ pub struct Launch {
     pub reference_nps: Option<f64>,
     /// `--throughput`: only a shared run has a share.
     pub throughput: Option<f64>,
+    /// `--author ROLE`: a shared run made and found in that member's name (the schema's owner
+    /// only).
+    pub author: Option<String>,
     /// The exit policy's answer (`cli::exit`): whether an error is the user's to fix. A
     /// refusal stopped nothing, so it is said without the resume hint.
     pub users_to_fix: fn(&anyhow::Error) -> bool,
@@ -51,6 +54,7 @@ pub async fn tune(mut config: Config, launch: &Launch) -> Result<()> {
             play: launch.play,
             reference_nps: launch.reference_nps,
             throughput: launch.throughput.or(config.throughput),
+            author: launch.author.clone(),
         }),
         _ => None,
     };

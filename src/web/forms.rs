@@ -70,7 +70,7 @@ pub struct FormErrors {
 }
 
 impl FormErrors {
-    fn one(field: Option<&'static str>, message: String) -> FormErrors {
+    pub fn one(field: Option<&'static str>, message: String) -> FormErrors {
         let mut e = FormErrors::default();
         match field {
             Some(f) => {
@@ -223,7 +223,8 @@ pub fn match_args(argv: &[String]) -> Result<MatchArgs, FormErrors> {
         })
 }
 
-fn field(errors: &FormErrors, name: &str) -> Markup {
+/// A field's error, if it has one, beside it.
+pub fn field(errors: &FormErrors, name: &str) -> Markup {
     html! {
         @if let Some(e) = errors.fields.get(name) {
             span class="error" id={ "error-" (name) } { " " (e) }

@@ -43,7 +43,7 @@ impl App {
         }
     }
 
-    fn page(
+    pub(super) fn page(
         &self,
         status: StatusCode,
         title: &str,
@@ -58,7 +58,7 @@ impl App {
 
 /// The session of a request that changes something, with the form's token: else 403, nothing
 /// done.
-fn require(
+pub(super) fn require(
     app: &App,
     headers: &HeaderMap,
     csrf: Option<&str>,
@@ -369,7 +369,11 @@ pub(super) async fn run_panel(
     ) else {
         return Ok(None);
     };
-    Ok(shared.team(n).await?.map(|v| team::run_panel(&v, session)))
+    let hosted = app.hosting.as_ref().and_then(|h| h.panel(n));
+    Ok(shared
+        .team(n)
+        .await?
+        .map(|v| html! { (team::run_panel(&v, session)) @if let Some(h) = &hosted { (h) } }))
 }
 
 /// A shared run that has no live page of its own (a match): its team part alone.

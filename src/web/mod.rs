@@ -19,6 +19,7 @@ pub mod local;
 mod members;
 pub mod model;
 pub mod team;
+pub mod tune_form;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -45,6 +46,9 @@ pub struct Served {
     pub admin_token: Option<String>,
     /// Members' sessions and forms (with `shared` only).
     pub team: team::TeamSettings,
+    /// The tunes made in the browser, whose owner processes this server runs (with `shared`
+    /// and the forms' folder only).
+    pub hosting: Option<Arc<tune_form::Hosting>>,
 }
 
 struct App {
@@ -54,6 +58,7 @@ struct App {
     admin_token: Option<String>,
     /// Members' sessions: with a database only.
     sessions: Option<team::Sessions>,
+    hosting: Option<Arc<tune_form::Hosting>>,
 }
 
 type Shared = Arc<App>;
@@ -73,6 +78,7 @@ pub fn router(served: Served) -> Router {
             .then(|| team::Sessions::new(served.team)),
         shared: served.shared,
         admin_token: served.admin_token,
+        hosting: served.hosting,
     });
     Router::new()
         .route("/", get(list_page))
@@ -91,6 +97,7 @@ pub fn router(served: Served) -> Router {
             get(members::new_match_page).post(members::new_match),
         )
         .route("/runs/{id}/team", post(members::team_form))
+        .route("/new/tune", get(tune_form::page).post(tune_form::create))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found\n") })
         .with_state(app)
 }

@@ -329,7 +329,7 @@ pub fn bar(session: Option<&Session>, forms: bool) -> Markup {
                 Some(s) => {
                     "signed in as " b { (s.role) }
                     @if s.approver { " (approver)" }
-                    @if forms { " · " a href="/new/match" { "new match" } }
+                    @if forms { " · " a href="/new/match" { "new match" } " · " a href="/new/tune" id="new-tune" { "new tune" } }
                     form method="post" action="/signout" style="display:inline" {
                         input type="hidden" name="csrf" value=(s.csrf);
                         " " button id="signout" { "sign out" }
