@@ -184,8 +184,9 @@ fn string(value: Value) -> Result<String, CmdError> {
     }
 }
 
-/// One request to the driver (`Connection: close`, so the response ends with the stream): the
-/// response's `value`, or its WebDriver error.
+/// One request to the driver: the response's `value`, or its WebDriver error. chromedriver
+/// answers `Connection: close` but keeps the socket open, so the body is read by its
+/// `Content-Length` (or its chunks), never to the stream's end.
 async fn request(
     host: &str,
     method: &str,
@@ -205,14 +206,42 @@ async fn request(
     stream.write_all(head.as_bytes()).await.map_err(transport)?;
     stream.write_all(body.as_bytes()).await.map_err(transport)?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.map_err(transport)?;
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| transport("a response without a header end"))?;
+    let mut buf = [0u8; 16384];
+    let split = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        let n = stream.read(&mut buf).await.map_err(transport)?;
+        if n == 0 {
+            return Err(transport("the driver closed before a whole header"));
+        }
+        raw.extend_from_slice(&buf[..n]);
+    };
     let header = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-    let mut payload = raw[split + 4..].to_vec();
-    if header.contains("transfer-encoding: chunked") {
+    let length = header.lines().find_map(|l| {
+        l.strip_prefix("content-length:")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    });
+    let chunked = header.contains("transfer-encoding: chunked");
+    let mut payload = raw.split_off(split + 4);
+    loop {
+        let done = match length {
+            Some(n) => payload.len() >= n,
+            None if chunked => payload.ends_with(b"0\r\n\r\n"),
+            None => false,
+        };
+        if done {
+            break;
+        }
+        let n = stream.read(&mut buf).await.map_err(transport)?;
+        if n == 0 {
+            break;
+        }
+        payload.extend_from_slice(&buf[..n]);
+    }
+    if let Some(n) = length {
+        payload.truncate(n);
+    } else if chunked {
         payload = dechunk(&payload)?;
     }
     let status: u16 = header
