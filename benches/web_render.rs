@@ -134,6 +134,7 @@ fn page_html(d: &model::RunDetail) -> String {
         &d.summary.name,
         "/fragment/runs/db-0",
         &html::run_page(d, &d.version()),
+        &maud::html! {},
         None,
         "0123456789abcdef",
     )
@@ -145,6 +146,7 @@ fn list_html(runs: &[model::RunSummary], source: &str) -> String {
         "spsa runs",
         "/fragment/runs",
         &html::runs_list(runs, &[], &model::list_version(runs, &[]), source),
+        &maud::html! {},
         None,
         "0123456789abcdef",
     )
