@@ -232,6 +232,34 @@ pub fn field(errors: &FormErrors, name: &str) -> Markup {
     }
 }
 
+/// A form's row of one text input: its label, the input named (and with the id) `name`, and
+/// the field's error beside it.
+pub fn input_row(label: &str, name: &str, value: &str, errors: &FormErrors) -> Markup {
+    html! {
+        tr { td { (label) } td { input name=(name) id=(name) value=(value); (field(errors, name)) } }
+    }
+}
+
+/// A form's limit row: a choice among `kinds` (the first while none is chosen), its value, and
+/// the error of the field `limit`.
+pub fn limit_row(kinds: &[&str], chosen: &str, value: &str, errors: &FormErrors) -> Markup {
+    let chosen = if chosen.is_empty() { kinds[0] } else { chosen };
+    html! {
+        tr { td { "limit" } td {
+            select name="limit" id="limit" {
+                @for l in kinds { option value=(l) selected[*l == chosen] { (l) } }
+            }
+            " " input name="limit_value" id="limit_value" value=(value);
+            (field(errors, "limit"))
+        } }
+    }
+}
+
+/// The files of the forms' folder a form may name, as the text above it lists them.
+pub fn folder_list(files: &[String]) -> Markup {
+    html! { @for (i, f) in files.iter().enumerate() { @if i > 0 { ", " } code { (f) } } }
+}
+
 /// The match form, filled with `form` and its errors.
 pub fn match_page(
     session: &Session,
@@ -240,44 +268,31 @@ pub fn match_page(
     files: &[String],
     git: bool,
 ) -> Markup {
-    let limit = if form.limit.is_empty() {
-        "nodes"
-    } else {
-        form.limit.as_str()
-    };
     html! {
         h1 { "new match" }
         p { "Played by the database's workers once approved; a member's waits for an approver. Engines and books: files of the server's folder ("
-            @for (i, f) in files.iter().enumerate() { @if i > 0 { ", " } code { (f) } } ")." }
+            (folder_list(files)) ")." }
         @if let Some(e) = &errors.top { p class="error" id="error-top" { (e) } }
         form method="post" action="/new/match" id="match-form" {
             input type="hidden" name="csrf" value=(session.csrf);
             table {
-                tr { td { "engine 1 (side A)" } td { input name="engine1" id="engine1" value=(form.engine1); (field(errors, "engine1")) } }
-                tr { td { "engine 2 (side B; engine 1 again if empty)" } td { input name="engine2" id="engine2" value=(form.engine2); (field(errors, "engine2")) } }
+                (input_row("engine 1 (side A)", "engine1", &form.engine1, errors))
+                (input_row("engine 2 (side B; engine 1 again if empty)", "engine2", &form.engine2, errors))
                 @if git {
                     tr { td colspan="2" { b { "or a patch test from git" } " (instead of the engines: the server builds both revisions, then each worker builds them and must search alike)" } }
-                    tr { td { "repository (a URL, or a clone in the server's folder)" } td { input name="git" id="git" value=(form.git); (field(errors, "git")) } }
-                    tr { td { "revision of side A (the patch)" } td { input name="source1" id="source1" value=(form.source1); (field(errors, "source1")) } }
-                    tr { td { "revision of side B (the base)" } td { input name="source2" id="source2" value=(form.source2); (field(errors, "source2")) } }
-                    tr { td { "build command (run with sh -c in the tree)" } td { input name="build" id="build" value=(form.build); (field(errors, "build")) } }
-                    tr { td { "binary (its path in the tree)" } td { input name="binary" id="binary" value=(form.binary); (field(errors, "binary")) } }
+                    (input_row("repository (a URL, or a clone in the server's folder)", "git", &form.git, errors))
+                    (input_row("revision of side A (the patch)", "source1", &form.source1, errors))
+                    (input_row("revision of side B (the base)", "source2", &form.source2, errors))
+                    (input_row("build command (run with sh -c in the tree)", "build", &form.build, errors))
+                    (input_row("binary (its path in the tree)", "binary", &form.binary, errors))
                 }
                 tr { td { "side A's options, NAME=VALUE a line" } td { textarea name="options1" id="options1" rows="2" { (form.options1) } (field(errors, "options1")) } }
                 tr { td { "side B's options" } td { textarea name="options2" id="options2" rows="2" { (form.options2) } (field(errors, "options2")) } }
-                tr { td { "book" } td { input name="book" id="book" value=(form.book); (field(errors, "book")) } }
-                tr { td { "limit" } td {
-                    select name="limit" id="limit" {
-                        @for l in ["nodes", "depth", "movetime", "tc"] {
-                            option value=(l) selected[l == limit] { (l) }
-                        }
-                    }
-                    " " input name="limit_value" id="limit_value" value=(form.limit_value);
-                    (field(errors, "limit"))
-                } }
-                tr { td { "pairs (at most)" } td { input name="pairs" id="pairs" value=(form.pairs); (field(errors, "pairs")) } }
-                tr { td { "SPRT elo0,elo1[,alpha,beta]" } td { input name="sprt" id="sprt" value=(form.sprt); (field(errors, "sprt")) } }
-                tr { td { "seed" } td { input name="seed" id="seed" value=(form.seed); (field(errors, "seed")) } }
+                (input_row("book", "book", &form.book, errors))
+                (limit_row(&["nodes", "depth", "movetime", "tc"], &form.limit, &form.limit_value, errors))
+                (input_row("pairs (at most)", "pairs", &form.pairs, errors))
+                (input_row("SPRT elo0,elo1[,alpha,beta]", "sprt", &form.sprt, errors))
+                (input_row("seed", "seed", &form.seed, errors))
             }
             button id="create" { "create the match" }
         }

@@ -28,7 +28,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::Shared;
-use super::forms::{FormErrors, field, folder_files};
+use super::forms::{FormErrors, field, folder_files, folder_list, input_row, limit_row};
 use super::members::require;
 use super::team::{self, Session, form_file};
 use crate::config::Config;
@@ -557,34 +557,23 @@ pub fn tune_page(
     errors: &FormErrors,
     files: &[String],
 ) -> Markup {
-    let limit = if form.limit.is_empty() {
-        "nodes"
-    } else {
-        form.limit.as_str()
-    };
     html! {
         h1 { "new tune" }
         p { "SPSA of the engine's options (its θ+ and θ− play each other), its iterations played by the database's workers once approved (a member's waits for an approver). This server runs its owner process in your name. Engines, books and variables files: files of the server's folder ("
-            @for (i, f) in files.iter().enumerate() { @if i > 0 { ", " } code { (f) } } ")." }
+            (folder_list(files)) ")." }
         @if let Some(e) = &errors.top { p class="error" id="error-top" { (e) } }
         form method="post" action="/new/tune" id="tune-form" {
             input type="hidden" name="csrf" value=(session.csrf);
             table {
-                tr { td { "name" } td { input name="name" id="name" value=(form.name); (field(errors, "name")) } }
+                (input_row("name", "name", &form.name, errors))
                 tr { td { "parameters, OpenBench/fishtest lines: name, int|float, value, min, max, c_end, r_end" }
                      td { textarea name="params" id="params" rows="6" cols="60" { (form.params) } (field(errors, "params")) } }
-                tr { td { "or a variables file" } td { input name="vars_file" id="vars_file" value=(form.vars_file); (field(errors, "vars_file")) } }
-                tr { td { "engine" } td { input name="engine" id="engine" value=(form.engine); (field(errors, "engine")) } }
-                tr { td { "book" } td { input name="book" id="book" value=(form.book); (field(errors, "book")) } }
-                tr { td { "limit" } td {
-                    select name="limit" id="limit" {
-                        @for l in ["nodes", "tc"] { option value=(l) selected[l == limit] { (l) } }
-                    }
-                    " " input name="limit_value" id="limit_value" value=(form.limit_value);
-                    (field(errors, "limit"))
-                } }
-                tr { td { "iterations" } td { input name="iterations" id="iterations" value=(form.iterations); (field(errors, "iterations")) } }
-                tr { td { "pairs per iteration" } td { input name="pairs" id="pairs" value=(form.pairs); (field(errors, "pairs")) } }
+                (input_row("or a variables file", "vars_file", &form.vars_file, errors))
+                (input_row("engine", "engine", &form.engine, errors))
+                (input_row("book", "book", &form.book, errors))
+                (limit_row(&["nodes", "tc"], &form.limit, &form.limit_value, errors))
+                (input_row("iterations", "iterations", &form.iterations, errors))
+                (input_row("pairs per iteration", "pairs", &form.pairs, errors))
                 tr { td { "verification after the last iteration, tuned against the start on held-out openings: most pairs, SPRT elo0,elo1 (both empty: none)" } td {
                     input name="verify_pairs" id="verify_pairs" value=(form.verify_pairs) style="width:6em";
                     " " input name="verify_sprt" id="verify_sprt" value=(form.verify_sprt);
