@@ -24,7 +24,7 @@ fn count(db: &TestDb, sql: &str) -> u64 {
 /// move (a fixed node count: the same games on any machine, under any load), on the shipped
 /// book, by an SPRT that takes a few dozen pairs to decide (27 at seed 57).
 pub(crate) fn common(book: &str) -> Vec<String> {
-    [
+    let mut args: Vec<String> = [
         "match",
         "--engine1",
         sparring(),
@@ -32,6 +32,17 @@ pub(crate) fn common(book: &str) -> Vec<String> {
         "KnightValue=150",
         "--option2",
         "BishopValue=150",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(settings(book));
+    args
+}
+
+/// What [`common`] plays its sides by: the book, 10,000 nodes a move, seed 57, the SPRT and
+/// its ceiling of pairs (a patch test of the same sides plays by them too).
+pub(crate) fn settings(book: &str) -> Vec<String> {
+    [
         "--book",
         book,
         "--nodes",

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 
-use crate::db_match::{assert_pairs_are, local_pairs_of};
+use crate::db_match::{assert_pairs_are, local_pairs_of, settings};
 use crate::db_patch::{BUILD, patch_repo};
 use crate::match_common::{self, book, sparring};
 use crate::pg_common::{self, Cluster, TestDb, psql_as, wait_for};
@@ -448,7 +448,7 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
 
     // The local patch test of the same seed, played meanwhile.
     let pgn = d.join("local.pgn");
-    let local_args: Vec<String> = [
+    let mut local_args: Vec<String> = [
         "match",
         "--git",
         repo.to_str().unwrap(),
@@ -460,23 +460,12 @@ async fn a_members_match_from_the_form_is_approved_in_the_browser_and_plays_as_a
         BUILD,
         "--binary",
         "eng",
-        "--book",
-        book().to_str().unwrap(),
-        "--nodes",
-        "10000",
-        "--seed",
-        "57",
-        "--sprt",
-        "0,60",
-        "--pairs",
-        "400",
-        "--progress",
-        "0",
         "--pgn",
         pgn.to_str().unwrap(),
     ]
     .map(String::from)
     .to_vec();
+    local_args.extend(settings(book().to_str().unwrap()));
     let local = match_common::spsa()
         .args(&local_args)
         .current_dir(d)
