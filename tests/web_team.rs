@@ -169,7 +169,16 @@ fn sign_in_needs_the_databases_word_and_every_change_its_sessions_token() {
     let db = cluster.database("web_team_door");
     let dir = tempfile::tempdir().unwrap();
     team(&db, dir.path(), "wt1");
-    let serve = Serve::start(&["--db", &db.url, "--session-idle", "3"]);
+    let files = form_files(dir.path());
+    let serve = Serve::start(&[
+        "--db",
+        &db.url,
+        "--session-idle",
+        "3",
+        "--form-files",
+        files.to_str().unwrap(),
+        "--form-git",
+    ]);
 
     // No session: a wrong password, an unknown role, an empty password, a worker's role.
     for (role, password) in [
@@ -237,6 +246,40 @@ fn sign_in_needs_the_databases_word_and_every_change_its_sessions_token() {
         assert_eq!(api(&serve, "/api/runs/db-1/pause", &alice, token), 403);
         assert_eq!(state(&db, "1"), "active approved");
     }
+    // The forms too: a match and a tune that would be made with her token are refused without
+    // it, with another session's, and with no session at all; nothing is made.
+    let runs = db.psql("SELECT count(*) FROM spsa.runs");
+    let new_match = [
+        ("engine1", "sparring"),
+        ("limit", "nodes"),
+        ("limit_value", "1000"),
+        ("pairs", "2"),
+    ];
+    let new_tune = [
+        ("name", "refused"),
+        ("params", "KnightValue, int, 300, 150, 450, 20, 0.002"),
+        ("engine", "sparring"),
+        ("limit", "nodes"),
+        ("limit_value", "1000"),
+        ("iterations", "2"),
+        ("pairs", "1"),
+    ];
+    for (path, form) in [("/new/match", &new_match[..]), ("/new/tune", &new_tune[..])] {
+        for (cookie, token) in [
+            (alice.as_str(), None),
+            (alice.as_str(), Some(bob_token.as_str())),
+            (forged.as_str(), Some(alice_token.as_str())),
+        ] {
+            let mut fields = form.to_vec();
+            if let Some(t) = token {
+                fields.push(("csrf", t));
+            }
+            let (status, body) = post(&serve, path, cookie, &fields);
+            assert_eq!(status, 403, "{path} {cookie} {token:?}: {body}");
+        }
+    }
+    assert_eq!(db.psql("SELECT count(*) FROM spsa.runs"), runs);
+    assert!(!files.join("tunes").join("refused").exists());
     // With her own token, the database still says no: the run is not hers.
     let (status, body) = post(
         &serve,
