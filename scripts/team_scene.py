@@ -201,15 +201,19 @@ def main():
             b.click("#signout")
             b.wait_text(".team", "sign in")
 
-        def match_form(fields):
-            b.goto(base + "/new/match")
+        def submit(path, fields):
+            """Fill in the form at `path`, post it, and return the run it made (`db-N`)."""
+            b.goto(base + path)
+            if not b.has("#create"):
+                sys.exit(f"this server has no form at {path}")
             for css, value in fields:
                 if css == "#limit":
                     b.click(f"#limit option[value='{value}']")
                 else:
                     b.fill(css, value)
             b.click("#create")
-            # The server builds and measures before it answers: wait for the run's page.
+            # The server builds, measures or starts the tune's owner before it answers: wait
+            # for the run's page, or the form again with what is wrong.
             for _ in range(6000):
                 url = b.s("GET", "/url")
                 if "/runs/" in url or b.has(".error"):
@@ -218,59 +222,49 @@ def main():
             if "/runs/" not in url:
                 errors = b.s("POST", "/elements", {"using": "css selector", "value": ".error"})
                 said = [b.s("GET", f"/element/{next(iter(e.values()))}/text") for e in errors]
-                sys.exit(f"the form was refused: {said}")
+                sys.exit(f"the form at {path} was refused: {said}")
             return url.rsplit("/", 1)[-1]
 
         book = "balanced_8ply_large.epd"
         # bob: a patch test of the tune's values against Patricia's own.
         sign_in("bob")
         t0 = time.time()
-        patch = match_form([("#git", "Patricia"), ("#source1", patch_rev), ("#source2", base_rev),
-                            ("#build", "make CXX=g++"), ("#binary", "patricia"),
-                            ("#book", book), ("#limit_value", "10000"), ("#sprt", "-5,0"),
-                            ("#pairs", "4000")])
+        patch = submit("/new/match", [("#git", "Patricia"), ("#source1", patch_rev),
+                                      ("#source2", base_rev), ("#build", "make CXX=g++"),
+                                      ("#binary", "patricia"), ("#book", book),
+                                      ("#limit_value", "10000"), ("#sprt", "-5,0"),
+                                      ("#pairs", "4000")])
         print(f"bob's patch test {patch}: built and measured in {time.time() - t0:.0f} s", file=sys.stderr)
         sign_out()
         # dave: Stockfish against Glaurung, which the approver turns down.
         sign_in("dave")
-        dave = match_form([("#engine1", "stockfish"), ("#engine2", "glaurung"), ("#book", book),
-                           ("#limit", "depth"), ("#limit_value", "8"), ("#pairs", "200")])
+        dave = submit("/new/match", [("#engine1", "stockfish"), ("#engine2", "glaurung"),
+                                     ("#book", book), ("#limit", "depth"), ("#limit_value", "8"),
+                                     ("#pairs", "200")])
         sign_out()
         # alice: a tune of Patricia's search parameters from their OpenBench lines.
         lines = subprocess.run([patricia], input="printparams\nquit\n", capture_output=True,
                                text=True).stdout
         ob = "\n".join(l for l in lines.splitlines() if l.count(",") == 6)
         sign_in("alice")
-        alice_tune = None
-        b.goto(base + "/new/tune")
-        if b.has("#tune-form"):
-            # OpenBench's form defaults: 8 pairs an iteration; 250 iterations = 2,000 pairs.
-            for css, value in [("#name", "patricia-search"), ("#params", ob), ("#engine", "patricia"),
-                               ("#book", book), ("#limit_value", "10000"), ("#iterations", "250"),
-                               ("#pairs", "8"), ("#verify_pairs", "200")]:
-                b.fill(css, value)
-            b.click("#create")
-            for _ in range(6000):
-                url_now = b.s("GET", "/url")
-                if "/runs/" in url_now or b.has(".error"):
-                    break
-                time.sleep(0.1)
-            alice_tune = url_now.rsplit("/", 1)[-1]
-            if not alice_tune.startswith("db-"):
-                sys.exit(f"the tune form was refused: {b.text('body')[:2000]}")
-        else:
-            sys.exit("this server has no tune form (/new/tune)")
+        # OpenBench's form defaults: 8 pairs an iteration; 250 iterations = 2,000 pairs.
+        alice_tune = submit("/new/tune", [
+            ("#name", "patricia-search"), ("#params", ob), ("#engine", "patricia"), ("#book", book),
+            ("#limit_value", "10000"), ("#iterations", "250"), ("#pairs", "8"),
+            ("#verify_pairs", "200")])
         b.goto(base + "/")
         sign_out()
         # carol approves bob's and alice's, rejects dave's with a reason.
         sign_in("carol")
         for run in [patch, alice_tune]:
-            if run:
-                b.goto(f"{base}/runs/{run}")
-                b.click("#approve")
+            b.goto(f"{base}/runs/{run}")
+            b.click("#approve")
+            b.wait_text("#approval", "approved by carol")
         b.goto(f"{base}/runs/{dave}")
+        b.wait_text("#approval", "waiting")
         b.fill("#reason-input", "Glaurung is not ours: test Stockfish against Patricia")
         b.click("#reject")
+        b.wait_text("#approval", "rejected")
         worker = subprocess.Popen(["nice", "-n", "19", spsa, "worker", "--db",
                                    role_url(url, "worker1", "w-pw"), "--name", "box-1"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=work)
@@ -280,7 +274,7 @@ def main():
         b.goto(base + "/")
         time.sleep(2)
         b.screenshot(os.path.join(a.out, "team-list.png"))
-        b.goto(f"{base}/runs/{alice_tune or patch}")
+        b.goto(f"{base}/runs/{alice_tune}")
         time.sleep(2)
         b.screenshot(os.path.join(a.out, "team-run.png"))
         b.quit()
