@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 
-use crate::db_match::{assert_pairs_are, local_pairs_of, settings};
+use crate::db_match::{NODES, SEED, assert_pairs_are, local_pairs_of, settings};
 use crate::db_patch::{BUILD, patch_repo};
 use crate::match_common::{self, book, sparring};
 use crate::pg_common::{self, Cluster, TestDb, psql_as, wait_for};
@@ -446,24 +446,24 @@ async fn fill_patch(b: &Browser, base: &str, (patch, old): (&str, &str), sprt: &
     fill(b, "#build", BUILD).await;
     fill(b, "#binary", "eng").await;
     fill(b, "#book", "balanced_6ply.epd").await;
-    fill(b, "#limit_value", "10000").await;
+    fill(b, "#limit_value", NODES).await;
     fill(b, "#pairs", "400").await;
     fill(b, "#sprt", sprt).await;
-    fill(b, "#seed", "57").await;
+    fill(b, "#seed", SEED).await;
     click(b, "#create").await;
 }
 
 /// The match form filled in as `db_match`'s `common` plays it (sparring's defaults against
-/// weaker minor pieces, 10,000 nodes, seed 57, SPRT 0,60, at most `pairs` pairs).
+/// weaker minor pieces, its nodes and seed, SPRT 0,60, at most `pairs` pairs).
 async fn fill_match(b: &Browser, base: &str, sprt: &str, pairs: &str) {
     b.c().goto(&format!("{base}/new/match")).await.unwrap();
     fill(b, "#engine1", "sparring").await;
     fill(b, "#options2", "KnightValue=150\nBishopValue=150").await;
     fill(b, "#book", "balanced_6ply.epd").await;
-    fill(b, "#limit_value", "10000").await;
+    fill(b, "#limit_value", NODES).await;
     fill(b, "#pairs", pairs).await;
     fill(b, "#sprt", sprt).await;
-    fill(b, "#seed", "57").await;
+    fill(b, "#seed", SEED).await;
     click(b, "#create").await;
 }
 
