@@ -7,6 +7,8 @@
 //! the shared cluster with [`Cluster::database`].
 #![allow(dead_code)]
 
+mod kept;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -52,10 +54,10 @@ pub fn psql_as(url: &str, sql: &str) -> Result<String, String> {
     }
 }
 
-/// Poll `sql` (as the database's admin) until its output satisfies `want`. Errors count as empty
-/// output: the schema may not exist yet. Every 50 ms at first, then less often (at most every
-/// 250 ms): each poll is a psql process and a server backend, and a match's end is waited for
-/// through a minute and more of play. The bound, 300 s, is a hang guard, not a speed the test
+/// Poll `sql` (as the database's admin, over its kept connection: [`kept`]) until its output
+/// satisfies `want`. Errors count as empty output: the schema may not exist yet. Every 50 ms at
+/// first, then less often (at most every 250 ms): a match's end is waited for through a minute
+/// and more of play. The bound, 300 s, is a hang guard, not a speed the test
 /// asks for: a whole SPRT match waited for at CI's load took past 90 s once. A timeout names
 /// the test's line that waited (`track_caller`), with or without debug info.
 #[track_caller]
@@ -63,7 +65,7 @@ pub fn wait_for(db: &TestDb, sql: &str, want: impl Fn(&str) -> bool) -> String {
     let t = std::time::Instant::now();
     let mut pause = 50;
     loop {
-        let got = psql_as(&db.url, sql).unwrap_or_default();
+        let got = kept::query(&db.url, sql).unwrap_or_default();
         if want(&got) {
             return got;
         }
@@ -306,21 +308,11 @@ impl Cluster {
         }
     }
 
-    /// Run SQL as the admin through psql; panics with psql's message on error.
+    /// Run SQL as the admin, with psql's output (over the database's kept connection:
+    /// [`kept`]); panics with the server's message on error.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let out = Command::new("/usr/lib/postgresql/15/bin/psql")
-            .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1"])
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(["-U", "spsa_admin", "-d", db, "-c", sql])
-            .env("PGPASSWORD", &self.password)
-            .output()
-            .expect("run psql");
-        assert!(
-            out.status.success(),
-            "psql `{sql}` failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        let url = self.url("spsa_admin", &self.password, db);
+        kept::query(&url, sql).unwrap_or_else(|e| panic!("psql `{sql}` failed: {e}"))
     }
 
     /// `pg_ctl restart` (fast shutdown, same port); returns once it accepts connections.
