@@ -42,7 +42,7 @@ macro_rules! draw_to_file {
             .map(str::to_ascii_lowercase)
             .as_deref()
         {
-            Some("png") => ($draw)(BitMapBackend::new(file, $size).into_drawing_area()),
+            Some("png") => super::chart::draw_png(file, $size, $draw),
             Some("svg") => ($draw)(SVGBackend::new(file, $size).into_drawing_area()),
             _ => Err(anyhow::Error::from(super::ReportError(format!(
                 "{}: the plot file must end in .png or .svg",
@@ -52,6 +52,26 @@ macro_rules! draw_to_file {
     }};
 }
 pub(crate) use draw_to_file;
+
+/// Draw on an RGB buffer of `size` and write it to `file` as a PNG with the `png` crate.
+/// plotters' own PNG writer (its `bitmap_encoder` feature) brought the `image` crate and its
+/// JPEG decoder to every build for this (13 CPU-s of a cold build's 600; docs/records/
+/// development.md, "CI under 600 s, again").
+pub(crate) fn draw_png<F>(file: &Path, (width, height): (u32, u32), draw: F) -> Result<()>
+where
+    F: for<'b> FnOnce(DrawingArea<BitMapBackend<'b>, Shift>) -> Result<()>,
+{
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    draw(BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area())?;
+    let out = std::io::BufWriter::new(std::fs::File::create(file)?);
+    let mut encoder = png::Encoder::new(out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&rgb)?;
+    writer.finish()?;
+    Ok(())
+}
 
 /// A colour, with its opacity (1 opaque, 0 invisible).
 #[derive(Clone, Copy, Debug, PartialEq)]
