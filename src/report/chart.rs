@@ -42,6 +42,13 @@ macro_rules! draw_to_file {
             .map(str::to_ascii_lowercase)
             .as_deref()
         {
+            _ if !super::chart::has_folder(file) => {
+                Err(anyhow::Error::from(super::ReportError(format!(
+                    "{}: there is no folder {} to write the plot in",
+                    file.display(),
+                    super::chart::folder_of(file).display()
+                ))))
+            }
             Some("png") => super::chart::draw_png(file, $size, $draw),
             Some("svg") => ($draw)(SVGBackend::new(file, $size).into_drawing_area()),
             _ => Err(anyhow::Error::from(super::ReportError(format!(
@@ -52,6 +59,19 @@ macro_rules! draw_to_file {
     }};
 }
 pub(crate) use draw_to_file;
+
+/// The folder a plot `file` goes in (`.` for a bare name).
+pub(crate) fn folder_of(file: &Path) -> &Path {
+    file.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether the folder of a plot `file` exists: a mistyped one is the user's to fix (exit 2),
+/// where the backends' own failure to create the file read as ours (exit 1).
+pub(crate) fn has_folder(file: &Path) -> bool {
+    folder_of(file).is_dir()
+}
 
 /// Draw on an RGB buffer of `size` and write it to `file` as a PNG with the `png` crate.
 /// plotters' own PNG writer (its `bitmap_encoder` feature) brought the `image` crate and its
@@ -738,5 +758,19 @@ mod tests {
             flat.draw(&dir.path().join(name), (600, 300)).unwrap();
         }
         assert!(flat.draw(&dir.path().join("f.gif"), (600, 300)).is_err());
+        // A folder that is not there: the user's error, naming the folder; nothing made.
+        for name in ["f.png", "f.svg"] {
+            let file = dir.path().join("no-such-folder").join(name);
+            let e = flat.draw(&file, (600, 300)).unwrap_err();
+            assert!(
+                e.downcast_ref::<crate::report::ReportError>().is_some(),
+                "{e:#}"
+            );
+            assert!(
+                format!("{e:#}").contains("no-such-folder to write the plot in"),
+                "{e:#}"
+            );
+        }
+        assert!(!dir.path().join("no-such-folder").exists());
     }
 }
