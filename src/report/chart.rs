@@ -31,46 +31,56 @@ pub(crate) fn register_font() -> Result<()> {
     result
 }
 
-/// Draw on a `.png` or `.svg` file of `size`, by its extension: `$draw` is called with the
-/// file's drawing area (expanded once per backend, since each is its own type).
+/// Draw on a `.png` or `.svg` file of `size`, by its extension ([`plot_format`]): `$draw` is
+/// called with the file's drawing area (expanded once per backend, since each is its own type).
 macro_rules! draw_to_file {
     ($file:expr, $size:expr, $draw:expr) => {{
         let file: &std::path::Path = $file;
-        match file
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            _ if !super::chart::has_folder(file) => {
-                Err(anyhow::Error::from(super::ReportError(format!(
-                    "{}: there is no folder {} to write the plot in",
-                    file.display(),
-                    super::chart::folder_of(file).display()
-                ))))
+        match super::chart::plot_format(file) {
+            Ok(super::chart::PlotFormat::Png) => super::chart::draw_png(file, $size, $draw),
+            Ok(super::chart::PlotFormat::Svg) => {
+                ($draw)(SVGBackend::new(file, $size).into_drawing_area())
             }
-            Some("png") => super::chart::draw_png(file, $size, $draw),
-            Some("svg") => ($draw)(SVGBackend::new(file, $size).into_drawing_area()),
-            _ => Err(anyhow::Error::from(super::ReportError(format!(
-                "{}: the plot file must end in .png or .svg",
-                file.display()
-            )))),
+            Err(e) => Err(anyhow::Error::from(e)),
         }
     }};
 }
 pub(crate) use draw_to_file;
 
-/// The folder a plot `file` goes in (`.` for a bare name).
-pub(crate) fn folder_of(file: &Path) -> &Path {
-    file.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
+/// What a plot file is written as.
+pub(crate) enum PlotFormat {
+    Png,
+    Svg,
 }
 
-/// Whether the folder of a plot `file` exists: a mistyped one is the user's to fix (exit 2),
-/// where the backends' own failure to create the file read as ours (exit 1).
-pub(crate) fn has_folder(file: &Path) -> bool {
-    folder_of(file).is_dir()
+/// What `file` is drawn as, by its extension; refused (the user's to fix, exit 2) when its
+/// folder is not there, where the backends' own failure to create the file read as ours (exit
+/// 1), or when it ends in neither `.png` nor `.svg`.
+pub(crate) fn plot_format(file: &Path) -> Result<PlotFormat, super::ReportError> {
+    let folder = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !folder.is_dir() {
+        return Err(super::ReportError(format!(
+            "{}: there is no folder {} to write the plot in",
+            file.display(),
+            folder.display()
+        )));
+    }
+    match file
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("png") => Ok(PlotFormat::Png),
+        Some("svg") => Ok(PlotFormat::Svg),
+        _ => Err(super::ReportError(format!(
+            "{}: the plot file must end in .png or .svg",
+            file.display()
+        ))),
+    }
 }
 
 /// Draw on an RGB buffer of `size` and write it to `file` as a PNG with the `png` crate.
