@@ -21,6 +21,9 @@ pub const INF: i32 = 32_500;
 pub const MAX_PLY: usize = 128;
 pub const MAX_DEPTH: i32 = 64;
 const MATE_BOUND: i32 = MATE - MAX_PLY as i32;
+/// As many moves as a [`MoveList`] holds: 270, for a position of impossible material (which
+/// the engine accepts); no legal game reaches 219.
+const MAX_MOVES: usize = 270;
 
 /// Limits of one `go` command. `None` means "not given".
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -214,6 +217,8 @@ pub struct Searcher<'a> {
     killers: Vec<[u16; 2]>,
     history: Vec<i32>,
     pv: Vec<Vec<Move>>,
+    /// The sort keys of the moves of the node at each ply (see [`Picker`]).
+    order_keys: Vec<[u64; MAX_MOVES]>,
     root_best: Option<(Move, i32)>,
 }
 
@@ -240,6 +245,7 @@ impl<'a> Searcher<'a> {
             killers: vec![[0; 2]; MAX_PLY + 2],
             history: vec![0; 2 * 64 * 64],
             pv: vec![Vec::new(); MAX_PLY + 2],
+            order_keys: vec![[0; MAX_MOVES]; MAX_PLY + 2],
             root_best: None,
         }
     }
@@ -262,7 +268,8 @@ impl<'a> Searcher<'a> {
         let root_hash = hash_of(root);
 
         let legal = root.legal_moves();
-        let mut best = self.order(root, &legal, 0, 0).first().copied();
+        let mut first = self.order(root, &legal, 0, 0);
+        let mut best = self.pick(&mut first).map(|i| legal[i]);
         let mut last = None;
         if legal.is_empty() {
             return Outcome {
@@ -349,14 +356,34 @@ impl<'a> Searcher<'a> {
             .any(|back| self.hashes[n - back] == hash)
     }
 
-    fn order(&self, pos: &Chess, moves: &MoveList, tt_move: u16, ply: usize) -> Vec<Move> {
-        let mut scored: Vec<(i32, Move)> = moves
-            .iter()
-            .map(|&m| (self.move_score(pos, m, tt_move, ply), m))
-            .collect();
-        // Stable sort keeps generation order among equals: deterministic.
-        scored.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
-        scored.into_iter().map(|(_, m)| m).collect()
+    /// The order to search `moves` in (see [`Picker`]): the table's move, captures (most
+    /// valuable victim, least valuable attacker), queen promotions, killers, then history.
+    fn order(&mut self, pos: &Chess, moves: &MoveList, tt_move: u16, ply: usize) -> Picker {
+        for (i, &m) in moves.iter().enumerate() {
+            let below_max = i64::from(i32::MAX) - i64::from(self.move_score(pos, m, tt_move, ply));
+            self.order_keys[ply][i] = ((below_max as u64) << 16) | i as u64;
+        }
+        Picker {
+            ply,
+            len: moves.len(),
+            handed: 0,
+        }
+    }
+
+    /// The place in its move list of the next move to search, best first.
+    fn pick(&mut self, picker: &mut Picker) -> Option<usize> {
+        let keys = &mut self.order_keys[picker.ply][..picker.len];
+        match picker.handed {
+            _ if picker.handed == keys.len() => return None,
+            0 => {
+                let (at, _) = keys.iter().enumerate().min_by_key(|&(_, k)| *k)?;
+                keys.swap(0, at);
+            }
+            1 => keys[1..].sort_unstable(),
+            _ => {}
+        }
+        picker.handed += 1;
+        Some((keys[picker.handed - 1] & 0xffff) as usize)
     }
 
     fn move_score(&self, pos: &Chess, m: Move, tt_move: u16, ply: usize) -> i32 {
@@ -462,12 +489,13 @@ impl<'a> Searcher<'a> {
         if legal.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
-        let moves = self.order(pos, &legal, tt_move, ply);
-
         let mut best = -INF;
         let mut best_move = 0;
         let alpha_orig = alpha;
-        for (i, &m) in moves.iter().enumerate() {
+        let mut picker = self.order(pos, &legal, tt_move, ply);
+        let mut i = 0;
+        while let Some(next) = self.pick(&mut picker) {
+            let m = legal[next];
             let mut child = pos.clone();
             child.play_unchecked(m);
             let child_hash = pos
@@ -529,6 +557,7 @@ impl<'a> Searcher<'a> {
                     }
                 }
             }
+            i += 1;
         }
         let bound = if best >= beta {
             Bound::Lower
@@ -568,8 +597,9 @@ impl<'a> Searcher<'a> {
         if !in_check {
             legal.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
         }
-        let moves = self.order(pos, &legal, 0, ply);
-        for m in moves {
+        let mut picker = self.order(pos, &legal, 0, ply);
+        while let Some(next) = self.pick(&mut picker) {
+            let m = legal[next];
             let mut child = pos.clone();
             child.play_unchecked(m);
             let score = -self.qsearch(&child, -beta, -alpha, ply + 1);
@@ -592,6 +622,18 @@ impl<'a> Searcher<'a> {
         }
         best
     }
+}
+
+/// Where the moves of one node stand in their order, best first. Their sort keys are in
+/// [`Searcher::order_keys`] at the node's ply: the move's score (the lowest key is the best
+/// move) and then its place in the generated list, so no two are equal and moves of equal
+/// score keep the order they were generated in; the search stays deterministic. Most nodes
+/// are cut off after their first move, so that one is found by a scan and the rest are sorted
+/// only when a second is asked for.
+struct Picker {
+    ply: usize,
+    len: usize,
+    handed: usize,
 }
 
 fn history_index(turn: Color, m: Move) -> usize {
@@ -712,6 +754,18 @@ mod tests {
         };
         assert_eq!(m.time_budget(Color::White), Some((45, 90)));
         assert_eq!(Limits::default().time_budget(Color::White), None);
+    }
+
+    #[test]
+    fn the_ordering_keys_hold_a_full_move_list() {
+        assert!(MoveList::new().capacity() <= MAX_MOVES);
+        // The most moves a position has: 270 with nine queens a side and more (shakmaty's own
+        // example of a full list), ordered like any other.
+        let (out, _) = run(
+            "kBQQQQQQ/BR5Q/Q6Q/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1",
+            depth(1),
+        );
+        assert!(out.best.is_some());
     }
 
     #[test]
