@@ -759,13 +759,22 @@ mod tests {
     #[test]
     fn the_ordering_keys_hold_a_full_move_list() {
         assert!(MoveList::new().capacity() <= MAX_MOVES);
-        // The most moves a position has: 270 with nine queens a side and more (shakmaty's own
-        // example of a full list), ordered like any other.
-        let (out, _) = run(
-            "kBQQQQQQ/BR5Q/Q6Q/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1",
-            depth(1),
-        );
+        // The most moves a position has: 270, with material no game reaches (shakmaty's own
+        // example of a full list; the engine accepts such a FEN). Searched like any other.
+        let full: Chess = "kBQQQQQQ/BR5Q/Q6Q/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .or_else(shakmaty::PositionError::ignore_too_much_material)
+            .unwrap();
+        assert_eq!(full.legal_moves().len(), MAX_MOVES);
+        let params = Params::default();
+        let mut tt = Tt::new(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut s = Searcher::new(&params, &mut tt, stop, Vec::new());
+        let out = s.search(&full, &depth(2), &mut |_| {});
         assert!(out.best.is_some());
+        assert!(out.nodes > MAX_MOVES as u64);
     }
 
     #[test]
