@@ -95,7 +95,10 @@ impl std::fmt::Display for Signature {
 }
 
 /// The owner's depth search stops at the first depth whose searches together take this long.
-const SIGNATURE_BUDGET: Duration = Duration::from_millis(400);
+/// A tenth of a second is already hundreds of thousands of nodes for a fast engine, and every
+/// worker pays it again before its first game: at 0.4 s a worker's start took about half a
+/// second per engine (docs/records/shared-runs.md, "The signature's depth").
+const SIGNATURE_BUDGET: Duration = Duration::from_millis(100);
 /// The deepest depth tried (an engine that ignores `go depth` stops the search here).
 const SIGNATURE_MAX_DEPTH: u32 = 30;
 /// How long one fixed-depth search may take before the engine counts as stalled.
