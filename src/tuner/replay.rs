@@ -216,7 +216,9 @@ impl ReplayLog {
         self.buffer
             .extend_from_slice(&(payload_len as u32).to_le_bytes());
         fill(&mut self.buffer);
-        debug_assert_eq!(self.buffer.len() - start, FRAME + payload_len);
+        // Checked in every build (the dev profile has no debug assertions): a frame whose length
+        // field disagrees with its payload would make the rest of the log unreadable.
+        assert_eq!(self.buffer.len() - start, FRAME + payload_len);
         self.bytes += (FRAME + payload_len) as u64;
     }
 
