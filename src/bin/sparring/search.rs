@@ -777,6 +777,54 @@ mod tests {
         assert!(out.nodes > MAX_MOVES as u64);
     }
 
+    /// The picker hands out every move once, in the order of a stable sort by score: best
+    /// first, equals in the order they were generated (what the search's determinism rests
+    /// on), with a table move, killers and history in play.
+    #[test]
+    fn moves_are_picked_as_a_stable_sort_by_score_would_order_them() {
+        let params = Params::default();
+        let mut tt = Tt::new(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut s = Searcher::new(&params, &mut tt, stop, Vec::new());
+        let kiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+        for (fen, tt_move) in [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                0,
+            ),
+            (kiwipete, 0),
+            (
+                kiwipete,
+                pack(
+                    UciMove::from_ascii(b"a2a4")
+                        .unwrap()
+                        .to_move(&pos(kiwipete))
+                        .unwrap(),
+                ),
+            ),
+        ] {
+            let p = pos(fen);
+            let legal = p.legal_moves();
+            let quiet: Vec<Move> = legal.iter().copied().filter(|m| !m.is_capture()).collect();
+            s.killers[0] = [pack(quiet[2]), pack(quiet[5])];
+            for (k, &m) in quiet.iter().enumerate().skip(6) {
+                s.history[history_index(p.turn(), m)] = (k % 3) as i32;
+            }
+            let mut expected: Vec<(i32, Move)> = legal
+                .iter()
+                .map(|&m| (s.move_score(&p, m, tt_move, 0), m))
+                .collect();
+            expected.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
+            let mut picker = s.order(&p, &legal, tt_move, 0);
+            let mut picked = Vec::new();
+            while let Some(i) = s.pick(&mut picker) {
+                picked.push(legal[i]);
+            }
+            let expected: Vec<Move> = expected.into_iter().map(|(_, m)| m).collect();
+            assert_eq!(picked, expected, "{fen}");
+        }
+    }
+
     #[test]
     fn mate_scores_format() {
         assert_eq!(format_score(MATE - 1), "mate 1");
