@@ -373,8 +373,10 @@ impl<'a> Searcher<'a> {
     /// The place in its move list of the next move to search, best first.
     fn pick(&mut self, picker: &mut Picker) -> Option<usize> {
         let keys = &mut self.order_keys[picker.ply][..picker.len];
+        if picker.handed == keys.len() {
+            return None;
+        }
         match picker.handed {
-            _ if picker.handed == keys.len() => return None,
             0 => {
                 let (at, _) = keys.iter().enumerate().min_by_key(|&(_, k)| *k)?;
                 keys.swap(0, at);
@@ -493,9 +495,10 @@ impl<'a> Searcher<'a> {
         let mut best_move = 0;
         let alpha_orig = alpha;
         let mut picker = self.order(pos, &legal, tt_move, ply);
-        let mut i = 0;
         while let Some(next) = self.pick(&mut picker) {
             let m = legal[next];
+            // The move's rank in the order: the picker has handed out this many before it.
+            let i = picker.handed - 1;
             let mut child = pos.clone();
             child.play_unchecked(m);
             let child_hash = pos
@@ -557,7 +560,6 @@ impl<'a> Searcher<'a> {
                     }
                 }
             }
-            i += 1;
         }
         let bound = if best >= beta {
             Bound::Lower
